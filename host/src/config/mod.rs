@@ -1,0 +1,1 @@
+//! Project configuration (`.planning/config.json`), host normalization and effort.

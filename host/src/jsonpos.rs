@@ -1,0 +1,1 @@
+//! Locating a field path in JSON text, for line:column in diagnostics.

@@ -1,0 +1,8 @@
+//! gsd-lane: the plugin host for GSD's cross-AI reviewer lanes.
+//!
+//! The binary is a thin shell over this library so that tests can drive each stage.
+
+pub mod config;
+pub mod jsonpos;
+pub mod manifest;
+pub mod run;

@@ -1,0 +1,4 @@
+//! The capability manifest: model, vocabulary, validation and diagnostics.
+
+pub mod path;
+pub mod semver;

@@ -1,0 +1,1 @@
+//! Strict SemVer versions and `engines.gsd` ranges (manifest.md §1.3, §1.4).

@@ -1,0 +1,1 @@
+//! Bounded HTTP requests to a verified origin.

@@ -1,0 +1,1 @@
+//! `PATH` lookup without spawning (invocation.md §7.1).

@@ -1,0 +1,1 @@
+//! Bounded process execution: argv only, streamed output, whole-tree kill.

@@ -1,0 +1,99 @@
+//! The gsd-lane handler SDK.
+//!
+//! A *handler* is a first-party module for a reviewer lane whose behaviour the manifest
+//! vocabulary cannot express. Handlers implement [`Handler`], are registered by name in the
+//! closed list of the `gsd-lane-handlers` crate, and reach the outside world only through the
+//! [`Effects`] the host grants, which bound and check every process and request.
+//!
+//! A complete handler, tested against scripted effects:
+//!
+//! ```
+//! use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
+//! use gsd_lane_sdk::{
+//!     Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnRequest,
+//!     StdoutSink, Transport,
+//! };
+//! use std::time::Duration;
+//!
+//! /// Runs the lane's command and keeps only lines that start with `>`.
+//! struct QuoteOnly;
+//!
+//! impl Handler for QuoteOnly {
+//!     fn name(&self) -> HandlerName { HandlerName::Opencode }
+//!     fn describe(&self) -> &'static str { "keeps quoted lines of the output" }
+//!     fn transport(&self) -> Transport { Transport::Spawn }
+//!     fn run(&self, fx: &dyn Effects, req: &LaneRequest) -> Result<HandlerOutput, HandlerError> {
+//!         let spawn = req.plan.spawn().ok_or_else(|| HandlerError::malformed("not a spawn lane"))?;
+//!         let report = fx.spawn(&SpawnRequest {
+//!             program: spawn.binary.clone(),
+//!             args: spawn.argv.clone(),
+//!             stdin: None,
+//!             stdout: StdoutSink::Memory(1 << 20),
+//!             stderr_path: None,
+//!             timeout: Duration::from_millis(req.plan.timeout_ms),
+//!         });
+//!         let quoted: Vec<&str> = report.stdout.lines().filter(|l| l.starts_with('>')).collect();
+//!         Ok(HandlerOutput::review(quoted.join("\n"), "stdout"))
+//!     }
+//! }
+//!
+//! let fx = FakeEffects::new().process(FakeProcess::prints("noise\n> looks good\n"));
+//! let request = gsd_lane_sdk::testing_request_spawn("quote", "quote-cli");
+//! let out = QuoteOnly.run(&fx, &request).expect("runs");
+//! assert_eq!(out.review, "> looks good");
+//! assert_eq!(fx.spawn_calls()[0].program, "quote-cli");
+//! ```
+//!
+//! Public items are a deliberate, short list: adding one is a semver promise to every handler.
+
+mod effects;
+mod error;
+mod handler;
+mod outcome;
+mod plan;
+pub mod testing;
+mod version;
+
+pub use effects::{
+    Effects, FileRead, HttpMethod, HttpReport, HttpRequest, LockGuard, SpawnError, SpawnReport,
+    SpawnRequest, StdoutSink,
+};
+pub use error::{HandlerError, HandlerErrorKind};
+pub use handler::{Handler, HandlerName};
+pub use outcome::HandlerOutput;
+pub use plan::{
+    EmptyOutputPolicy, HttpPlan, LanePlan, LaneRequest, OutputTarget, PlanShape, Probe, SpawnPlan,
+    Transport,
+};
+pub use version::{is_compatible, SDK_VERSION};
+
+/// Builds a minimal spawn-lane request for handler tests and examples.
+///
+/// The plan runs `binary` with no arguments, prompt and artifacts under `/run`, repository at
+/// `/repo`, and a 60-second bound.
+pub fn testing_request_spawn(slug: &str, binary: &str) -> LaneRequest {
+    LaneRequest {
+        plan: LanePlan {
+            slug: slug.to_owned(),
+            capability_id: slug.to_owned(),
+            transport: Transport::Spawn,
+            prompt_path: "/run/gsd-review-prompt.md".to_owned(),
+            review_path: format!("/run/gsd-review-{slug}.md"),
+            err_path: format!("/run/gsd-review-{slug}.err"),
+            timeout_ms: 60_000,
+            empty_output: EmptyOutputPolicy::StubWithStderr,
+            handler: None,
+            requires_binaries: Vec::new(),
+            probe: Probe::CommandExists {
+                binary: binary.to_owned(),
+            },
+            shape: PlanShape::Spawn(SpawnPlan {
+                binary: binary.to_owned(),
+                argv: Vec::new(),
+                stdin: None,
+                output_target: OutputTarget::Stdout,
+            }),
+        },
+        repo_root: "/repo".to_owned(),
+    }
+}

@@ -1,0 +1,40 @@
+//! What a handler returns.
+
+/// The result of one handler run: a review (possibly empty) plus diagnostics.
+///
+/// The host applies the empty-output policy: an empty `review` becomes the generic stub (with
+/// `diagnostic` under "Raw response body:"), unless the handler supplied `own_stub`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HandlerOutput {
+    /// The review text; empty (after trimming) means the lane produced nothing.
+    pub review: String,
+    /// Extra diagnostic for the generic stub (an HTTP body, a stop reason).
+    pub diagnostic: Option<String>,
+    /// A complete stub the handler writes instead of the generic one when `review` is empty.
+    pub own_stub: Option<String>,
+    /// Which source produced the review (shown in the run report), e.g. `stdout`.
+    pub source: Option<String>,
+    /// True when the review was stamped as written without repository access.
+    pub blind: bool,
+    /// Human-readable notes on what the handler did (shown in the run report).
+    pub notes: Vec<String>,
+}
+
+impl HandlerOutput {
+    /// An output whose review is `review`, produced by `source`.
+    pub fn review(review: impl Into<String>, source: &str) -> HandlerOutput {
+        HandlerOutput {
+            review: review.into(),
+            source: Some(source.to_owned()),
+            ..HandlerOutput::default()
+        }
+    }
+
+    /// An empty output with a diagnostic for the generic stub.
+    pub fn empty_with(diagnostic: impl Into<String>) -> HandlerOutput {
+        HandlerOutput {
+            diagnostic: Some(diagnostic.into()),
+            ..HandlerOutput::default()
+        }
+    }
+}

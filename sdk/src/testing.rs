@@ -1,0 +1,241 @@
+//! A scripted stand-in for the host's effects, so a handler test is a few lines.
+//!
+//! ```
+//! use gsd_lane_sdk::testing::FakeEffects;
+//! use gsd_lane_sdk::{Effects, HttpReport, HttpRequest, HttpMethod};
+//! use std::time::Duration;
+//!
+//! let fx = FakeEffects::new().http_answer("http://h/v1/models", 200, r#"{"data":[]}"#);
+//! let report = fx.http(&HttpRequest {
+//!     method: HttpMethod::Get,
+//!     url: "http://h/v1/models".into(),
+//!     json_body: None,
+//!     timeout: Duration::from_secs(1),
+//! });
+//! assert_eq!(report, HttpReport::Response { status: 200, body: r#"{"data":[]}"#.into() });
+//! assert_eq!(fx.http_calls().len(), 1);
+//! ```
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::effects::{
+    Effects, FileRead, HttpReport, HttpRequest, LockGuard, SpawnReport, SpawnRequest, StdoutSink,
+};
+use crate::error::HandlerError;
+
+/// A scripted child process: what it prints and how it ends.
+#[derive(Debug, Clone, Default)]
+pub struct FakeProcess {
+    /// Text written to stdout.
+    pub stdout: String,
+    /// Text written to stderr.
+    pub stderr: String,
+    /// The report's exit code and error.
+    pub report: SpawnReport,
+}
+
+impl FakeProcess {
+    /// A process that prints `stdout` and exits 0.
+    pub fn prints(stdout: &str) -> FakeProcess {
+        FakeProcess {
+            stdout: stdout.to_owned(),
+            report: SpawnReport {
+                exit_code: Some(0),
+                ..SpawnReport::default()
+            },
+            ..FakeProcess::default()
+        }
+    }
+
+    /// Sets the exit code.
+    pub fn exit(mut self, code: i32) -> FakeProcess {
+        self.report.exit_code = Some(code);
+        self
+    }
+
+    /// Sets stderr.
+    pub fn stderr(mut self, text: &str) -> FakeProcess {
+        self.stderr = text.to_owned();
+        self
+    }
+
+    /// Marks the process as killed by its bound.
+    pub fn timed_out(mut self) -> FakeProcess {
+        self.report.exit_code = None;
+        self.report.error = Some(crate::SpawnError::TimedOut);
+        self
+    }
+}
+
+struct NoLock;
+impl LockGuard for NoLock {}
+
+/// Scripted [`Effects`]: answers from queues and maps, records every call.
+#[derive(Default)]
+pub struct FakeEffects {
+    processes: RefCell<VecDeque<FakeProcess>>,
+    http: RefCell<HashMap<String, VecDeque<HttpReport>>>,
+    files: HashMap<PathBuf, FileRead>,
+    home: Option<PathBuf>,
+    spawn_calls: RefCell<Vec<SpawnRequest>>,
+    http_calls: RefCell<Vec<HttpRequest>>,
+    warnings: RefCell<Vec<String>>,
+    locks: RefCell<Vec<String>>,
+}
+
+impl FakeEffects {
+    /// An empty script: no processes, no answers, no files.
+    pub fn new() -> FakeEffects {
+        FakeEffects::default()
+    }
+
+    /// Queues the next spawned process.
+    pub fn process(self, process: FakeProcess) -> FakeEffects {
+        self.processes.borrow_mut().push_back(process);
+        self
+    }
+
+    /// Queues an HTTP answer for `url`.
+    pub fn http_answer(self, url: &str, status: u16, body: &str) -> FakeEffects {
+        self.http_report(
+            url,
+            HttpReport::Response {
+                status,
+                body: body.to_owned(),
+            },
+        )
+    }
+
+    /// Queues any HTTP report for `url`.
+    pub fn http_report(self, url: &str, report: HttpReport) -> FakeEffects {
+        self.http
+            .borrow_mut()
+            .entry(url.to_owned())
+            .or_default()
+            .push_back(report);
+        self
+    }
+
+    /// Makes `path` readable with `text`.
+    pub fn file(mut self, path: impl Into<PathBuf>, text: &str) -> FakeEffects {
+        self.files.insert(path.into(), FileRead::Text(text.to_owned()));
+        self
+    }
+
+    /// Makes `path` exist but be unreadable.
+    pub fn unreadable_file(mut self, path: impl Into<PathBuf>) -> FakeEffects {
+        self.files
+            .insert(path.into(), FileRead::Unreadable("permission denied".into()));
+        self
+    }
+
+    /// Sets the home directory.
+    pub fn home(mut self, home: impl Into<PathBuf>) -> FakeEffects {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Every spawn request made so far.
+    pub fn spawn_calls(&self) -> Vec<SpawnRequest> {
+        self.spawn_calls.borrow().clone()
+    }
+
+    /// Every HTTP request made so far.
+    pub fn http_calls(&self) -> Vec<HttpRequest> {
+        self.http_calls.borrow().clone()
+    }
+
+    /// Every warning written so far.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.borrow().clone()
+    }
+
+    /// Every lock key taken so far.
+    pub fn locks(&self) -> Vec<String> {
+        self.locks.borrow().clone()
+    }
+}
+
+impl Effects for FakeEffects {
+    fn spawn(&self, request: &SpawnRequest) -> SpawnReport {
+        self.spawn_calls.borrow_mut().push(request.clone());
+        let Some(process) = self.processes.borrow_mut().pop_front() else {
+            return SpawnReport {
+                error: Some(crate::SpawnError::NotFound),
+                ..SpawnReport::default()
+            };
+        };
+        let mut report = process.report;
+        match &request.stdout {
+            StdoutSink::Memory(max) => {
+                let mut text = process.stdout;
+                text.truncate(floor_char_boundary(&text, *max));
+                report.stdout = text;
+            }
+            StdoutSink::File(path) => {
+                // A fake that cannot write its file reports it like the host would.
+                if let Err(err) = std::fs::write(path, process.stdout.as_bytes()) {
+                    report.error = Some(crate::SpawnError::Os(err.to_string()));
+                }
+                report.stdout_bytes = process.stdout.len() as u64;
+            }
+            StdoutSink::Discard => {}
+        }
+        match &request.stderr_path {
+            Some(path) => {
+                let mut sidecar = process.stderr;
+                if let Some(error) = &report.error {
+                    sidecar.push_str(&format!("\n[spawn error: {}]\n", error.code()));
+                }
+                if let Err(err) = std::fs::write(path, sidecar) {
+                    report.error = Some(crate::SpawnError::Os(err.to_string()));
+                }
+            }
+            None => report.stderr = process.stderr,
+        }
+        report
+    }
+
+    fn http(&self, request: &HttpRequest) -> HttpReport {
+        self.http_calls.borrow_mut().push(request.clone());
+        self.http
+            .borrow_mut()
+            .get_mut(&request.url)
+            .and_then(VecDeque::pop_front)
+            .unwrap_or_else(|| HttpReport::Failed {
+                error: "ECONNREFUSED".to_owned(),
+            })
+    }
+
+    fn read_text(&self, path: &Path, _max_bytes: u64) -> FileRead {
+        self.files.get(path).cloned().unwrap_or(FileRead::Missing)
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+
+    fn lock(&self, key: &str, _wait: Duration) -> Result<Box<dyn LockGuard>, HandlerError> {
+        self.locks.borrow_mut().push(key.to_owned());
+        Ok(Box::new(NoLock))
+    }
+
+    fn warn(&self, message: &str) {
+        self.warnings.borrow_mut().push(message.to_owned());
+    }
+
+    fn remaining(&self) -> Duration {
+        Duration::from_secs(600)
+    }
+}
+
+fn floor_char_boundary(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
