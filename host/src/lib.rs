@@ -5,4 +5,6 @@
 pub mod config;
 pub mod jsonpos;
 pub mod manifest;
+pub mod project;
+pub mod registry;
 pub mod run;

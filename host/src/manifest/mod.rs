@@ -1,4 +1,18 @@
-//! The capability manifest: model, vocabulary, validation and diagnostics.
+//! The capability manifest: vocabulary, validation, cross-capability rules and diagnostics.
 
+pub mod central;
+mod config_slice;
+pub mod cross;
+pub mod diagnostic;
+pub mod facts;
+mod invoke;
+mod lint;
 pub mod path;
+mod probe;
 pub mod semver;
+pub mod validate;
+pub mod vocab;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use path::FieldPath;
+pub use validate::validate_value;

@@ -1,0 +1,179 @@
+//! Host normalization for `openai-http` lanes (invocation.md §3.4, trust.md §6.3).
+
+use std::fmt::Write as _;
+
+use url::Url;
+
+use super::text::trim_ecma_whitespace;
+
+/// Normalizes a configured or default host into the form that is compared and requested.
+///
+/// The input is trimmed of ECMAScript whitespace. A value that does not parse as an absolute
+/// WHATWG URL, or parses without a host (`localhost:11434`), is returned verbatim minus trailing
+/// `/`. Otherwise the result is `<scheme>://<host>[:<port>]<path>` with scheme and host in lower
+/// case, the scheme's default port dropped, trailing `/` removed from the path, and userinfo,
+/// query and fragment dropped.
+pub fn normalize_host(raw: &str) -> String {
+    let trimmed = trim_ecma_whitespace(raw);
+    if trimmed.is_empty() {
+        return String::new();
+    }
+    match Url::parse(trimmed) {
+        Ok(url) => match url.host_str().filter(|host| !host.is_empty()) {
+            Some(host) => rebuild(&url, host),
+            None => verbatim(trimmed),
+        },
+        Err(_) => verbatim(trimmed),
+    }
+}
+
+/// Returns a value that is not a URL with a host, minus its trailing `/`.
+fn verbatim(trimmed: &str) -> String {
+    trimmed.trim_end_matches('/').to_owned()
+}
+
+/// Rebuilds a parsed URL as `<scheme>://<host>[:<port>]<path>`.
+fn rebuild(url: &Url, host: &str) -> String {
+    let mut out = String::with_capacity(url.as_str().len());
+    out.push_str(&url.scheme().to_ascii_lowercase());
+    out.push_str("://");
+    out.push_str(&host.to_ascii_lowercase());
+    if let Some(port) = url.port() {
+        // Writing to a String cannot fail.
+        let _ = write!(out, ":{port}");
+    }
+    out.push_str(url.path().trim_end_matches('/'));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(rows: &[(&str, &str)]) {
+        for (input, expected) in rows {
+            assert_eq!(normalize_host(input), *expected, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn invocation_table_rows() {
+        check(&[
+            ("http://localhost:8080/", "http://localhost:8080"),
+            ("http://LOCALHOST:8080", "http://localhost:8080"),
+            ("http://a.com:80", "http://a.com"),
+            ("https://a.com:443", "https://a.com"),
+            ("http://a.com/v1/", "http://a.com/v1"),
+            ("http://LocalHost:8080/", "http://localhost:8080"),
+            ("localhost:11434", "localhost:11434"),
+            ("example.com:8080", "example.com:8080"),
+            ("not a url", "not a url"),
+            ("", ""),
+        ]);
+    }
+
+    #[test]
+    fn trust_table_rows() {
+        check(&[
+            ("http://localhost:11434/", "http://localhost:11434"),
+            ("HTTP://LOCALHOST:11434", "http://localhost:11434"),
+            ("http://localhost:11434//", "http://localhost:11434"),
+            ("http://localhost:80", "http://localhost"),
+            ("https://a.com:443/v1/", "https://a.com/v1"),
+            ("http://a.com/V1", "http://a.com/V1"),
+            ("http://user:pw@a.com", "http://a.com"),
+            ("http://a.com?x=1#f", "http://a.com"),
+            ("http://localhost:11434@evil.example", "http://evil.example"),
+            ("http://127.1", "http://127.0.0.1"),
+            ("http://0x7f000001:11434", "http://127.0.0.1:11434"),
+            ("http://a.com/./v1/../v2", "http://a.com/v2"),
+            ("http://ΑΒΓ.com", "http://xn--mxacd.com"),
+            ("http://a.com.", "http://a.com."),
+            ("http://[::1]:80", "http://[::1]"),
+            ("localhost:11434/", "localhost:11434"),
+            ("  http://a.com  ", "http://a.com"),
+            ("   ", ""),
+            ("\t\n\u{feff}\u{3000}", ""),
+        ]);
+    }
+
+    #[test]
+    fn extra_rows() {
+        check(&[
+            ("http://[::1]:8080/", "http://[::1]:8080"),
+            ("http://[0:0:0:0:0:0:0:1]:8080/", "http://[::1]:8080"),
+            ("HtTpS://A.COM/X", "https://a.com/X"),
+            ("https://a.com:8443/x//", "https://a.com:8443/x"),
+            ("http://a.com/a%2Fb/", "http://a.com/a%2Fb"),
+            ("http://a.com/a b", "http://a.com/a%20b"),
+            ("\u{a0} http://a.com:8080/v1/ \n", "http://a.com:8080/v1"),
+            ("http://a.com:8080?q", "http://a.com:8080"),
+            ("https://a.com:80", "https://a.com:80"),
+            ("http://a.com:443", "http://a.com:443"),
+            ("example.com:8080/", "example.com:8080"),
+            ("example.com:8080///", "example.com:8080"),
+            ("/", ""),
+            ("http://", "http:"),
+            ("file:///tmp/x/", "file:///tmp/x"),
+            ("\u{85}http://a.com", "\u{85}http://a.com"),
+        ]);
+    }
+
+    #[test]
+    fn distinct_destinations_stay_distinct() {
+        let hosts = ["http://a.com", "https://a.com", "http://a.com:8080", "http://b.com"];
+        for (i, a) in hosts.iter().enumerate() {
+            for b in &hosts[i + 1..] {
+                assert_ne!(normalize_host(a), normalize_host(b));
+            }
+        }
+    }
+
+    fn host_parts(text: &str) -> Option<(String, String, Option<u16>)> {
+        let url = Url::parse(text).ok()?;
+        let host = url.host_str().filter(|h| !h.is_empty())?.to_ascii_lowercase();
+        Some((url.scheme().to_owned(), host, url.port_or_known_default()))
+    }
+
+    fn url_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            ".{0,40}",
+            "[ \t]{0,2}(?i:https?|wss?|ftp|file|foo|localhost)(:|://)[a-zA-Z0-9.:@%/?#\\[\\] _-]{0,30}[ \t]{0,2}",
+            "(?i:https?)://\\[[0-9a-fA-F:.]{0,20}\\](:[0-9]{0,6})?[/.%a-z0-9]{0,12}",
+        ]
+    }
+
+    #[test]
+    fn verbatim_fallback_keeps_whitespace_exposed_by_slash_removal() {
+        // Spec-exact: the trimmed input minus trailing `/` is returned as is, so the result of a
+        // value that failed to parse can itself parse (and normalize differently) later.
+        assert_eq!(normalize_host("HTTP:A /"), "HTTP:A ");
+        assert_eq!(normalize_host("HTTP:A "), "http://a");
+    }
+
+    proptest! {
+        #[test]
+        fn rebuilt_urls_are_stable(input in url_like()) {
+            let original = host_parts(trim_ecma_whitespace(&input));
+            let out = normalize_host(&input);
+            if let Some(original) = original {
+                prop_assert_eq!(host_parts(&out), Some(original));
+                prop_assert_eq!(normalize_host(&out), out);
+            }
+        }
+
+        #[test]
+        fn unparsed_values_are_verbatim_minus_trailing_slash(input in url_like()) {
+            let trimmed = trim_ecma_whitespace(&input);
+            if host_parts(trimmed).is_none() {
+                prop_assert_eq!(normalize_host(&input), trimmed.trim_end_matches('/'));
+            }
+        }
+
+        #[test]
+        fn never_panics_on_arbitrary_text(input in any::<String>()) {
+            let _ = normalize_host(&input);
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Bounded, non-blocking reading of `.planning/config.json` and its workstream overlay
+//! (invocation.md §3.1).
+
+use std::fs::{File, Metadata};
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::merge::deep_merge;
+
+/// Largest config file accepted, in bytes (8 MiB); anything larger is treated as unreadable.
+pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads the root config and the workstream overlay, returning the merged object and warnings.
+pub(super) fn load_merged(
+    project_root: &Path,
+    workstream: Option<&str>,
+) -> (Map<String, Value>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let planning = project_root.join(".planning");
+    let mut merged = read_object_or_warn(&planning.join("config.json"), &mut warnings)
+        .unwrap_or_default();
+    if let Some(path) = workstream_config_path(&planning, workstream) {
+        if let Some(overlay) = read_object_or_warn(&path, &mut warnings) {
+            deep_merge(&mut merged, overlay);
+        }
+    }
+    (merged, warnings)
+}
+
+/// Returns the overlay path when `workstream` is a usable name, else `None`.
+fn workstream_config_path(planning: &Path, workstream: Option<&str>) -> Option<PathBuf> {
+    let name = workstream.filter(|name| is_safe_workstream(name))?;
+    Some(planning.join("workstreams").join(name).join("config.json"))
+}
+
+/// Reports whether a workstream name is non-empty and free of `/`, `\` and `..`.
+fn is_safe_workstream(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
+}
+
+/// Reads a JSON object file; a missing file is `None` silently, any other failure also warns.
+fn read_object_or_warn(path: &Path, warnings: &mut Vec<String>) -> Option<Map<String, Value>> {
+    match read_object(path) {
+        Ok(object) => object,
+        Err(reason) => {
+            warnings.push(not_applied_warning(path, &reason));
+            None
+        }
+    }
+}
+
+/// Formats the single warning emitted for a config file whose settings were not applied.
+fn not_applied_warning(path: &Path, reason: &str) -> String {
+    format!(
+        "warning: could not use {}: {reason}; its settings were not applied",
+        path.display()
+    )
+}
+
+/// Reads and parses a file that must hold a JSON object; `Ok(None)` means the file is missing.
+fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+    match read_regular_file_bounded(path, MAX_CONFIG_BYTES)? {
+        Some(bytes) => parse_object(&bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Parses bytes as JSON whose top level must be an object.
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err("the top-level JSON value is not an object".to_owned()),
+        Err(err) => Err(format!("invalid JSON ({err})")),
+    }
+}
+
+/// Reads a regular file of at most `max` bytes without ever blocking on special files.
+///
+/// Returns `Ok(None)` when the file does not exist. A FIFO, device, directory, oversized file or
+/// I/O error is an `Err` carrying a short reason.
+fn read_regular_file_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err.to_string()),
+    };
+    check_regular_and_small(&metadata, max)?;
+    let file = open_nonblocking(path).map_err(|err| err.to_string())?;
+    let opened = file.metadata().map_err(|err| err.to_string())?;
+    check_regular_and_small(&opened, max)?;
+    read_capped(file, max).map(Some)
+}
+
+/// Refuses anything that is not a regular file of at most `max` bytes.
+fn check_regular_and_small(metadata: &Metadata, max: u64) -> Result<(), String> {
+    if !metadata.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if metadata.len() > max {
+        return Err(too_large(max));
+    }
+    Ok(())
+}
+
+/// Describes the size refusal.
+fn too_large(max: u64) -> String {
+    format!("larger than {max} bytes")
+}
+
+/// Opens a file for reading so that opening a FIFO that raced in cannot block.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens a file for reading (metadata was checked first; Windows has no blocking FIFO open).
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
+/// Reads at most `max` bytes, refusing a file that turns out to be longer.
+fn read_capped(file: File, max: u64) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|err| err.to_string())?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > max {
+        return Err(too_large(max));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create dirs");
+        }
+        fs::write(path, text).expect("write file");
+    }
+
+    fn load(root: &Path, ws: Option<&str>) -> (Value, Vec<String>) {
+        let (map, warnings) = load_merged(root, ws);
+        (Value::Object(map), warnings)
+    }
+
+    #[test]
+    fn missing_file_is_empty_without_warning() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(load(dir.path(), None), (json!({}), vec![]));
+    }
+
+    #[test]
+    fn valid_file_is_loaded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", r#"{"review":{"models":{"gemini":"g"}}}"#);
+        assert_eq!(load(dir.path(), None), (json!({"review": {"models": {"gemini": "g"}}}), vec![]));
+    }
+
+    #[test]
+    fn invalid_json_warns_once_naming_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", "{ not json");
+        let (value, warnings) = load(dir.path(), None);
+        assert_eq!(value, json!({}));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("config.json"), "{warnings:?}");
+        assert!(warnings[0].contains("its settings were not applied"), "{warnings:?}");
+    }
+
+    #[test]
+    fn empty_file_and_non_object_warn() {
+        for text in ["", "[1,2]", "\"s\"", "null", "3"] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            write(dir.path(), ".planning/config.json", text);
+            let (value, warnings) = load(dir.path(), None);
+            assert_eq!(value, json!({}), "{text:?}");
+            assert_eq!(warnings.len(), 1, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn deeply_nested_json_warns_instead_of_overflowing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        write(dir.path(), ".planning/config.json", &text);
+        let (value, warnings) = load(dir.path(), None);
+        assert_eq!(value, json!({}));
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn workstream_overlay_merges_over_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            ".planning/config.json",
+            r#"{"review":{"models":{"gemini":"g","claude":"c"}},"list":[1,2,3],"keep":true}"#,
+        );
+        write(
+            dir.path(),
+            ".planning/workstreams/ws1/config.json",
+            r#"{"review":{"models":{"claude":"C2"}},"list":[9],"__proto__":{"polluted":1}}"#,
+        );
+        let (value, warnings) = load(dir.path(), Some("ws1"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            value,
+            json!({"review": {"models": {"gemini": "g", "claude": "C2"}}, "list": [9], "keep": true})
+        );
+    }
+
+    #[test]
+    fn missing_workstream_file_is_silent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
+        assert_eq!(load(dir.path(), Some("nope")), (json!({"a": 1}), vec![]));
+    }
+
+    #[test]
+    fn empty_workstream_is_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
+        write(dir.path(), ".planning/workstreams/config.json", r#"{"a":2}"#);
+        assert_eq!(load(dir.path(), Some("")), (json!({"a": 1}), vec![]));
+    }
+
+    #[test]
+    fn unsafe_workstream_names_are_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
+        write(dir.path(), ".planning/evil/config.json", r#"{"a":2}"#);
+        write(dir.path(), ".planning/workstreams/x/config.json", r#"{"a":3}"#);
+        for name in ["../evil", "..", "x/..", "x\\y", "a/b", "x..y"] {
+            assert_eq!(load(dir.path(), Some(name)), (json!({"a": 1}), vec![]), "{name}");
+        }
+    }
+
+    #[test]
+    fn invalid_workstream_overlay_warns_and_keeps_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
+        write(dir.path(), ".planning/workstreams/w/config.json", "[]");
+        let (value, warnings) = load(dir.path(), Some("w"));
+        assert_eq!(value, json!({"a": 1}));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("workstreams"), "{warnings:?}");
+    }
+
+    #[test]
+    fn invalid_root_with_valid_overlay_applies_overlay_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), ".planning/config.json", "{");
+        write(dir.path(), ".planning/workstreams/w/config.json", r#"{"b":2}"#);
+        let (value, warnings) = load(dir.path(), Some("w"));
+        assert_eq!(value, json!({"b": 2}));
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn oversized_file_is_refused_with_warning() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(".planning/config.json");
+        fs::create_dir_all(dir.path().join(".planning")).expect("mkdir");
+        let file = File::create(&path).expect("create");
+        file.set_len(MAX_CONFIG_BYTES + 1).expect("set_len");
+        let (value, warnings) = load(dir.path(), None);
+        assert_eq!(value, json!({}));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("larger than"), "{warnings:?}");
+    }
+
+    #[test]
+    fn file_of_exactly_the_limit_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut text = String::from("{}");
+        text.push_str(&" ".repeat(usize::try_from(MAX_CONFIG_BYTES).unwrap_or(0) - 2));
+        write(dir.path(), ".planning/config.json", &text);
+        assert_eq!(load(dir.path(), None), (json!({}), vec![]));
+    }
+
+    #[test]
+    fn directory_is_refused_with_warning() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(dir.path().join(".planning/config.json")).expect("mkdir");
+        let (value, warnings) = load(dir.path(), None);
+        assert_eq!(value, json!({}));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("not a regular file"), "{warnings:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifo_does_not_block() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(dir.path().join(".planning")).expect("mkdir");
+        let fifo = dir.path().join(".planning/config.json");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(status.success());
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(load(&root, None));
+        });
+        let (value, warnings) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("loading a FIFO must not block");
+        assert_eq!(value, json!({}));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("not a regular file"), "{warnings:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn nonblocking_open_of_fifo_returns_promptly() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(status.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(open_nonblocking(&fifo).is_ok());
+        });
+        assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok());
+    }
+}

@@ -1,0 +1,150 @@
+//! `reviewer.invoke` rules (manifest.md §2.3), applied in the order the spec gives.
+
+use serde_json::{Map, Value};
+
+use super::diagnostic::Diagnostic;
+use super::path::FieldPath;
+use super::validate::Checker;
+use super::vocab;
+
+/// Validates `invoke` for the declared transport (`None` when the transport is invalid).
+pub(crate) fn check(checker: &mut Checker, invoke: Option<&Value>, transport: Option<&str>, at: &FieldPath) {
+    let Some(object) = invoke.and_then(Value::as_object) else {
+        checker.error("INV-TYPE", at.clone(), "must be an object", invoke);
+        return;
+    };
+    let has_any = |fields: &[&str]| fields.iter().any(|field| object.contains_key(*field));
+    if has_any(vocab::SPAWN_ONLY) && has_any(vocab::HTTP_ONLY) {
+        let message = format!(
+            "combines fields of both transports — spawn-only [{}] and openai-http-only [{}]; a lane uses exactly one transport",
+            vocab::SPAWN_ONLY.join(", "),
+            vocab::HTTP_ONLY.join(", ")
+        );
+        checker.push(Diagnostic::error("INV-MIXED", at.clone(), message));
+    }
+    match transport {
+        Some("spawn") => {
+            forbid(checker, object, vocab::HTTP_ONLY, "spawn", at);
+            check_spawn(checker, object, at);
+        }
+        Some("openai-http") => {
+            forbid(checker, object, vocab::SPAWN_ONLY, "openai-http", at);
+            check_http(checker, object, at);
+        }
+        _ => {}
+    }
+    let mut unknown: Vec<&String> = object
+        .keys()
+        .filter(|key| {
+            let key = key.as_str();
+            !vocab::SPAWN_ONLY.contains(&key) && !vocab::HTTP_ONLY.contains(&key) && key != "effortChannel"
+        })
+        .collect();
+    unknown.sort();
+    for key in unknown {
+        let field = at.key(key);
+        let message = "unrecognised invoke field, ignored";
+        checker.push(Diagnostic::warning("W-INVOKE-UNKNOWN", field, message));
+    }
+}
+
+fn forbid(checker: &mut Checker, object: &Map<String, Value>, fields: &[&str], transport: &str, at: &FieldPath) {
+    for field in fields {
+        if object.contains_key(*field) {
+            checker.error(
+                "INV-FORBIDDEN",
+                at.key(field),
+                &format!("is not allowed when transport is \"{transport}\""),
+                None,
+            );
+        }
+    }
+}
+
+fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    checker.non_empty_string(
+        object,
+        "binary",
+        at,
+        "SP-BINARY",
+        "must be given as a non-empty string when transport is \"spawn\"",
+    );
+    let args = object.get("args");
+    match args.and_then(Value::as_array) {
+        Some(entries) => {
+            for (index, entry) in entries.iter().enumerate() {
+                if !entry.is_string() {
+                    checker.error("SP-ARGS-ENTRY", at.key("args").index(index), "must be a string", Some(entry));
+                }
+            }
+        }
+        None => checker.error("SP-ARGS", at.key("args"), "must be a list of strings (write [] for none)", args),
+    }
+    checker.member(object, "promptChannel", at, "SP-PROMPTCHANNEL", vocab::PROMPT_CHANNEL);
+    let output = checker.member(object, "outputChannel", at, "SP-OUTPUTCHANNEL", vocab::OUTPUT_CHANNEL);
+    let output_arg = object.get("outputArg");
+    match output {
+        Some("file-arg") => {
+            if !output_arg.and_then(Value::as_str).is_some_and(|arg| !arg.is_empty()) {
+                checker.error(
+                    "SP-OUTPUTARG-REQUIRED",
+                    at.key("outputArg"),
+                    "must be a non-empty string because outputChannel is \"file-arg\"",
+                    output_arg,
+                );
+            }
+        }
+        Some(other) if output_arg.is_some() => checker.error(
+            "SP-OUTPUTARG-FORBIDDEN",
+            at.key("outputArg"),
+            &format!("is allowed only together with outputChannel \"file-arg\" (outputChannel is \"{other}\")"),
+            None,
+        ),
+        _ => {}
+    }
+    let model_arg = object.get("modelArg");
+    let model_arg_ok = match model_arg {
+        Some(Value::Null) => true,
+        Some(Value::String(text)) => !text.is_empty(),
+        _ => false,
+    };
+    if !model_arg_ok {
+        checker.error("SP-MODELARG", at.key("modelArg"), "must be a non-empty string or null", model_arg);
+    }
+    checker.member(object, "effortChannel", at, "SP-EFFORT", vocab::EFFORT_CHANNEL);
+}
+
+fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    checker.non_empty_string(
+        object,
+        "hostConfigKey",
+        at,
+        "HT-HOSTKEY",
+        "must name the configuration key that holds the base URL (non-empty) when transport is \"openai-http\"",
+    );
+    optional_text(checker, object, "defaultHost", at, "HT-DEFAULTHOST");
+    checker.non_empty_string(
+        object,
+        "path",
+        at,
+        "HT-PATH",
+        "must be given as a non-empty string, such as \"/v1/chat/completions\", when transport is \"openai-http\"",
+    );
+    checker.member(object, "modelDiscovery", at, "HT-DISCOVERY", vocab::MODEL_DISCOVERY);
+    optional_text(checker, object, "fallbackModel", at, "HT-FALLBACKMODEL");
+    let effort = object.get("effortChannel");
+    if effort.and_then(Value::as_str) != Some("none") {
+        checker.error(
+            "HT-EFFORT",
+            at.key("effortChannel"),
+            "must be exactly \"none\" when transport is \"openai-http\"",
+            effort,
+        );
+    }
+}
+
+fn optional_text(checker: &mut Checker, object: &Map<String, Value>, key: &str, at: &FieldPath, code: &'static str) {
+    if object.contains_key(key) {
+        checker.non_empty_string(object, key, at, code, "must be a non-empty string");
+    }
+}

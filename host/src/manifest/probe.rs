@@ -1,0 +1,95 @@
+//! `reviewer.probe` rules (manifest.md §2.4).
+
+use serde_json::Value;
+
+use super::path::FieldPath;
+use super::validate::Checker;
+use super::vocab;
+
+/// Whether a probe field is required or forbidden for a kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Required,
+    Forbidden,
+}
+
+/// `(field, code when missing, code when forbidden)` in report order.
+const FIELDS: [(&str, &str, &str); 5] = [
+    ("binary", "PR-BINARY", "PR-BINARY-FORBIDDEN"),
+    ("needle", "PR-NEEDLE", "PR-NEEDLE-FORBIDDEN"),
+    ("timeoutMs", "PR-TIMEOUT", "PR-TIMEOUT-FORBIDDEN"),
+    ("hostConfigKey", "PR-HOSTKEY", "PR-HOSTKEY-FORBIDDEN"),
+    ("path", "PR-PATH", "PR-PATH-FORBIDDEN"),
+];
+
+/// The required/forbidden matrix of §2.4, in `FIELDS` order.
+fn rules(kind: &str) -> [Rule; 5] {
+    use Rule::{Forbidden as F, Required as R};
+    match kind {
+        "command-exists" => [R, F, F, F, F],
+        "command-capability" => [R, R, R, F, F],
+        _ => [F, F, R, R, R],
+    }
+}
+
+/// Validates `probe`.
+pub(crate) fn check(checker: &mut Checker, probe: Option<&Value>, at: &FieldPath) {
+    let Some(object) = probe.and_then(Value::as_object) else {
+        let message = "must be an object whose `kind` is a probe kind";
+        checker.push(
+            super::diagnostic::Diagnostic::error("PR-TYPE", at.clone(), message)
+                .members(vocab::PROBE_KIND)
+                .got(probe),
+        );
+        return;
+    };
+    let Some(kind) = checker.member(object, "kind", at, "PR-KIND", vocab::PROBE_KIND) else {
+        return;
+    };
+    let mut unknown: Vec<&String> = object
+        .keys()
+        .filter(|key| !vocab::PROBE_FIELDS.contains(&key.as_str()))
+        .collect();
+    unknown.sort();
+    for key in unknown {
+        checker.error(
+            "PR-UNKNOWN",
+            at.key(key),
+            &format!("is an unrecognised probe field (recognised: {})", vocab::PROBE_FIELDS.join(", ")),
+            None,
+        );
+    }
+    for ((field, missing, forbidden), rule) in FIELDS.into_iter().zip(rules(kind)) {
+        let value = object.get(field);
+        match rule {
+            Rule::Forbidden if value.is_some() => checker.error(
+                forbidden,
+                at.key(field),
+                &format!("is not allowed for probe kind \"{kind}\""),
+                None,
+            ),
+            Rule::Forbidden => {}
+            Rule::Required if field == "timeoutMs" => {
+                if vocab::positive_integer(value).is_none() {
+                    checker.error(
+                        missing,
+                        at.key(field),
+                        &format!(
+                            "must be an integer number of milliseconds ≥ 1 for probe kind \"{kind}\" (such probes must be time-limited)"
+                        ),
+                        value,
+                    );
+                }
+            }
+            Rule::Required => {
+                checker.non_empty_string(
+                    object,
+                    field,
+                    at,
+                    missing,
+                    &format!("must be given as a non-empty string for probe kind \"{kind}\""),
+                );
+            }
+        }
+    }
+}

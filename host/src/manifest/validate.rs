@@ -1,0 +1,467 @@
+//! Per-capability validation (manifest.md §1, §2, §5.1): a JSON value in, diagnostics out.
+//!
+//! Total by construction: every access is checked, recursion never exceeds the schema's fixed
+//! depth, and values are rendered through bounded helpers.
+
+use serde_json::{Map, Value};
+
+use super::diagnostic::{type_name, Diagnostic};
+use super::path::FieldPath;
+use super::{lint, semver, vocab};
+
+/// Collects diagnostics for one manifest.
+pub(crate) struct Checker {
+    pub(crate) found: Vec<Diagnostic>,
+}
+
+impl Checker {
+    pub(crate) fn new() -> Checker {
+        Checker { found: Vec::new() }
+    }
+
+    pub(crate) fn push(&mut self, diagnostic: Diagnostic) {
+        self.found.push(diagnostic);
+    }
+
+    pub(crate) fn error(&mut self, code: &'static str, field: FieldPath, what: &str, got: Option<&Value>) {
+        self.push(Diagnostic::error(code, field, what).got(got));
+    }
+
+    pub(crate) fn enum_error(
+        &mut self,
+        code: &'static str,
+        field: FieldPath,
+        members: &'static [&'static str],
+        got: Option<&Value>,
+    ) {
+        self.push(Diagnostic::error(code, field, "is not a recognised value").members(members).got(got));
+    }
+
+    /// Requires a non-empty string; returns it when valid.
+    pub(crate) fn non_empty_string<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        key: &str,
+        at: &FieldPath,
+        code: &'static str,
+        what: &str,
+    ) -> Option<&'v str> {
+        let value = object.get(key);
+        match value.and_then(Value::as_str) {
+            Some(text) if !text.is_empty() => Some(text),
+            _ => {
+                self.error(code, at.key(key), what, value);
+                None
+            }
+        }
+    }
+
+    /// Requires a member of `members`; returns it when valid.
+    pub(crate) fn member<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        key: &str,
+        at: &FieldPath,
+        code: &'static str,
+        members: &'static [&'static str],
+    ) -> Option<&'v str> {
+        let value = object.get(key);
+        if vocab::is_member(members, value) {
+            value.and_then(Value::as_str)
+        } else {
+            self.enum_error(code, at.key(key), members, value);
+            None
+        }
+    }
+}
+
+/// Validates one manifest value; `folder` is the name of the folder it sits in, when known.
+pub fn validate_value(value: &Value, folder: Option<&str>) -> Vec<Diagnostic> {
+    let mut checker = Checker::new();
+    let root = FieldPath::root();
+    let Some(manifest) = value.as_object() else {
+        checker.push(
+            Diagnostic::error("ENV-OBJECT", root, "the manifest root has to be a JSON object")
+                .got(Some(value)),
+        );
+        return finish(checker, value);
+    };
+    check_envelope(&mut checker, manifest, folder);
+    let role = manifest.get("role").and_then(Value::as_str);
+    match role {
+        Some("reviewer") => check_reviewer_role(&mut checker, manifest),
+        Some("runtime") => {
+            if let Some(body) = manifest.get("reviewer") {
+                check_body(&mut checker, body, manifest);
+            }
+        }
+        Some("feature") => {
+            if manifest.contains_key("reviewer") {
+                checker.error(
+                    "ROLE-FEATURE-REVIEWER",
+                    root.key("reviewer"),
+                    "is only allowed on roles runtime and reviewer",
+                    None,
+                );
+            }
+        }
+        // An unknown role is the role error only; no body is examined.
+        _ => return finish(checker, value),
+    }
+    if let Some(config) = manifest.get("config") {
+        super::config_slice::check(&mut checker, config);
+    }
+    finish(checker, value)
+}
+
+fn finish(checker: Checker, value: &Value) -> Vec<Diagnostic> {
+    let id = value
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| "(unknown)".to_owned(), str::to_owned);
+    checker
+        .found
+        .into_iter()
+        .map(|mut diagnostic| {
+            diagnostic.capability.clone_from(&id);
+            diagnostic
+        })
+        .collect()
+}
+
+fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: Option<&str>) {
+    let root = FieldPath::root();
+    let id = manifest.get("id");
+    match id.and_then(Value::as_str) {
+        Some(text) if vocab::is_id(text) => {
+            if let Some(folder) = folder.filter(|folder| *folder != text) {
+                checker.error(
+                    "ENV-ID-FOLDER",
+                    root.key("id"),
+                    &format!("\"{text}\" does not match its folder \"{folder}\""),
+                    None,
+                );
+            }
+        }
+        _ => checker.error(
+            "ENV-ID",
+            root.key("id"),
+            "must be lower-case kebab text matching ^[a-z][a-z0-9-]*$",
+            id,
+        ),
+    }
+    checker.member(manifest, "role", &root, "ENV-ROLE", vocab::ROLE);
+    let version = manifest.get("version");
+    if !version.and_then(Value::as_str).is_some_and(semver::is_strict_semver) {
+        checker.error(
+            "ENV-VERSION",
+            root.key("version"),
+            "must be a strict semver string, e.g. \"1.2.3\"",
+            version,
+        );
+    }
+    checker.non_empty_string(manifest, "title", &root, "ENV-TITLE", "must be a non-empty string");
+    checker.non_empty_string(
+        manifest,
+        "description",
+        &root,
+        "ENV-DESCRIPTION",
+        "must be a non-empty string",
+    );
+    checker.member(manifest, "tier", &root, "ENV-TIER", vocab::TIER);
+    check_requires(checker, manifest.get("requires"));
+    check_engines(checker, manifest.get("engines"));
+    check_compat(checker, manifest.get("compatVersions"));
+    check_integrity(checker, manifest.get("integrity"));
+    check_provenance(checker, manifest.get("provenance"));
+}
+
+fn check_requires(checker: &mut Checker, requires: Option<&Value>) {
+    let at = FieldPath::root().key("requires");
+    let Some(entries) = requires.and_then(Value::as_array) else {
+        checker.error(
+            "ENV-REQUIRES",
+            at,
+            "must be a list of capability ids (write [] for none)",
+            requires,
+        );
+        return;
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        if !entry.is_string() {
+            checker.error("ENV-REQUIRES-ENTRY", at.index(index), "must be a string", Some(entry));
+        }
+    }
+}
+
+fn check_engines(checker: &mut Checker, engines: Option<&Value>) {
+    let Some(engines) = engines else { return };
+    let at = FieldPath::root().key("engines");
+    let Some(object) = engines.as_object() else {
+        checker.error(
+            "ENV-ENGINES",
+            at,
+            "must be a JSON object such as {\"gsd\": \">=1.8.0\"}",
+            Some(engines),
+        );
+        return;
+    };
+    if let Some(range) = object.get("gsd") {
+        if !range.as_str().is_some_and(semver::range_shape_ok) {
+            checker.error("ENV-ENGINES-GSD", at.key("gsd"), "must be a semver range string", Some(range));
+        }
+    }
+}
+
+fn check_compat(checker: &mut Checker, compat: Option<&Value>) {
+    let Some(compat) = compat else { return };
+    let at = FieldPath::root().key("compatVersions");
+    let Some(object) = compat.as_object() else {
+        checker.error("ENV-COMPAT", at, "must be an object of version → range", Some(compat));
+        return;
+    };
+    for (key, value) in object {
+        if !semver::is_strict_semver(key) {
+            checker.error("ENV-COMPAT", at.key(key), "key must be a strict semver version", None);
+        } else if !value.as_str().is_some_and(semver::range_shape_ok) {
+            checker.error("ENV-COMPAT", at.key(key), "value must be a semver range string", Some(value));
+        }
+    }
+}
+
+fn check_integrity(checker: &mut Checker, integrity: Option<&Value>) {
+    let Some(integrity) = integrity else { return };
+    let valid = integrity
+        .as_str()
+        .and_then(|text| text.strip_prefix("sha512-"))
+        .and_then(|rest| rest.strip_suffix("=="))
+        .is_some_and(|body| {
+            body.len() == 86
+                && body
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        });
+    if !valid {
+        checker.error(
+            "ENV-INTEGRITY",
+            FieldPath::root().key("integrity"),
+            "must be \"sha512-\" followed by 86 base64 characters and \"==\"",
+            Some(integrity),
+        );
+    }
+}
+
+fn check_provenance(checker: &mut Checker, provenance: Option<&Value>) {
+    let Some(provenance) = provenance else { return };
+    let at = FieldPath::root().key("provenance");
+    let Some(object) = provenance.as_object() else {
+        checker.error(
+            "ENV-PROVENANCE",
+            at,
+            "must be an object with non-empty sourceRepo and commit",
+            Some(provenance),
+        );
+        return;
+    };
+    for key in ["sourceRepo", "commit"] {
+        checker.non_empty_string(object, key, &at, "ENV-PROVENANCE", "must be a non-empty string");
+    }
+}
+
+fn check_reviewer_role(checker: &mut Checker, manifest: &Map<String, Value>) {
+    let root = FieldPath::root();
+    match manifest.get("reviewer") {
+        Some(body) => check_body(checker, body, manifest),
+        None => checker.error(
+            "ROLE-REVIEWER-NOBODY",
+            root.key("reviewer"),
+            "is missing, but role \"reviewer\" declares a lane",
+            None,
+        ),
+    }
+    if manifest.contains_key("runtime") {
+        checker.error(
+            "ROLE-REVIEWER-RUNTIME",
+            root.key("runtime"),
+            "is not allowed: lane-only capabilities have no runtime body",
+            None,
+        );
+    }
+    for key in vocab::FEATURE_ONLY {
+        if manifest.contains_key(*key) {
+            checker.error(
+                "ROLE-REVIEWER-FEATUREFIELD",
+                root.key(key),
+                "is a feature-only field, not allowed on role reviewer",
+                None,
+            );
+        }
+    }
+}
+
+/// Validates the `reviewer` body (§2).
+fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>) {
+    let at = FieldPath::root().key("reviewer");
+    let Some(object) = body.as_object() else {
+        let message = format!(
+            "must be a JSON object (got: {}); to declare no lane, leave the key out",
+            type_name(body)
+        );
+        checker.push(Diagnostic::error("RB-TYPE", at, message));
+        return;
+    };
+    check_slug(checker, object, &at);
+    check_flags(checker, object, &at);
+    let transport = checker.member(object, "transport", &at, "RB-TRANSPORT", vocab::TRANSPORT);
+    super::probe::check(checker, object.get("probe"), &at.key("probe"));
+    super::invoke::check(checker, object.get("invoke"), transport, &at.key("invoke"));
+    let timeout = object.get("timeoutFloorMs");
+    if vocab::positive_integer(timeout).is_none() {
+        checker.error(
+            "RB-TIMEOUT",
+            at.key("timeoutFloorMs"),
+            "must be an integer number of milliseconds ≥ 1",
+            timeout,
+        );
+    }
+    checker.member(object, "emptyOutput", &at, "RB-EMPTYOUTPUT", vocab::EMPTY_OUTPUT);
+    checker.non_empty_string(object, "reviewsSection", &at, "RB-SECTION", "must be a non-empty string");
+    checker.member(object, "evidenceClass", &at, "RB-EVIDENCE", vocab::EVIDENCE_CLASS);
+    check_required_binaries(checker, object, &at);
+    check_config_key(checker, object, "promptBudgetKey", &at, "RB-BUDGETKEY", true);
+    check_config_key(checker, object, "modelConfigKey", &at, "RB-MODELKEY", false);
+    check_handler(checker, object, &at);
+    let mut unknown: Vec<&String> = object
+        .keys()
+        .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))
+        .collect();
+    unknown.sort();
+    for key in unknown {
+        let field = at.key(key);
+        let message = format!(
+            "unrecognised reviewer field, ignored by this version; recognised fields are {}",
+            vocab::BODY_FIELDS.join(", ")
+        );
+        checker.push(Diagnostic::warning("W-BODY-UNKNOWN", field, message));
+    }
+    lint::check_body(checker, object, manifest.get("config"), &at);
+}
+
+fn check_slug(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    let value = object.get("slug");
+    let field = at.key("slug");
+    match value.and_then(Value::as_str) {
+        None | Some("") => checker.error("RB-SLUG", field, "must be a non-empty string", value),
+        Some(slug) if vocab::RESERVED_WORDS.contains(&slug) => checker.error(
+            "RB-SLUG-RESERVED",
+            field,
+            &format!("may not be \"{slug}\" (reserved)"),
+            None,
+        ),
+        Some(slug) if !vocab::is_slug(slug) => checker.error(
+            "RB-SLUG-GRAMMAR",
+            field,
+            "must match ^[a-z0-9][a-z0-9_-]*$ (slug grammar; differs from the id and flag grammars)",
+            value,
+        ),
+        Some(_) => {}
+    }
+}
+
+fn check_flags(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    let value = object.get("flags");
+    let field = at.key("flags");
+    let Some(flags) = value.and_then(Value::as_array) else {
+        checker.error("RB-FLAGS", field, "must be an array of flags", value);
+        return;
+    };
+    if flags.is_empty() {
+        checker.error(
+            "RB-FLAGS-EMPTY",
+            field,
+            "is empty; at least one flag is needed so the lane can be requested",
+            None,
+        );
+        return;
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for (index, flag) in flags.iter().enumerate() {
+        match flag.as_str() {
+            Some(text) if vocab::is_flag(text) => {
+                if seen.contains(&text) {
+                    checker.error(
+                        "RB-FLAG-DUP",
+                        field.index(index),
+                        &format!("repeats \"{text}\"; each flag may appear once"),
+                        None,
+                    );
+                } else {
+                    seen.push(text);
+                }
+            }
+            _ => checker.error(
+                "RB-FLAG-GRAMMAR",
+                field.index(index),
+                "must match ^--[a-z0-9][a-z0-9-]*$, e.g. \"--acme\"",
+                Some(flag),
+            ),
+        }
+    }
+}
+
+fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    let value = object.get("requiresBinaries");
+    let field = at.key("requiresBinaries");
+    let Some(entries) = value.and_then(Value::as_array) else {
+        checker.error(
+            "RB-REQBIN",
+            field,
+            "must be a list of executable names (write [] for none; capability ids belong in the envelope's `requires`)",
+            value,
+        );
+        return;
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        if !entry.as_str().is_some_and(|text| !text.is_empty()) {
+            checker.error("RB-REQBIN-ENTRY", field.index(index), "must be a non-empty string", Some(entry));
+        }
+    }
+}
+
+fn check_config_key(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    code: &'static str,
+    required: bool,
+) {
+    let value = object.get(key);
+    let valid = match value {
+        None => !required,
+        Some(Value::Null) => true,
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(_) => false,
+    };
+    if !valid {
+        let what = if required {
+            "must be null or a non-empty dotted configuration key (the key is required)"
+        } else {
+            "must be null or a non-empty dotted configuration key"
+        };
+        checker.error(code, at.key(key), what, value);
+    }
+}
+
+fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    let value = object.get("handler");
+    let valid = matches!(value, Some(Value::Null)) || vocab::is_member(vocab::HANDLER, value);
+    if !valid {
+        let field = at.key("handler");
+        checker.push(
+            Diagnostic::error("RB-HANDLER", field, "must be null or a built-in module name")
+                .members(&["null", "antigravity", "openai-compatible", "opencode"])
+                .got(value),
+        );
+    }
+}

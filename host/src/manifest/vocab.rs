@@ -1,0 +1,156 @@
+//! The closed vocabulary of manifest.md §2.5, in canonical member order.
+
+/// `role`.
+pub const ROLE: &[&str] = &["feature", "runtime", "reviewer"];
+/// `tier`.
+pub const TIER: &[&str] = &["core", "standard", "full"];
+/// `reviewer.transport`.
+pub const TRANSPORT: &[&str] = &["spawn", "openai-http"];
+/// `reviewer.probe.kind`.
+pub const PROBE_KIND: &[&str] = &["command-exists", "command-capability", "http-reachable"];
+/// `reviewer.invoke.promptChannel`.
+pub const PROMPT_CHANNEL: &[&str] = &["stdin", "argv", "argv-file-ref", "none"];
+/// `reviewer.invoke.outputChannel`.
+pub const OUTPUT_CHANNEL: &[&str] = &["stdout", "file-arg"];
+/// `reviewer.invoke.effortChannel`.
+pub const EFFORT_CHANNEL: &[&str] = &["none", "argv", "env"];
+/// `reviewer.invoke.modelDiscovery`.
+pub const MODEL_DISCOVERY: &[&str] = &["none", "first-from-models-endpoint"];
+/// `reviewer.emptyOutput`.
+pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
+/// `reviewer.evidenceClass`.
+pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
+/// `reviewer.handler` (besides `null`).
+pub const HANDLER: &[&str] = &["antigravity", "openai-compatible", "opencode"];
+/// `config.<key>.type`.
+pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
+
+/// The 13 known `reviewer` body fields, canonical order.
+pub const BODY_FIELDS: &[&str] = &[
+    "slug",
+    "flags",
+    "transport",
+    "probe",
+    "invoke",
+    "timeoutFloorMs",
+    "emptyOutput",
+    "reviewsSection",
+    "evidenceClass",
+    "requiresBinaries",
+    "promptBudgetKey",
+    "modelConfigKey",
+    "handler",
+];
+
+/// Known `probe` keys.
+pub const PROBE_FIELDS: &[&str] = &["kind", "binary", "needle", "timeoutMs", "hostConfigKey", "path"];
+
+/// `invoke` fields only a spawn lane may use.
+pub const SPAWN_ONLY: &[&str] = &[
+    "binary",
+    "args",
+    "promptChannel",
+    "outputChannel",
+    "outputArg",
+    "modelArg",
+];
+
+/// `invoke` fields only an HTTP lane may use.
+pub const HTTP_ONLY: &[&str] = &[
+    "hostConfigKey",
+    "defaultHost",
+    "path",
+    "modelDiscovery",
+    "fallbackModel",
+];
+
+/// Keys forbidden on `role: "reviewer"` besides `runtime`.
+pub const FEATURE_ONLY: &[&str] = &[
+    "skills",
+    "agents",
+    "steps",
+    "contributions",
+    "gates",
+    "hooks",
+    "activationKey",
+];
+
+/// The four argv placeholders.
+pub const PLACEHOLDERS: &[&str] = &["{{model}}", "{{effort}}", "{{output}}", "{{prompt}}"];
+
+/// Words that are never valid slugs or config keys.
+pub const RESERVED_WORDS: &[&str] = &["__proto__", "constructor", "prototype"];
+
+/// Largest accepted integer (2^53 − 1).
+pub const MAX_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// Membership test: exact, case-sensitive, strings only.
+pub fn is_member(members: &[&str], value: Option<&serde_json::Value>) -> bool {
+    value
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|text| members.contains(&text))
+}
+
+/// True for `^[a-z][a-z0-9-]*$` (capability ids).
+pub fn is_id(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// True for `^[a-z0-9][a-z0-9_-]*$` (lane slugs).
+pub fn is_slug(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// True for `^--[a-z0-9][a-z0-9-]*$` (lane flags).
+pub fn is_flag(text: &str) -> bool {
+    text.strip_prefix("--").is_some_and(|rest| {
+        let mut chars = rest.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    })
+}
+
+/// Reads a JSON number as an integer in `1..=2^53-1` (`1e3` and `1000.0` count as integral).
+pub fn positive_integer(value: Option<&serde_json::Value>) -> Option<u64> {
+    let number = value?.as_f64()?;
+    let integral = number.fract() == 0.0 && (1.0..=MAX_INTEGER).contains(&number);
+    // The range check above makes the conversion exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    integral.then_some(number as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn grammars() {
+        assert!(is_id("lm-studio") && !is_id("lm_studio") && !is_id("4x") && !is_id(""));
+        for ok in ["gemini", "lm_studio", "kimi-code", "4o-mini", "2b-local", "gsd-anything"] {
+            assert!(is_slug(ok), "{ok}");
+        }
+        for bad in ["Lm-Studio", "lm studio", "--x", "-x", "_x", "a.b", "..", "../evil", " gemini "] {
+            assert!(!is_slug(bad), "{bad}");
+        }
+        assert!(is_flag("--lm-studio") && !is_flag("--lm_studio") && !is_flag("--") && !is_flag("-a"));
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(positive_integer(Some(&json!(1000))), Some(1000));
+        assert_eq!(positive_integer(Some(&json!(1e3))), Some(1000));
+        assert_eq!(positive_integer(Some(&json!(1.5))), None);
+        assert_eq!(positive_integer(Some(&json!(0))), None);
+        assert_eq!(positive_integer(Some(&json!(9_007_199_254_740_992_u64))), None);
+        assert_eq!(positive_integer(Some(&json!("5"))), None);
+    }
+}

@@ -1,0 +1,279 @@
+//! The lane registry: first-party lanes, then accepted overlays, in descriptor order.
+//!
+//! Loading never fails: a bad overlay is skipped with a recorded reason, and a failure of
+//! overlay loading as a whole falls back to the first-party set (manifest.md §3.5, §6).
+
+mod first_party;
+mod overlay;
+pub mod read;
+mod validate_set;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::manifest::facts::CapabilityFacts;
+use crate::manifest::{self, Diagnostic};
+
+pub use first_party::display_path as first_party_path;
+pub use overlay::ConsentGate;
+pub use validate_set::{validate_files, ValidationReport};
+
+/// Where a capability came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// Compiled into gsd-lane.
+    FirstParty,
+    /// `<GSD_HOME>/.gsd/capabilities`.
+    Global,
+    /// `<project root>/.gsd/capabilities`.
+    Project,
+}
+
+impl Scope {
+    /// The scope as written in listings and diagnostics prefixes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::FirstParty => "first-party",
+            Scope::Global => "global",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// Why a discovered capability was not activated (manifest.md §8.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// Load-time code (`LD-ENGINES`, `LD-UNCONSENTED`, …).
+    pub code: &'static str,
+    /// Human-readable reason.
+    pub reason: String,
+    /// The diagnostics behind the skip (validation or cross-capability errors).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Skip {
+    /// The listing status: `inactive` (awaiting consent), `incompatible` (engines gate) or
+    /// `skipped`.
+    pub fn status(&self) -> &'static str {
+        match self.code {
+            "LD-UNCONSENTED" => "inactive",
+            "LD-ENGINES" => "incompatible",
+            _ => "skipped",
+        }
+    }
+
+    /// `unconsented` for the consent case, else `None`.
+    pub fn kind(&self) -> Option<&'static str> {
+        (self.code == "LD-UNCONSENTED").then_some("unconsented")
+    }
+}
+
+/// One accepted lane.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    /// Declaring capability id (consent is looked up by it).
+    pub capability_id: String,
+    /// Where it came from.
+    pub scope: Scope,
+    /// Its manifest file (a `capabilities/<id>/capability.json` label for first-party).
+    pub path: PathBuf,
+    /// Lane identity.
+    pub slug: String,
+    /// Selection flags, canonical first.
+    pub flags: Vec<String>,
+    /// REVIEWS.md heading.
+    pub section: String,
+    /// The whole manifest (config slice included).
+    pub manifest: Value,
+    /// Warnings recorded on the accepted capability.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Lane {
+    /// The `reviewer` body.
+    pub fn body(&self) -> &Value {
+        self.manifest.get("reviewer").unwrap_or(&Value::Null)
+    }
+
+    /// A text field of the body (`""` when absent).
+    pub fn body_str(&self, key: &str) -> &str {
+        self.body().get(key).and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+/// One discovered capability that declares (or tried to declare) a lane.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Scope.
+    pub scope: Scope,
+    /// Capability id (the folder name for overlays).
+    pub id: String,
+    /// Manifest file.
+    pub path: PathBuf,
+    /// The slug declared, best effort (also for skipped manifests).
+    pub slug: Option<String>,
+    /// The flags declared, best effort.
+    pub flags: Vec<String>,
+    /// `None` when active; why not otherwise.
+    pub skip: Option<Skip>,
+    /// Index into [`Registry::lanes`] when active.
+    pub lane: Option<usize>,
+    /// Warnings of an accepted capability.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// What to load.
+pub struct LoadOptions<'a> {
+    /// The host's GSD compatibility version (manifest.md §1.4).
+    pub host_version: String,
+    /// The global overlay directory, if any.
+    pub global_dir: Option<PathBuf>,
+    /// The project root, if any.
+    pub project_root: Option<PathBuf>,
+    /// Decides whether a project-scope overlay is activated.
+    pub consent: &'a dyn ConsentGate,
+}
+
+/// The merged set: every discovered lane entry and the accepted lanes in descriptor order.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    /// Every capability that declares a lane (first-party and overlays), active or not.
+    pub entries: Vec<Entry>,
+    /// Accepted lanes: first-party in §7 order, then overlays in acceptance order.
+    pub lanes: Vec<Lane>,
+    /// Accepted overlays that declare no lane (they still own ids and config keys).
+    others: Vec<CapabilityFacts>,
+}
+
+impl Registry {
+    /// Loads first-party lanes and overlays.
+    pub fn load(options: &LoadOptions<'_>) -> Registry {
+        let mut registry = Registry::first_party();
+        let first_party = registry.clone();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            overlay::load_overlays(&mut registry, options);
+        }));
+        if outcome.is_err() {
+            registry = first_party;
+            registry.entries.push(Entry {
+                scope: Scope::Global,
+                id: "*".into(),
+                path: PathBuf::new(),
+                slug: None,
+                flags: Vec::new(),
+                skip: Some(Skip {
+                    code: "LD-FALLBACK",
+                    reason: "overlays dropped; first-party lanes only".into(),
+                    diagnostics: Vec::new(),
+                }),
+                lane: None,
+                warnings: Vec::new(),
+            });
+        }
+        registry
+    }
+
+    /// The first-party lanes only.
+    pub fn first_party() -> Registry {
+        let mut registry = Registry::default();
+        for (id, text) in first_party::LANES {
+            let path = PathBuf::from(first_party::display_path(id));
+            let value = read::parse_json(text).unwrap_or(Value::Null);
+            let diagnostics = manifest::validate_value(&value, Some(id));
+            let (errors, warnings): (Vec<_>, Vec<_>) =
+                diagnostics.into_iter().partition(Diagnostic::is_error);
+            let skip = (!errors.is_empty()).then(|| Skip {
+                code: "LD-INVALID",
+                reason: join_errors(&errors, usize::MAX),
+                diagnostics: errors,
+            });
+            registry.push(Scope::FirstParty, id, path, value, skip, warnings);
+        }
+        registry
+    }
+
+    /// Records a discovered capability; activates it when `skip` is `None` and it has a body.
+    fn push(
+        &mut self,
+        scope: Scope,
+        id: &str,
+        path: PathBuf,
+        manifest: Value,
+        skip: Option<Skip>,
+        warnings: Vec<Diagnostic>,
+    ) {
+        let body = manifest.get("reviewer");
+        let text = |key: &str| body.and_then(|b| b.get(key)).and_then(Value::as_str).map(str::to_owned);
+        let slug = text("slug");
+        let flags: Vec<String> = body
+            .and_then(|b| b.get("flags"))
+            .and_then(Value::as_array)
+            .map(|flags| flags.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        let lane = match (&skip, &slug, text("reviewsSection")) {
+            (None, Some(slug), Some(section)) => {
+                self.lanes.push(Lane {
+                    capability_id: id.to_owned(),
+                    scope,
+                    path: path.clone(),
+                    slug: slug.clone(),
+                    flags: flags.clone(),
+                    section,
+                    manifest,
+                    warnings: warnings.clone(),
+                });
+                Some(self.lanes.len() - 1)
+            }
+            (None, _, _) => {
+                self.others.push(CapabilityFacts::of(&manifest));
+                None
+            }
+            _ => None,
+        };
+        self.entries.push(Entry {
+            scope,
+            id: id.to_owned(),
+            path,
+            slug,
+            flags,
+            skip,
+            lane,
+            warnings,
+        });
+    }
+
+    /// Facts of every capability in the merged set so far (lanes and the non-lane index).
+    fn facts(&self) -> Vec<CapabilityFacts> {
+        let mut facts: Vec<CapabilityFacts> = self
+            .lanes
+            .iter()
+            .map(|lane| CapabilityFacts::of(&lane.manifest))
+            .collect();
+        facts.extend(manifest::facts::non_lane_first_party());
+        facts.extend(self.others.iter().cloned());
+        facts
+    }
+
+    /// Finds an accepted lane by slug.
+    pub fn lane(&self, slug: &str) -> Option<&Lane> {
+        self.lanes.iter().find(|lane| lane.slug == slug)
+    }
+
+    /// Finds an accepted lane by one of its flags.
+    pub fn lane_by_flag(&self, flag: &str) -> Option<&Lane> {
+        self.lanes.iter().find(|lane| lane.flags.iter().any(|f| f == flag))
+    }
+}
+
+/// Joins the first `max` error messages with `; `.
+pub(crate) fn join_errors(errors: &[Diagnostic], max: usize) -> String {
+    errors
+        .iter()
+        .take(max)
+        .map(Diagnostic::detail)
+        .collect::<Vec<_>>()
+        .join("; ")
+}

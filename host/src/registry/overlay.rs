@@ -1,0 +1,218 @@
+//! Overlay discovery and the candidate pipeline (manifest.md §6.1-§6.4).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::read::{self, ManifestFile};
+use super::{join_errors, LoadOptions, Registry, Scope, Skip};
+use crate::manifest::cross;
+use crate::manifest::facts::CapabilityFacts;
+use crate::manifest::{self, semver, Diagnostic};
+
+/// Id prefixes reserved for first-party capabilities.
+const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
+
+/// Decides whether a project-scope overlay may be activated on this machine.
+pub trait ConsentGate {
+    /// True when the user consented to capability `id` found in `dir` under `project_root`.
+    fn is_consented(&self, project_root: &Path, id: &str, dir: &Path) -> bool;
+}
+
+/// Loads global overlays, then project overlays, into `registry`.
+pub(super) fn load_overlays(registry: &mut Registry, options: &LoadOptions<'_>) {
+    for (scope, dir, scope_root) in scopes(options) {
+        let pending = pending_ids(&scope_root);
+        for (name, folder) in candidates(&dir) {
+            let manifest_path = folder.join("capability.json");
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                admit(registry, options, scope, &name, &folder, &manifest_path, &pending)
+            }));
+            let (value, skip, warnings) = step.unwrap_or_else(|_| {
+                let diagnostic = Diagnostic::error(
+                    "RB-INTERNAL",
+                    manifest::FieldPath::root().key("reviewer"),
+                    "internal validator failure on the reviewer body",
+                );
+                (Value::Null, Some(invalid(vec![diagnostic])), Vec::new())
+            });
+            registry.push(scope, &name, manifest_path, value, skip, warnings);
+        }
+    }
+}
+
+/// The scopes to scan, with their directory and ledger root, global first (§6.1).
+fn scopes(options: &LoadOptions<'_>) -> Vec<(Scope, PathBuf, PathBuf)> {
+    let global = options
+        .global_dir
+        .as_ref()
+        .map(|dir| (Scope::Global, dir.clone(), ledger_root(dir)));
+    let project = options.project_root.as_ref().map(|root| {
+        (Scope::Project, crate::project::project_capabilities(root), root.clone())
+    });
+    match (global, project) {
+        (Some(global), Some(project)) if same_directory(&global.1, &project.1) => {
+            let root = project.2.clone();
+            let is_project = root.join(".planning").is_dir() || root.join(".git").exists();
+            let canonical_failed = fs::canonicalize(&global.1).is_err() || fs::canonicalize(&project.1).is_err();
+            if is_project || canonical_failed {
+                vec![project]
+            } else {
+                vec![global]
+            }
+        }
+        (global, project) => global.into_iter().chain(project).collect(),
+    }
+}
+
+/// `<GSD_HOME>` for `<GSD_HOME>/.gsd/capabilities`.
+fn ledger_root(dir: &Path) -> PathBuf {
+    dir.parent()
+        .and_then(Path::parent)
+        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf)
+}
+
+fn same_directory(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        // If canonicalization fails while the project directory exists, the global
+        // directory is treated as project scope (consent required).
+        _ => b.is_dir() && a == b,
+    }
+}
+
+/// Immediate sub-directories, in ascending byte order of their names.
+fn candidates(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(Vec<u8>, String, PathBuf)> = listing
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| {
+            let name = entry.file_name();
+            let bytes = name.as_encoded_bytes().to_vec();
+            (bytes, name.to_string_lossy().into_owned(), entry.path())
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, name, path)| (name, path)).collect()
+}
+
+/// Ids whose ledger entry carries a truthy `_pending`.
+fn pending_ids(scope_root: &Path) -> Vec<String> {
+    let Ok(ledger) = read::read_manifest(&scope_root.join(".gsd-capabilities.json")) else {
+        return Vec::new();
+    };
+    let Some(entries) = ledger.value.get("entries").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|(_, entry)| entry.get("_pending").is_some_and(truthy))
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+type Admission = (Value, Option<Skip>, Vec<Diagnostic>);
+
+fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
+    Some(Skip {
+        code,
+        reason: reason.into(),
+        diagnostics: Vec::new(),
+    })
+}
+
+fn invalid(errors: Vec<Diagnostic>) -> Skip {
+    Skip {
+        code: "LD-INVALID",
+        reason: format!("rejected by validation: {}", join_errors(&errors, usize::MAX)),
+        diagnostics: errors,
+    }
+}
+
+/// Runs the §6.2 pipeline for one candidate.
+fn admit(
+    registry: &Registry,
+    options: &LoadOptions<'_>,
+    scope: Scope,
+    name: &str,
+    folder: &Path,
+    manifest_path: &Path,
+    pending: &[String],
+) -> Admission {
+    if pending.iter().any(|id| id == name) {
+        return (Value::Null, skip("LD-PENDING", "an install or upgrade of this id is still pending; not loaded"), Vec::new());
+    }
+    let file: ManifestFile = match read::read_manifest(manifest_path) {
+        Ok(file) => file,
+        Err(err) => return (Value::Null, skip(err.code(), err.to_string()), Vec::new()),
+    };
+    if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| name.starts_with(**p)) {
+        let reason = format!("ids starting with {prefix} (gsd-, gsd-core- or anthropic-) are reserved for first-party capabilities");
+        return (file.value, skip("LD-RESERVED", reason), Vec::new());
+    }
+    let mut diagnostics = manifest::validate_value(&file.value, Some(name));
+    read::locate(&mut diagnostics, &file);
+    let (errors, warnings): (Vec<_>, Vec<_>) = diagnostics.into_iter().partition(Diagnostic::is_error);
+    if !errors.is_empty() {
+        return (file.value, Some(invalid(errors)), Vec::new());
+    }
+    let mut members = registry.facts();
+    members.push(CapabilityFacts::of(&file.value));
+    let candidate = members.len() - 1;
+    let mut findings: Vec<Diagnostic> = cross::check(&members)
+        .into_iter()
+        .filter(|finding| finding.member == candidate)
+        .map(|finding| finding.diagnostic)
+        .collect();
+    read::locate(&mut findings, &file);
+    let cross_skip = |codes: &[&str], findings: &[Diagnostic]| {
+        let hits: Vec<Diagnostic> = findings.iter().filter(|d| codes.contains(&d.code)).cloned().collect();
+        (!hits.is_empty()).then(|| Skip {
+            code: "LD-CROSS",
+            reason: format!("rejected by cross-capability checks: {}", join_errors(&hits, 3)),
+            diagnostics: hits,
+        })
+    };
+    // Steps 5 and 6: id collision, config key already owned.
+    if let Some(skip) = cross_skip(&["X-ID-DUP"], &findings).or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings)) {
+        return (file.value, Some(skip), Vec::new());
+    }
+    // Step 7: engines.gsd.
+    if let Some(range) = file.value.get("engines").and_then(|e| e.get("gsd")).and_then(Value::as_str) {
+        if !range.trim().is_empty() && !semver::range_satisfied(range, &options.host_version) {
+            let reason = format!(
+                "engines.gsd \"{range}\" is not satisfied by host version {}",
+                options.host_version
+            );
+            return (file.value, skip("LD-ENGINES", reason), Vec::new());
+        }
+    }
+    // Step 8: consent gate for project scope.
+    if scope == Scope::Project {
+        let root = options.project_root.as_deref().unwrap_or(folder);
+        if !options.consent.is_consented(root, name, folder) {
+            let reason = "found but not activated: no consent recorded for this project";
+            return (file.value, skip("LD-UNCONSENTED", reason), Vec::new());
+        }
+    }
+    // Step 9: every other cross-capability rule.
+    let all: Vec<&str> = findings.iter().map(|d| d.code).collect();
+    if let Some(skip) = cross_skip(&all, &findings) {
+        return (file.value, Some(skip), Vec::new());
+    }
+    (file.value, None, warnings)
+}
