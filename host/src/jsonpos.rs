@@ -33,7 +33,10 @@ pub fn locate(text: &str, path: &FieldPath) -> Position {
     let bytes = text.as_bytes();
     let first = skip_ws(bytes, bom_len(bytes));
     let root = if first < bytes.len() { first } else { 0 };
-    let mut best = Found { mark: root, value: root };
+    let mut best = Found {
+        mark: root,
+        value: root,
+    };
     for segment in path.segments() {
         let step = match segment {
             Segment::Key(key) => find_member(bytes, best.value, key),
@@ -189,7 +192,9 @@ fn bom_len(bytes: &[u8]) -> usize {
 fn read_string(bytes: &[u8], at: usize) -> (String, usize) {
     let quote = closing_quote(bytes, at);
     let body_end = quote.unwrap_or(bytes.len());
-    let body = bytes.get(at.saturating_add(1)..body_end).unwrap_or_default();
+    let body = bytes
+        .get(at.saturating_add(1)..body_end)
+        .unwrap_or_default();
     (unescape(body), skip_string(bytes, at))
 }
 
@@ -241,20 +246,28 @@ fn unicode_escape(body: &[u8], at: usize) -> (char, usize) {
     };
     let paired = body.get(at.saturating_add(6)..at.saturating_add(8)) == Some(b"\\u".as_slice());
     if (0xD800..0xDC00).contains(&first) && paired {
-        if let Some(second) = hex4(body, at.saturating_add(8)).filter(|s| (0xDC00..0xE000).contains(s)) {
+        if let Some(second) =
+            hex4(body, at.saturating_add(8)).filter(|s| (0xDC00..0xE000).contains(s))
+        {
             let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-            return (char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER), 12);
+            return (
+                char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER),
+                12,
+            );
         }
     }
-    (char::from_u32(first).unwrap_or(char::REPLACEMENT_CHARACTER), 6)
+    (
+        char::from_u32(first).unwrap_or(char::REPLACEMENT_CHARACTER),
+        6,
+    )
 }
 
 /// Reads four hexadecimal digits at `at` as a number.
 fn hex4(body: &[u8], at: usize) -> Option<u32> {
     let digits = body.get(at..at.saturating_add(4))?;
-    digits
-        .iter()
-        .try_fold(0u32, |code, &digit| Some(code * 16 + char::from(digit).to_digit(16)?))
+    digits.iter().try_fold(0u32, |code, &digit| {
+        Some(code * 16 + char::from(digit).to_digit(16)?)
+    })
 }
 
 /// Converts a byte offset into a line and column.
@@ -325,8 +338,14 @@ mod tests {
     fn duplicate_keys_resolve_to_the_last_occurrence() {
         let text = r#"{"a": {"b": 1}, "a": {"c": 2}}"#;
         assert_eq!(locate(text, &path("a")), at(1, last_column(text, "\"a\"")));
-        assert_eq!(locate(text, &path("a.c")), at(1, last_column(text, "\"c\"")));
-        assert_eq!(locate(text, &path("a.b")), at(1, last_column(text, "\"a\"")));
+        assert_eq!(
+            locate(text, &path("a.c")),
+            at(1, last_column(text, "\"c\""))
+        );
+        assert_eq!(
+            locate(text, &path("a.b")),
+            at(1, last_column(text, "\"a\""))
+        );
     }
 
     #[test]
@@ -383,9 +402,15 @@ mod tests {
     #[test]
     fn invalid_json_yields_the_best_position() {
         let unterminated = r#"{"a": [1, 2"#;
-        assert_eq!(locate(unterminated, &path("a[1]")), at(1, last_column(unterminated, "2")));
+        assert_eq!(
+            locate(unterminated, &path("a[1]")),
+            at(1, last_column(unterminated, "2"))
+        );
         let missing_colon = r#"{"a" 1, "b": 2}"#;
-        assert_eq!(locate(missing_colon, &path("b")), at(1, last_column(missing_colon, "\"b\"")));
+        assert_eq!(
+            locate(missing_colon, &path("b")),
+            at(1, last_column(missing_colon, "\"b\""))
+        );
         assert_eq!(locate("{:}", &path("x")), at(1, 1));
         assert_eq!(locate("%%%", &path("x")), at(1, 1));
         assert_eq!(locate(r#"{"a":}"#, &path("a.b")), at(1, 2));
@@ -402,10 +427,12 @@ mod tests {
             (0usize..4).prop_map(Segment::Index),
         ];
         proptest::collection::vec(segment, 0..6).prop_map(|segments| {
-            segments.into_iter().fold(FieldPath::root(), |path, segment| match segment {
-                Segment::Key(key) => path.key(&key),
-                Segment::Index(index) => path.index(index),
-            })
+            segments
+                .into_iter()
+                .fold(FieldPath::root(), |path, segment| match segment {
+                    Segment::Key(key) => path.key(&key),
+                    Segment::Index(index) => path.index(index),
+                })
         })
     }
 

@@ -2,9 +2,13 @@
 //!
 //! The binary is a thin shell over this library so that tests can drive each stage.
 
+pub mod app;
+pub mod cli;
 pub mod config;
+pub mod error;
 pub mod jsonpos;
 pub mod manifest;
+pub mod output;
 pub mod project;
 pub mod registry;
 pub mod run;

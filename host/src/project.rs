@@ -40,7 +40,8 @@ impl HostEnv {
 
     /// The global overlay directory `<GSD_HOME>/.gsd/capabilities`.
     pub fn global_capabilities(&self) -> Option<PathBuf> {
-        self.gsd_home().map(|home| home.join(".gsd").join("capabilities"))
+        self.gsd_home()
+            .map(|home| home.join(".gsd").join("capabilities"))
     }
 }
 
@@ -86,6 +87,9 @@ mod tests {
         std::fs::create_dir_all(top.join("home/.planning")).expect("home planning");
         std::fs::create_dir_all(top.join("home/work")).expect("work");
         let home = top.join("home");
-        assert_eq!(find_project_root(&home.join("work"), Some(&home)), home.join("work"));
+        assert_eq!(
+            find_project_root(&home.join("work"), Some(&home)),
+            home.join("work")
+        );
     }
 }

@@ -40,7 +40,9 @@ impl HandlerName {
 
     /// Parses a descriptor value; exact, case-sensitive membership.
     pub fn parse(text: &str) -> Option<HandlerName> {
-        HandlerName::ALL.into_iter().find(|name| name.as_str() == text)
+        HandlerName::ALL
+            .into_iter()
+            .find(|name| name.as_str() == text)
     }
 }
 
@@ -72,8 +74,11 @@ pub trait Handler: Send + Sync + 'static {
     /// A [`HandlerError`] when the invocation could not be carried out at all (an I/O failure
     /// of the host, a refused effect). An empty or failed review is not an error: it is an
     /// output whose review is empty, which the host turns into a diagnostic stub.
-    fn run(&self, effects: &dyn Effects, request: &LaneRequest)
-        -> Result<HandlerOutput, HandlerError>;
+    fn run(
+        &self,
+        effects: &dyn Effects,
+        request: &LaneRequest,
+    ) -> Result<HandlerOutput, HandlerError>;
 
     /// The SDK version this handler was built against.
     fn sdk_version(&self) -> &'static str {

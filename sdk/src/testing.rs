@@ -121,14 +121,17 @@ impl FakeEffects {
 
     /// Makes `path` readable with `text`.
     pub fn file(mut self, path: impl Into<PathBuf>, text: &str) -> FakeEffects {
-        self.files.insert(path.into(), FileRead::Text(text.to_owned()));
+        self.files
+            .insert(path.into(), FileRead::Text(text.to_owned()));
         self
     }
 
     /// Makes `path` exist but be unreadable.
     pub fn unreadable_file(mut self, path: impl Into<PathBuf>) -> FakeEffects {
-        self.files
-            .insert(path.into(), FileRead::Unreadable("permission denied".into()));
+        self.files.insert(
+            path.into(),
+            FileRead::Unreadable("permission denied".into()),
+        );
         self
     }
 

@@ -42,7 +42,9 @@ impl EffortLevel {
 
     /// Parses an exact, case-sensitive level name; anything else is `None`.
     pub fn parse(text: &str) -> Option<EffortLevel> {
-        EffortLevel::ALL.into_iter().find(|level| level.as_str() == text)
+        EffortLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == text)
     }
 
     /// Returns the level's config and argv spelling.
@@ -85,7 +87,11 @@ fn level_from_effort_object(effort: &Map<String, Value>) -> EffortLevel {
 
 /// Reads `effort[table][key]` as a valid level when `table` is an object.
 fn member_level(effort: &Map<String, Value>, table: &str, key: &str) -> Option<EffortLevel> {
-    effort.get(table)?.as_object()?.get(key).and_then(valid_level)
+    effort
+        .get(table)?
+        .as_object()?
+        .get(key)
+        .and_then(valid_level)
 }
 
 /// Returns the level named by a JSON string, or `None` for anything else.
@@ -102,7 +108,10 @@ pub fn effort_argv(config: &ProjectConfig, host: &str) -> Vec<String> {
 pub fn render_effort(level: EffortLevel, host: &str) -> Vec<String> {
     match host {
         "claude" => pair("--effort", clamp_claude(level).as_str().to_owned()),
-        "codex" => pair("-c", format!("model_reasoning_effort={}", clamp_codex(level))),
+        "codex" => pair(
+            "-c",
+            format!("model_reasoning_effort={}", clamp_codex(level)),
+        ),
         "opencode" => pair("--variant", level.as_str().to_owned()),
         _ => Vec::new(),
     }
@@ -157,7 +166,10 @@ mod tests {
     fn default_config_is_low() {
         assert_eq!(level(json!({})), EffortLevel::Low);
         assert_eq!(argv(json!({}), "claude"), ["--effort", "low"]);
-        assert_eq!(argv(json!({}), "codex"), ["-c", "model_reasoning_effort=low"]);
+        assert_eq!(
+            argv(json!({}), "codex"),
+            ["-c", "model_reasoning_effort=low"]
+        );
         assert_eq!(argv(json!({}), "opencode"), ["--variant", "low"]);
     }
 
@@ -175,7 +187,10 @@ mod tests {
 
     #[test]
     fn effort_default_applies() {
-        assert_eq!(level(json!({"effort": {"default": "medium"}})), EffortLevel::Medium);
+        assert_eq!(
+            level(json!({"effort": {"default": "medium"}})),
+            EffortLevel::Medium
+        );
     }
 
     #[test]
@@ -221,28 +236,55 @@ mod tests {
 
     #[test]
     fn claude_clamps_minimal_to_low() {
-        assert_eq!(render_effort(EffortLevel::Minimal, "claude"), ["--effort", "low"]);
-        assert_eq!(render_effort(EffortLevel::Max, "claude"), ["--effort", "max"]);
-        assert_eq!(render_effort(EffortLevel::Xhigh, "claude"), ["--effort", "xhigh"]);
+        assert_eq!(
+            render_effort(EffortLevel::Minimal, "claude"),
+            ["--effort", "low"]
+        );
+        assert_eq!(
+            render_effort(EffortLevel::Max, "claude"),
+            ["--effort", "max"]
+        );
+        assert_eq!(
+            render_effort(EffortLevel::Xhigh, "claude"),
+            ["--effort", "xhigh"]
+        );
     }
 
     #[test]
     fn codex_clamps_max_to_xhigh() {
-        assert_eq!(render_effort(EffortLevel::Max, "codex"), ["-c", "model_reasoning_effort=xhigh"]);
-        assert_eq!(render_effort(EffortLevel::Minimal, "codex"), ["-c", "model_reasoning_effort=minimal"]);
+        assert_eq!(
+            render_effort(EffortLevel::Max, "codex"),
+            ["-c", "model_reasoning_effort=xhigh"]
+        );
+        assert_eq!(
+            render_effort(EffortLevel::Minimal, "codex"),
+            ["-c", "model_reasoning_effort=minimal"]
+        );
     }
 
     #[test]
     fn opencode_does_not_clamp() {
-        assert_eq!(render_effort(EffortLevel::Minimal, "opencode"), ["--variant", "minimal"]);
-        assert_eq!(render_effort(EffortLevel::Max, "opencode"), ["--variant", "max"]);
+        assert_eq!(
+            render_effort(EffortLevel::Minimal, "opencode"),
+            ["--variant", "minimal"]
+        );
+        assert_eq!(
+            render_effort(EffortLevel::Max, "opencode"),
+            ["--variant", "max"]
+        );
     }
 
     #[test]
     fn other_hosts_get_nothing() {
         for host in ["gemini", "Claude", "", "kimi-code", "ollama", "opencode "] {
-            assert!(render_effort(EffortLevel::High, host).is_empty(), "{host:?}");
-            assert!(argv(json!({"effort": {"default": "max"}}), host).is_empty(), "{host:?}");
+            assert!(
+                render_effort(EffortLevel::High, host).is_empty(),
+                "{host:?}"
+            );
+            assert!(
+                argv(json!({"effort": {"default": "max"}}), host).is_empty(),
+                "{host:?}"
+            );
         }
     }
 
@@ -250,7 +292,10 @@ mod tests {
     fn config_drives_rendered_argv() {
         let config = json!({"effort": {"agent_overrides": {"gsd-plan-checker": "max"}}});
         assert_eq!(argv(config.clone(), "claude"), ["--effort", "max"]);
-        assert_eq!(argv(config.clone(), "codex"), ["-c", "model_reasoning_effort=xhigh"]);
+        assert_eq!(
+            argv(config.clone(), "codex"),
+            ["-c", "model_reasoning_effort=xhigh"]
+        );
         assert_eq!(argv(config, "opencode"), ["--variant", "max"]);
     }
 }

@@ -122,7 +122,12 @@ mod tests {
 
     #[test]
     fn distinct_destinations_stay_distinct() {
-        let hosts = ["http://a.com", "https://a.com", "http://a.com:8080", "http://b.com"];
+        let hosts = [
+            "http://a.com",
+            "https://a.com",
+            "http://a.com:8080",
+            "http://b.com",
+        ];
         for (i, a) in hosts.iter().enumerate() {
             for b in &hosts[i + 1..] {
                 assert_ne!(normalize_host(a), normalize_host(b));
@@ -132,7 +137,10 @@ mod tests {
 
     fn host_parts(text: &str) -> Option<(String, String, Option<u16>)> {
         let url = Url::parse(text).ok()?;
-        let host = url.host_str().filter(|h| !h.is_empty())?.to_ascii_lowercase();
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())?
+            .to_ascii_lowercase();
         Some((url.scheme().to_owned(), host, url.port_or_known_default()))
     }
 

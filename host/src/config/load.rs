@@ -19,8 +19,8 @@ pub(super) fn load_merged(
 ) -> (Map<String, Value>, Vec<String>) {
     let mut warnings = Vec::new();
     let planning = project_root.join(".planning");
-    let mut merged = read_object_or_warn(&planning.join("config.json"), &mut warnings)
-        .unwrap_or_default();
+    let mut merged =
+        read_object_or_warn(&planning.join("config.json"), &mut warnings).unwrap_or_default();
     if let Some(path) = workstream_config_path(&planning, workstream) {
         if let Some(overlay) = read_object_or_warn(&path, &mut warnings) {
             deep_merge(&mut merged, overlay);
@@ -166,8 +166,15 @@ mod tests {
     #[test]
     fn valid_file_is_loaded() {
         let dir = tempfile::tempdir().expect("tempdir");
-        write(dir.path(), ".planning/config.json", r#"{"review":{"models":{"gemini":"g"}}}"#);
-        assert_eq!(load(dir.path(), None), (json!({"review": {"models": {"gemini": "g"}}}), vec![]));
+        write(
+            dir.path(),
+            ".planning/config.json",
+            r#"{"review":{"models":{"gemini":"g"}}}"#,
+        );
+        assert_eq!(
+            load(dir.path(), None),
+            (json!({"review": {"models": {"gemini": "g"}}}), vec![])
+        );
     }
 
     #[test]
@@ -178,7 +185,10 @@ mod tests {
         assert_eq!(value, json!({}));
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("config.json"), "{warnings:?}");
-        assert!(warnings[0].contains("its settings were not applied"), "{warnings:?}");
+        assert!(
+            warnings[0].contains("its settings were not applied"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
@@ -234,7 +244,11 @@ mod tests {
     fn empty_workstream_is_ignored() {
         let dir = tempfile::tempdir().expect("tempdir");
         write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
-        write(dir.path(), ".planning/workstreams/config.json", r#"{"a":2}"#);
+        write(
+            dir.path(),
+            ".planning/workstreams/config.json",
+            r#"{"a":2}"#,
+        );
         assert_eq!(load(dir.path(), Some("")), (json!({"a": 1}), vec![]));
     }
 
@@ -243,9 +257,17 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         write(dir.path(), ".planning/config.json", r#"{"a":1}"#);
         write(dir.path(), ".planning/evil/config.json", r#"{"a":2}"#);
-        write(dir.path(), ".planning/workstreams/x/config.json", r#"{"a":3}"#);
+        write(
+            dir.path(),
+            ".planning/workstreams/x/config.json",
+            r#"{"a":3}"#,
+        );
         for name in ["../evil", "..", "x/..", "x\\y", "a/b", "x..y"] {
-            assert_eq!(load(dir.path(), Some(name)), (json!({"a": 1}), vec![]), "{name}");
+            assert_eq!(
+                load(dir.path(), Some(name)),
+                (json!({"a": 1}), vec![]),
+                "{name}"
+            );
         }
     }
 
@@ -264,7 +286,11 @@ mod tests {
     fn invalid_root_with_valid_overlay_applies_overlay_only() {
         let dir = tempfile::tempdir().expect("tempdir");
         write(dir.path(), ".planning/config.json", "{");
-        write(dir.path(), ".planning/workstreams/w/config.json", r#"{"b":2}"#);
+        write(
+            dir.path(),
+            ".planning/workstreams/w/config.json",
+            r#"{"b":2}"#,
+        );
         let (value, warnings) = load(dir.path(), Some("w"));
         assert_eq!(value, json!({"b": 2}));
         assert_eq!(warnings.len(), 1);
@@ -308,7 +334,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         fs::create_dir_all(dir.path().join(".planning")).expect("mkdir");
         let fifo = dir.path().join(".planning/config.json");
-        let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
         assert!(status.success());
         let root = dir.path().to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -328,7 +357,10 @@ mod tests {
     fn nonblocking_open_of_fifo_returns_promptly() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join("pipe");
-        let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
         assert!(status.success());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

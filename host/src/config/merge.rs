@@ -55,7 +55,10 @@ mod tests {
             json!({"review": {"models": {"gemini": "g", "claude": "c"}}, "x": 1}),
             json!({"review": {"models": {"claude": "C2"}}}),
         );
-        assert_eq!(out, json!({"review": {"models": {"gemini": "g", "claude": "C2"}}, "x": 1}));
+        assert_eq!(
+            out,
+            json!({"review": {"models": {"gemini": "g", "claude": "C2"}}, "x": 1})
+        );
     }
 
     #[test]
@@ -66,7 +69,10 @@ mod tests {
 
     #[test]
     fn scalars_replace_objects_and_objects_replace_scalars() {
-        let out = merged(json!({"a": {"b": 1}, "c": 5}), json!({"a": "s", "c": {"d": 2}}));
+        let out = merged(
+            json!({"a": {"b": 1}, "c": 5}),
+            json!({"a": "s", "c": {"d": 2}}),
+        );
         assert_eq!(out, json!({"a": "s", "c": {"d": 2}}));
     }
 
@@ -88,8 +94,14 @@ mod tests {
 
     #[test]
     fn existing_key_order_is_kept() {
-        let out = merged(json!({"first": 1, "second": 2}), json!({"first": 3, "third": 4}));
-        let keys: Vec<&String> = out.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+        let out = merged(
+            json!({"first": 1, "second": 2}),
+            json!({"first": 3, "third": 4}),
+        );
+        let keys: Vec<&String> = out
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
         assert_eq!(keys, ["first", "second", "third"]);
     }
 }

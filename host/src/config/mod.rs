@@ -104,7 +104,10 @@ mod tests {
     fn get_walks_nested_objects() {
         assert_eq!(config().get("review.models.gemini"), Some(&json!(" g ")));
         assert_eq!(config().get("review.models.kimi-code"), Some(&json!("k")));
-        assert_eq!(config().get("review.models"), config().value().pointer("/review/models"));
+        assert_eq!(
+            config().get("review.models"),
+            config().value().pointer("/review/models")
+        );
     }
 
     #[test]
@@ -122,7 +125,10 @@ mod tests {
 
     #[test]
     fn segments_are_literal() {
-        assert_eq!(config().get(".").and_then(Value::as_str), Some("empty-segments"));
+        assert_eq!(
+            config().get(".").and_then(Value::as_str),
+            Some("empty-segments")
+        );
         assert_eq!(config().get("review..models"), None);
         assert_eq!(config().get("review.models.__proto__"), None);
     }
@@ -136,10 +142,18 @@ mod tests {
 
     #[test]
     fn configured_string_applies_unset_rule() {
-        assert_eq!(config().configured_string("review.models.gemini").as_deref(), Some("g"));
+        assert_eq!(
+            config()
+                .configured_string("review.models.gemini")
+                .as_deref(),
+            Some("g")
+        );
         assert_eq!(config().configured_string("review.models.claude"), None);
         assert_eq!(config().configured_string("review.models.agy"), None);
-        assert_eq!(config().configured_string("review.models.antigravity"), None);
+        assert_eq!(
+            config().configured_string("review.models.antigravity"),
+            None
+        );
     }
 
     #[test]

@@ -28,7 +28,11 @@ mod tests {
     use serde_json::json;
 
     fn check(value: Option<Value>, expected: Option<&str>) {
-        assert_eq!(configured(value.as_ref()).as_deref(), expected, "value {value:?}");
+        assert_eq!(
+            configured(value.as_ref()).as_deref(),
+            expected,
+            "value {value:?}"
+        );
     }
 
     #[test]
@@ -55,7 +59,16 @@ mod tests {
 
     #[test]
     fn non_strings_are_never_coerced() {
-        for value in [json!(0), json!(1.5), json!(false), json!(true), json!([]), json!({}), json!(["a"]), json!({"a": "b"})] {
+        for value in [
+            json!(0),
+            json!(1.5),
+            json!(false),
+            json!(true),
+            json!([]),
+            json!({}),
+            json!(["a"]),
+            json!({"a": "b"}),
+        ] {
             check(Some(value), None);
         }
     }

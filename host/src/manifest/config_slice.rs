@@ -16,7 +16,12 @@ pub(crate) fn check(checker: &mut Checker, config: &Value) {
     for (key, slice) in slices {
         let field = at.key(key);
         if key.is_empty() || vocab::RESERVED_WORDS.contains(&key.as_str()) {
-            checker.error("CFG-KEY", field, "keys must be non-empty and not reserved", None);
+            checker.error(
+                "CFG-KEY",
+                field,
+                "keys must be non-empty and not reserved",
+                None,
+            );
             continue;
         }
         match slice.as_object() {
@@ -34,13 +39,24 @@ fn check_slice(checker: &mut Checker, slice: &Map<String, Value>, at: &FieldPath
         .filter(|items| !items.is_empty())
         .and_then(|items| items.iter().map(Value::as_str).collect());
     if kind == Some("enum") && enum_values.is_none() {
-        checker.error("CFG-SLICE-ENUM-VALUES", at.key("values"), "must be a non-empty array of strings", values);
+        checker.error(
+            "CFG-SLICE-ENUM-VALUES",
+            at.key("values"),
+            "must be a non-empty array of strings",
+            values,
+        );
     }
     match slice.get("default") {
         None => checker.error("CFG-SLICE-DEFAULT", at.key("default"), "is required", None),
         Some(default) => check_default(checker, kind, default, enum_values.as_deref(), at),
     }
-    checker.non_empty_string(slice, "description", at, "CFG-SLICE-DESCRIPTION", "must be a non-empty string");
+    checker.non_empty_string(
+        slice,
+        "description",
+        at,
+        "CFG-SLICE-DESCRIPTION",
+        "must be a non-empty string",
+    );
 }
 
 fn check_default(
@@ -54,7 +70,10 @@ fn check_default(
     let (fits, wanted) = match kind {
         Some("boolean") => (default.is_boolean(), "a boolean"),
         Some("string") => (default.is_string(), "a string"),
-        Some("number") => (default.as_f64().is_some_and(f64::is_finite), "a finite number"),
+        Some("number") => (
+            default.as_f64().is_some_and(f64::is_finite),
+            "a finite number",
+        ),
         Some("enum") => (default.is_string(), "a string"),
         _ => return,
     };

@@ -47,7 +47,10 @@ fn check_ids(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>) {
                 index,
                 "X-ID-DUP",
                 FieldPath::root().key("id"),
-                format!("id \"{}\" is already registered by another capability", member.id),
+                format!(
+                    "id \"{}\" is already registered by another capability",
+                    member.id
+                ),
             ));
         }
     }
@@ -57,7 +60,9 @@ fn check_ids(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>) {
 type KeysOf = fn(&CapabilityFacts) -> Vec<String>;
 
 const LANE_NAMESPACES: [(&str, &str, &str, KeysOf); 3] = [
-    ("X-SLUG-DUP", "slug", "slug", |m| m.lane.iter().filter_map(|l| l.slug.clone()).collect()),
+    ("X-SLUG-DUP", "slug", "slug", |m| {
+        m.lane.iter().filter_map(|l| l.slug.clone()).collect()
+    }),
     ("X-FLAG-DUP", "flag", "flags", |m| {
         let mut flags: Vec<String> = m.lane.iter().flat_map(|l| l.flags.clone()).collect();
         flags.dedup();
@@ -80,7 +85,11 @@ fn check_lane_keys(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>
             }
         }
         for (key, owners) in claimants {
-            let mut ids: Vec<&str> = owners.iter().filter_map(|i| members.get(*i)).map(|m| m.id.as_str()).collect();
+            let mut ids: Vec<&str> = owners
+                .iter()
+                .filter_map(|i| members.get(*i))
+                .map(|m| m.id.as_str())
+                .collect();
             ids.sort_unstable();
             ids.dedup();
             // Members sharing one id are reported once, by X-ID-DUP.
@@ -172,8 +181,14 @@ fn check_requires(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>)
         }
     }
     for cycle in find_cycles(members, &by_id) {
-        let Some(last) = cycle.iter().max().copied() else { continue };
-        let mut names: Vec<&str> = cycle.iter().filter_map(|i| members.get(*i)).map(|m| m.id.as_str()).collect();
+        let Some(last) = cycle.iter().max().copied() else {
+            continue;
+        };
+        let mut names: Vec<&str> = cycle
+            .iter()
+            .filter_map(|i| members.get(*i))
+            .map(|m| m.id.as_str())
+            .collect();
         if let Some(first) = names.first().copied() {
             names.push(first);
         }
@@ -196,7 +211,13 @@ fn find_cycles(members: &[CapabilityFacts], by_id: &HashMap<&str, usize>) -> Vec
     }
     let edges: Vec<Vec<usize>> = members
         .iter()
-        .map(|member| member.requires.iter().filter_map(|r| by_id.get(r.as_str()).copied()).collect())
+        .map(|member| {
+            member
+                .requires
+                .iter()
+                .filter_map(|r| by_id.get(r.as_str()).copied())
+                .collect()
+        })
         .collect();
     let mut marks = vec![Mark::New; members.len()];
     let mut cycles = Vec::new();
@@ -247,8 +268,12 @@ mod tests {
     #[test]
     fn collisions_name_every_claimant_sorted_on_the_newcomer() {
         let members = vec![
-            facts(json!({"id": "cap-b", "reviewer": {"slug": "x", "flags": ["--shared"], "reviewsSection": "S1"}})),
-            facts(json!({"id": "cap-a", "reviewer": {"slug": "y", "flags": ["--shared"], "reviewsSection": "S2"}})),
+            facts(
+                json!({"id": "cap-b", "reviewer": {"slug": "x", "flags": ["--shared"], "reviewsSection": "S1"}}),
+            ),
+            facts(
+                json!({"id": "cap-a", "reviewer": {"slug": "y", "flags": ["--shared"], "reviewsSection": "S2"}}),
+            ),
         ];
         let found = check(&members);
         assert_eq!(found.len(), 1);
@@ -268,16 +293,24 @@ mod tests {
         assert!(codes.contains(&"X-REQUIRES-CYCLE"));
         assert!(codes.contains(&"X-TIER"));
         assert!(codes.contains(&"X-REQUIRES-MISSING"));
-        assert_eq!(codes.iter().filter(|c| **c == "X-REQUIRES-CYCLE").count(), 1);
+        assert_eq!(
+            codes.iter().filter(|c| **c == "X-REQUIRES-CYCLE").count(),
+            1
+        );
     }
 
     #[test]
     fn config_keys() {
         let members = vec![
             facts(json!({"id": "a", "config": {"review.models.a": {}}})),
-            facts(json!({"id": "b", "config": {"review.models.a": {}, "review.default_reviewers": {}, "review.reviewer_instances.x.cli": {}}})),
+            facts(
+                json!({"id": "b", "config": {"review.models.a": {}, "review.default_reviewers": {}, "review.reviewer_instances.x.cli": {}}}),
+            ),
         ];
         let codes: Vec<&str> = check(&members).iter().map(|f| f.diagnostic.code).collect();
-        assert_eq!(codes, vec!["X-CONFIG-OWNED", "X-CONFIG-CENTRAL", "X-CONFIG-PATTERN"]);
+        assert_eq!(
+            codes,
+            vec!["X-CONFIG-OWNED", "X-CONFIG-CENTRAL", "X-CONFIG-PATTERN"]
+        );
     }
 }

@@ -175,9 +175,13 @@ mod tests {
 
     #[test]
     fn detail_lists_members_and_value() {
-        let d = Diagnostic::error("RB-TRANSPORT", FieldPath::root().key("reviewer").key("transport"), "reviewer.transport is not a known transport")
-            .members(&["spawn", "openai-http"])
-            .got(Some(&json!("grpc")));
+        let d = Diagnostic::error(
+            "RB-TRANSPORT",
+            FieldPath::root().key("reviewer").key("transport"),
+            "reviewer.transport is not a known transport",
+        )
+        .members(&["spawn", "openai-http"])
+        .got(Some(&json!("grpc")));
         assert_eq!(
             d.detail(),
             "reviewer.transport: is not a known transport; must be one of: spawn, openai-http (got: \"grpc\")"

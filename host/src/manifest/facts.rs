@@ -50,7 +50,13 @@ impl CapabilityFacts {
         let strings = |value: Option<&Value>| -> Vec<String> {
             value
                 .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let lane = manifest
@@ -95,8 +101,21 @@ impl CapabilityFacts {
 /// `(id, tier, requires, owned config keys)` of the first-party capabilities that are not
 /// lanes (manifest.md Appendix A); the twelve lanes are compiled in as full manifests.
 const NON_LANE_INDEX: &[(&str, &str, &[&str], &[&str])] = &[
-    ("ai-integration", "full", &[], &["workflow.ai_integration_phase", "workflow.api_coverage_gate"]),
-    ("assumption-delta", "full", &[], &["workflow.assumption_delta"]),
+    (
+        "ai-integration",
+        "full",
+        &[],
+        &[
+            "workflow.ai_integration_phase",
+            "workflow.api_coverage_gate",
+        ],
+    ),
+    (
+        "assumption-delta",
+        "full",
+        &[],
+        &["workflow.assumption_delta"],
+    ),
     ("audit", "full", &[], &[]),
     ("augment", "core", &[], &[]),
     ("broken-windows", "full", &[], &["workflow.windows_enforce"]),
@@ -111,7 +130,12 @@ const NON_LANE_INDEX: &[(&str, &str, &[&str], &[&str])] = &[
         ],
     ),
     ("cline", "core", &[], &[]),
-    ("code-review", "full", &[], &["workflow.code_review", "workflow.code_review_depth"]),
+    (
+        "code-review",
+        "full",
+        &[],
+        &["workflow.code_review", "workflow.code_review_depth"],
+    ),
     ("codebuddy", "core", &[], &[]),
     ("copilot", "core", &[], &[]),
     (
@@ -137,7 +161,12 @@ const NON_LANE_INDEX: &[(&str, &str, &[&str], &[&str])] = &[
             "external_job.poll_timeout_ms",
         ],
     ),
-    ("gap-analysis", "standard", &[], &["workflow.post_planning_gaps"]),
+    (
+        "gap-analysis",
+        "standard",
+        &[],
+        &["workflow.post_planning_gaps"],
+    ),
     ("graphify", "full", &[], &["graphify.enabled"]),
     ("hermes", "core", &[], &[]),
     ("intel", "full", &[], &["intel.enabled"]),
@@ -161,11 +190,26 @@ const NON_LANE_INDEX: &[(&str, &str, &[&str], &[&str])] = &[
         ],
     ),
     ("nyquist", "full", &[], &["workflow.nyquist_validation"]),
-    ("pattern-mapper", "full", &["research"], &["workflow.pattern_mapper"]),
+    (
+        "pattern-mapper",
+        "full",
+        &["research"],
+        &["workflow.pattern_mapper"],
+    ),
     ("pi", "core", &[], &[]),
-    ("profile-pipeline", "full", &[], &["profile-pipeline.enabled"]),
+    (
+        "profile-pipeline",
+        "full",
+        &[],
+        &["profile-pipeline.enabled"],
+    ),
     ("research", "standard", &[], &["workflow.research"]),
-    ("schema-gate", "full", &[], &["workflow.schema_push_detection"]),
+    (
+        "schema-gate",
+        "full",
+        &[],
+        &["workflow.schema_push_detection"],
+    ),
     (
         "security",
         "full",
@@ -178,7 +222,16 @@ const NON_LANE_INDEX: &[(&str, &str, &[&str], &[&str])] = &[
     ),
     ("tdd", "full", &[], &["workflow.tdd_mode"]),
     ("trae", "core", &[], &[]),
-    ("ui", "full", &[], &["workflow.ui_phase", "workflow.ui_review", "workflow.ui_safety_gate"]),
+    (
+        "ui",
+        "full",
+        &[],
+        &[
+            "workflow.ui_phase",
+            "workflow.ui_review",
+            "workflow.ui_safety_gate",
+        ],
+    ),
     ("vscode", "core", &[], &[]),
     ("windsurf", "core", &[], &[]),
     ("zcode", "core", &[], &[]),

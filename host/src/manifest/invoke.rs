@@ -8,7 +8,12 @@ use super::validate::Checker;
 use super::vocab;
 
 /// Validates `invoke` for the declared transport (`None` when the transport is invalid).
-pub(crate) fn check(checker: &mut Checker, invoke: Option<&Value>, transport: Option<&str>, at: &FieldPath) {
+pub(crate) fn check(
+    checker: &mut Checker,
+    invoke: Option<&Value>,
+    transport: Option<&str>,
+    at: &FieldPath,
+) {
     let Some(object) = invoke.and_then(Value::as_object) else {
         checker.error("INV-TYPE", at.clone(), "must be an object", invoke);
         return;
@@ -37,7 +42,9 @@ pub(crate) fn check(checker: &mut Checker, invoke: Option<&Value>, transport: Op
         .keys()
         .filter(|key| {
             let key = key.as_str();
-            !vocab::SPAWN_ONLY.contains(&key) && !vocab::HTTP_ONLY.contains(&key) && key != "effortChannel"
+            !vocab::SPAWN_ONLY.contains(&key)
+                && !vocab::HTTP_ONLY.contains(&key)
+                && key != "effortChannel"
         })
         .collect();
     unknown.sort();
@@ -48,7 +55,13 @@ pub(crate) fn check(checker: &mut Checker, invoke: Option<&Value>, transport: Op
     }
 }
 
-fn forbid(checker: &mut Checker, object: &Map<String, Value>, fields: &[&str], transport: &str, at: &FieldPath) {
+fn forbid(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    fields: &[&str],
+    transport: &str,
+    at: &FieldPath,
+) {
     for field in fields {
         if object.contains_key(*field) {
             checker.error(
@@ -74,14 +87,36 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         Some(entries) => {
             for (index, entry) in entries.iter().enumerate() {
                 if !entry.is_string() {
-                    checker.error("SP-ARGS-ENTRY", at.key("args").index(index), "must be a string", Some(entry));
+                    checker.error(
+                        "SP-ARGS-ENTRY",
+                        at.key("args").index(index),
+                        "must be a string",
+                        Some(entry),
+                    );
                 }
             }
         }
-        None => checker.error("SP-ARGS", at.key("args"), "must be a list of strings (write [] for none)", args),
+        None => checker.error(
+            "SP-ARGS",
+            at.key("args"),
+            "must be a list of strings (write [] for none)",
+            args,
+        ),
     }
-    checker.member(object, "promptChannel", at, "SP-PROMPTCHANNEL", vocab::PROMPT_CHANNEL);
-    let output = checker.member(object, "outputChannel", at, "SP-OUTPUTCHANNEL", vocab::OUTPUT_CHANNEL);
+    checker.member(
+        object,
+        "promptChannel",
+        at,
+        "SP-PROMPTCHANNEL",
+        vocab::PROMPT_CHANNEL,
+    );
+    let output = checker.member(
+        object,
+        "outputChannel",
+        at,
+        "SP-OUTPUTCHANNEL",
+        vocab::OUTPUT_CHANNEL,
+    );
     let output_arg = object.get("outputArg");
     match output {
         Some("file-arg") => {
@@ -109,9 +144,20 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         _ => false,
     };
     if !model_arg_ok {
-        checker.error("SP-MODELARG", at.key("modelArg"), "must be a non-empty string or null", model_arg);
+        checker.error(
+            "SP-MODELARG",
+            at.key("modelArg"),
+            "must be a non-empty string or null",
+            model_arg,
+        );
     }
-    checker.member(object, "effortChannel", at, "SP-EFFORT", vocab::EFFORT_CHANNEL);
+    checker.member(
+        object,
+        "effortChannel",
+        at,
+        "SP-EFFORT",
+        vocab::EFFORT_CHANNEL,
+    );
 }
 
 fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
@@ -130,7 +176,13 @@ fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath
         "HT-PATH",
         "must be given as a non-empty string, such as \"/v1/chat/completions\", when transport is \"openai-http\"",
     );
-    checker.member(object, "modelDiscovery", at, "HT-DISCOVERY", vocab::MODEL_DISCOVERY);
+    checker.member(
+        object,
+        "modelDiscovery",
+        at,
+        "HT-DISCOVERY",
+        vocab::MODEL_DISCOVERY,
+    );
     optional_text(checker, object, "fallbackModel", at, "HT-FALLBACKMODEL");
     let effort = object.get("effortChannel");
     if effort.and_then(Value::as_str) != Some("none") {
@@ -143,7 +195,13 @@ fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath
     }
 }
 
-fn optional_text(checker: &mut Checker, object: &Map<String, Value>, key: &str, at: &FieldPath, code: &'static str) {
+fn optional_text(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    code: &'static str,
+) {
     if object.contains_key(key) {
         checker.non_empty_string(object, key, at, code, "must be a non-empty string");
     }

@@ -8,17 +8,30 @@ use super::validate::Checker;
 use super::vocab;
 
 /// Runs every lint on a `reviewer` object; `config` is the manifest's `config` value.
-pub(crate) fn check_body(checker: &mut Checker, body: &Map<String, Value>, config: Option<&Value>, at: &FieldPath) {
+pub(crate) fn check_body(
+    checker: &mut Checker,
+    body: &Map<String, Value>,
+    config: Option<&Value>,
+    at: &FieldPath,
+) {
     let invoke = body.get("invoke").and_then(Value::as_object);
     let probe = body.get("probe").and_then(Value::as_object);
     let transport = body.get("transport").and_then(Value::as_str);
     if let (Some(invoke), Some("spawn")) = (invoke, transport) {
         check_placeholders(checker, invoke, &at.key("invoke"));
         let model_key = body.get("modelConfigKey").and_then(Value::as_str);
-        if model_key.is_some_and(|key| !key.is_empty()) && invoke.get("modelArg") == Some(&Value::Null) {
+        if model_key.is_some_and(|key| !key.is_empty())
+            && invoke.get("modelArg") == Some(&Value::Null)
+        {
             let field = at.key("modelConfigKey");
-            let message = format!("is set but invoke.modelArg is null; a configured model can never be passed");
-            checker.push(Diagnostic::warning("W-MODELKEY-NO-MODELARG", field, message));
+            let message = format!(
+                "is set but invoke.modelArg is null; a configured model can never be passed"
+            );
+            checker.push(Diagnostic::warning(
+                "W-MODELKEY-NO-MODELARG",
+                field,
+                message,
+            ));
         }
     }
     if body.get("emptyOutput").and_then(Value::as_str) == Some("handler-owned")
@@ -26,7 +39,11 @@ pub(crate) fn check_body(checker: &mut Checker, body: &Map<String, Value>, confi
     {
         let field = at.key("emptyOutput");
         let message = "\"handler-owned\" has no handler; the generic stub is used";
-        checker.push(Diagnostic::warning("W-HANDLER-OWNED-NO-HANDLER", field, message));
+        checker.push(Diagnostic::warning(
+            "W-HANDLER-OWNED-NO-HANDLER",
+            field,
+            message,
+        ));
     }
     let declared = |key: &str| {
         config
@@ -36,7 +53,11 @@ pub(crate) fn check_body(checker: &mut Checker, body: &Map<String, Value>, confi
     let references = [
         (Some(body), "modelConfigKey", at.key("modelConfigKey")),
         (Some(body), "promptBudgetKey", at.key("promptBudgetKey")),
-        (invoke, "hostConfigKey", at.key("invoke").key("hostConfigKey")),
+        (
+            invoke,
+            "hostConfigKey",
+            at.key("invoke").key("hostConfigKey"),
+        ),
         (probe, "hostConfigKey", at.key("probe").key("hostConfigKey")),
     ];
     for (object, key, field) in references {
@@ -50,7 +71,10 @@ pub(crate) fn check_body(checker: &mut Checker, body: &Map<String, Value>, confi
             checker.push(Diagnostic::warning("W-KEY-UNDECLARED", field, message));
         }
     }
-    for (object, field) in [(invoke, at.key("invoke").key("path")), (probe, at.key("probe").key("path"))] {
+    for (object, field) in [
+        (invoke, at.key("invoke").key("path")),
+        (probe, at.key("probe").key("path")),
+    ] {
         let path = object.and_then(|o| o.get("path")).and_then(Value::as_str);
         if path.is_some_and(|path| !path.is_empty() && !path.starts_with('/')) {
             let message = format!("should start with \"/\" (it is appended to the host)");
@@ -84,20 +108,31 @@ fn check_placeholders(checker: &mut Checker, invoke: &Map<String, Value>, at: &F
         missing.push("has no \"{{prompt}}\" although promptChannel passes the prompt on the command line; the tool never sees it".into());
     }
     if text_of("modelArg").is_some_and(|arg| !arg.is_empty()) && !has("{{model}}") {
-        missing.push("has no \"{{model}}\" although modelArg is set; a configured model is never passed".into());
+        missing.push(
+            "has no \"{{model}}\" although modelArg is set; a configured model is never passed"
+                .into(),
+        );
     }
     if text_of("effortChannel") == Some("argv") && !has("{{effort}}") {
-        missing.push("has no \"{{effort}}\" although effortChannel is \"argv\"; effort is never passed".into());
+        missing.push(
+            "has no \"{{effort}}\" although effortChannel is \"argv\"; effort is never passed"
+                .into(),
+        );
     }
     let field = at.key("args");
     for what in missing {
-        checker.push(Diagnostic::warning("W-PLACEHOLDER-MISSING", field.clone(), what));
+        checker.push(Diagnostic::warning(
+            "W-PLACEHOLDER-MISSING",
+            field.clone(),
+            what,
+        ));
     }
     for (index, arg) in args.iter().enumerate() {
         if let Some(text) = arg.as_str() {
             if text.contains("{{") && !vocab::PLACEHOLDERS.contains(&text) {
                 let item = field.index(index);
-                let message = "contains `{{` but is not exactly a placeholder; it is passed literally";
+                let message =
+                    "contains `{{` but is not exactly a placeholder; it is passed literally";
                 checker.push(Diagnostic::warning("W-PLACEHOLDER-EMBEDDED", item, message));
             }
         }

@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod facts;
 mod invoke;
 mod lint;
+pub mod model;
 pub mod path;
 mod probe;
 pub mod semver;

@@ -98,15 +98,26 @@ mod tests {
 
     #[test]
     fn renders_dotted_indexed_and_quoted_keys() {
-        let path = FieldPath::root().key("reviewer").key("invoke").key("args").index(1);
+        let path = FieldPath::root()
+            .key("reviewer")
+            .key("invoke")
+            .key("args")
+            .index(1);
         assert_eq!(path.to_string(), "reviewer.invoke.args[1]");
-        let config = FieldPath::root().key("config").key("review.models.x").key("type");
+        let config = FieldPath::root()
+            .key("config")
+            .key("review.models.x")
+            .key("type");
         assert_eq!(config.to_string(), "config[\"review.models.x\"].type");
     }
 
     #[test]
     fn parse_round_trips() {
-        for text in ["reviewer.invoke.args[1]", "config[\"review.models.x\"].type", "id"] {
+        for text in [
+            "reviewer.invoke.args[1]",
+            "config[\"review.models.x\"].type",
+            "id",
+        ] {
             let parsed = FieldPath::parse(text).expect("parses");
             assert_eq!(parsed.to_string(), text);
         }

@@ -55,7 +55,10 @@ pub(crate) fn check(checker: &mut Checker, probe: Option<&Value>, at: &FieldPath
         checker.error(
             "PR-UNKNOWN",
             at.key(key),
-            &format!("is an unrecognised probe field (recognised: {})", vocab::PROBE_FIELDS.join(", ")),
+            &format!(
+                "is an unrecognised probe field (recognised: {})",
+                vocab::PROBE_FIELDS.join(", ")
+            ),
             None,
         );
     }

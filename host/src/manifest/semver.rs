@@ -13,9 +13,7 @@ type Tuple = (u128, u128, u128);
 pub fn is_strict_semver(text: &str) -> bool {
     let (rest, build) = split_off(text, '+');
     let (core, prerelease) = split_off(rest, '-');
-    core_ok(core)
-        && prerelease.map_or(true, prerelease_ok)
-        && build.map_or(true, build_ok)
+    core_ok(core) && prerelease.map_or(true, prerelease_ok) && build.map_or(true, build_ok)
 }
 
 /// Splits at the first `separator`, returning the part after it when there is one.
@@ -81,7 +79,11 @@ pub fn range_satisfied(range: &str, version: &str) -> bool {
         .split("||")
         .map(str::trim)
         .filter(|alternative| !alternative.is_empty())
-        .any(|alternative| alternative.split_whitespace().all(|c| comparator_holds(c, host)))
+        .any(|alternative| {
+            alternative
+                .split_whitespace()
+                .all(|c| comparator_holds(c, host))
+        })
 }
 
 /// Converts a version to its tuple: leading digits of each of the first three parts, `0` if none.
@@ -100,7 +102,9 @@ fn version_tuple(version: &str) -> Tuple {
 fn leading_number(part: &str) -> u64 {
     part.bytes()
         .take_while(u8::is_ascii_digit)
-        .fold(0u64, |n, digit| n.saturating_mul(10).saturating_add(u64::from(digit - b'0')))
+        .fold(0u64, |n, digit| {
+            n.saturating_mul(10).saturating_add(u64::from(digit - b'0'))
+        })
 }
 
 /// Drops everything from the first `-` or `+` (pre-release and build tags).
@@ -157,7 +161,10 @@ fn split_operator(comparator: &str) -> (Op, &str) {
 fn parse_token(token: &str) -> Option<Partial> {
     let token = strip_suffix_tags(token.strip_prefix('v').unwrap_or(token));
     if matches!(token, "" | "*" | "x" | "X") {
-        return Some(Partial { tuple: (0, 0, 0), specified: 0 });
+        return Some(Partial {
+            tuple: (0, 0, 0),
+            specified: 0,
+        });
     }
     let parts: Vec<&str> = token.split('.').collect();
     if parts.len() > 3 {
@@ -176,7 +183,10 @@ fn parse_token(token: &str) -> Option<Partial> {
             specified += 1;
         }
     }
-    Some(Partial { tuple: (numbers[0], numbers[1], numbers[2]), specified })
+    Some(Partial {
+        tuple: (numbers[0], numbers[1], numbers[2]),
+        specified,
+    })
 }
 
 /// Parses a part made only of ASCII digits that fits in `u64`.
@@ -239,48 +249,102 @@ mod tests {
     /// Asserts each `(range, version)` pair is satisfied.
     fn assert_sat(cases: &[(&str, &str)]) {
         for (range, version) in cases {
-            assert!(range_satisfied(range, version), "{range:?} should accept {version:?}");
+            assert!(
+                range_satisfied(range, version),
+                "{range:?} should accept {version:?}"
+            );
         }
     }
 
     /// Asserts each `(range, version)` pair is not satisfied.
     fn assert_unsat(cases: &[(&str, &str)]) {
         for (range, version) in cases {
-            assert!(!range_satisfied(range, version), "{range:?} should reject {version:?}");
+            assert!(
+                !range_satisfied(range, version),
+                "{range:?} should reject {version:?}"
+            );
         }
     }
 
     #[test]
     fn strict_semver_accepts_spec_examples() {
-        for text in ["1.2.3", "1.10.0", "1.2.3-rc.1", "1.2.3-dev.0", "1.2.3+build.5"] {
+        for text in [
+            "1.2.3",
+            "1.10.0",
+            "1.2.3-rc.1",
+            "1.2.3-dev.0",
+            "1.2.3+build.5",
+        ] {
             assert!(is_strict_semver(text), "{text}");
         }
     }
 
     #[test]
     fn strict_semver_rejects_spec_examples() {
-        for text in ["1.0", "v1.0.0", "01.2.3", "1.2.3-01", "1.2.3-..", "1.2.3-a b", "1.2.3-é"] {
+        for text in [
+            "1.0",
+            "v1.0.0",
+            "01.2.3",
+            "1.2.3-01",
+            "1.2.3-..",
+            "1.2.3-a b",
+            "1.2.3-é",
+        ] {
             assert!(!is_strict_semver(text), "{text}");
         }
     }
 
     #[test]
     fn strict_semver_edge_cases() {
-        for text in ["0.0.0", "1.2.3+001", "1.2.3-0", "1.2.3-0a", "1.2.3-a-b.c+x-y.07", "1.2.3--"] {
+        for text in [
+            "0.0.0",
+            "1.2.3+001",
+            "1.2.3-0",
+            "1.2.3-0a",
+            "1.2.3-a-b.c+x-y.07",
+            "1.2.3--",
+        ] {
             assert!(is_strict_semver(text), "{text}");
         }
-        for text in ["", "1.2.3-", "1.2.3+", "1.2.3+a..b", "1.2.3.4", " 1.2.3", "1.2.-3", "1.2.3-a+b+c"]
-        {
+        for text in [
+            "",
+            "1.2.3-",
+            "1.2.3+",
+            "1.2.3+a..b",
+            "1.2.3.4",
+            " 1.2.3",
+            "1.2.-3",
+            "1.2.3-a+b+c",
+        ] {
             assert!(!is_strict_semver(text), "{text}");
         }
     }
 
     #[test]
     fn shape_check_follows_the_three_rules() {
-        for text in ["*", " x ", "X", ">= 1.8.0", "(1.2)", "1.x || 2", "=>1.8.0", "1.2.3 - 2.0.0"] {
+        for text in [
+            "*",
+            " x ",
+            "X",
+            ">= 1.8.0",
+            "(1.2)",
+            "1.x || 2",
+            "=>1.8.0",
+            "1.2.3 - 2.0.0",
+        ] {
             assert!(range_shape_ok(text), "{text:?}");
         }
-        for text in ["", "   ", "latest", ">=1.8\t", ">=1.8.0\n", "é1", "xx", "^", "1,2"] {
+        for text in [
+            "",
+            "   ",
+            "latest",
+            ">=1.8\t",
+            ">=1.8.0\n",
+            "é1",
+            "xx",
+            "^",
+            "1,2",
+        ] {
             assert!(!range_shape_ok(text), "{text:?}");
         }
     }
@@ -301,9 +365,24 @@ mod tests {
 
     #[test]
     fn equals_or_no_operator_cells() {
-        assert_sat(&[("=*", "0.0.0"), ("=", "99.0.0"), ("x", "5.5.5"), ("v", "3.0.0")]);
-        assert_sat(&[("1", "1.0.0"), ("=1", "1.99.0"), ("1.2", "1.2.0"), ("1.2", "1.2.9")]);
-        assert_unsat(&[("1", "2.0.0"), ("=1", "0.9.9"), ("1.2", "1.3.0"), ("1.2", "1.1.9")]);
+        assert_sat(&[
+            ("=*", "0.0.0"),
+            ("=", "99.0.0"),
+            ("x", "5.5.5"),
+            ("v", "3.0.0"),
+        ]);
+        assert_sat(&[
+            ("1", "1.0.0"),
+            ("=1", "1.99.0"),
+            ("1.2", "1.2.0"),
+            ("1.2", "1.2.9"),
+        ]);
+        assert_unsat(&[
+            ("1", "2.0.0"),
+            ("=1", "0.9.9"),
+            ("1.2", "1.3.0"),
+            ("1.2", "1.1.9"),
+        ]);
         assert_sat(&[("1.2.3", "1.2.3"), ("=1.2.3", "1.2.3")]);
         assert_unsat(&[("1.2.3", "1.2.4"), ("=1.2.3", "1.2.2")]);
     }
@@ -314,17 +393,46 @@ mod tests {
         assert_unsat(&[("^", "0.0.1"), ("^x", "1.0.0")]);
         assert_sat(&[("^1", "1.0.0"), ("^1", "1.9.9"), ("^0", "0.0.0")]);
         assert_unsat(&[("^1", "2.0.0"), ("^1", "0.9.0"), ("^0", "0.0.1")]);
-        assert_sat(&[("^1.2", "1.2.0"), ("^1.2", "1.9.0"), ("^0.2", "0.2.5"), ("^0.0", "0.0.0")]);
-        assert_unsat(&[("^1.2", "2.0.0"), ("^1.2", "1.1.9"), ("^0.2", "0.3.0"), ("^0.0", "0.0.1")]);
-        assert_sat(&[("^1.2.3", "1.2.3"), ("^1.2.3", "1.99.0"), ("^0.2.3", "0.2.9"), ("^0.0.3", "0.0.3")]);
-        assert_unsat(&[("^1.2.3", "1.2.2"), ("^1.2.3", "2.0.0"), ("^0.2.3", "0.3.0")]);
+        assert_sat(&[
+            ("^1.2", "1.2.0"),
+            ("^1.2", "1.9.0"),
+            ("^0.2", "0.2.5"),
+            ("^0.0", "0.0.0"),
+        ]);
+        assert_unsat(&[
+            ("^1.2", "2.0.0"),
+            ("^1.2", "1.1.9"),
+            ("^0.2", "0.3.0"),
+            ("^0.0", "0.0.1"),
+        ]);
+        assert_sat(&[
+            ("^1.2.3", "1.2.3"),
+            ("^1.2.3", "1.99.0"),
+            ("^0.2.3", "0.2.9"),
+            ("^0.0.3", "0.0.3"),
+        ]);
+        assert_unsat(&[
+            ("^1.2.3", "1.2.2"),
+            ("^1.2.3", "2.0.0"),
+            ("^0.2.3", "0.3.0"),
+        ]);
         assert_unsat(&[("^0.0.3", "0.0.4"), ("^0.0.3", "0.0.2")]);
     }
 
     #[test]
     fn tilde_cells() {
-        assert_sat(&[("~", "0.9.9"), ("~1", "1.9.0"), ("~1.2", "1.2.0"), ("~1.2", "1.2.9")]);
-        assert_unsat(&[("~", "1.0.0"), ("~1", "2.0.0"), ("~1", "0.9.0"), ("~1.2", "1.3.0")]);
+        assert_sat(&[
+            ("~", "0.9.9"),
+            ("~1", "1.9.0"),
+            ("~1.2", "1.2.0"),
+            ("~1.2", "1.2.9"),
+        ]);
+        assert_unsat(&[
+            ("~", "1.0.0"),
+            ("~1", "2.0.0"),
+            ("~1", "0.9.0"),
+            ("~1.2", "1.3.0"),
+        ]);
         assert_unsat(&[("~1.2", "1.1.0")]);
         assert_sat(&[("~1.2.3", "1.2.3"), ("~1.2.3", "1.2.9")]);
         assert_unsat(&[("~1.2.3", "1.3.0"), ("~1.2.3", "1.2.2")]);
@@ -341,47 +449,124 @@ mod tests {
 
     #[test]
     fn ordering_operator_cells() {
-        assert_sat(&[(">=2", "2.0.0"), (">1", "1.0.1"), ("<2", "1.99.0"), ("<=2", "2.0.0")]);
-        assert_unsat(&[(">=2", "1.99.99"), (">1", "1.0.0"), ("<2", "2.0.0"), ("<=2", "2.0.1")]);
-        assert_sat(&[(">=1.2", "1.2.0"), (">1.2", "1.2.1"), ("<1.2", "1.1.9"), ("<=1.2", "1.2.0")]);
-        assert_unsat(&[(">=1.2", "1.1.9"), (">1.2", "1.2.0"), ("<1.2", "1.2.0"), ("<=1.2", "1.2.1")]);
-        assert_sat(&[(">=1.2.3", "1.2.3"), (">1.2.3", "1.2.4"), ("<1.2.3", "1.2.2"), ("<=1.2.3", "1.2.3")]);
-        assert_unsat(&[(">=1.2.3", "1.2.2"), (">1.2.3", "1.2.3"), ("<1.2.3", "1.2.3"), ("<=1.2.3", "1.2.4")]);
+        assert_sat(&[
+            (">=2", "2.0.0"),
+            (">1", "1.0.1"),
+            ("<2", "1.99.0"),
+            ("<=2", "2.0.0"),
+        ]);
+        assert_unsat(&[
+            (">=2", "1.99.99"),
+            (">1", "1.0.0"),
+            ("<2", "2.0.0"),
+            ("<=2", "2.0.1"),
+        ]);
+        assert_sat(&[
+            (">=1.2", "1.2.0"),
+            (">1.2", "1.2.1"),
+            ("<1.2", "1.1.9"),
+            ("<=1.2", "1.2.0"),
+        ]);
+        assert_unsat(&[
+            (">=1.2", "1.1.9"),
+            (">1.2", "1.2.0"),
+            ("<1.2", "1.2.0"),
+            ("<=1.2", "1.2.1"),
+        ]);
+        assert_sat(&[
+            (">=1.2.3", "1.2.3"),
+            (">1.2.3", "1.2.4"),
+            ("<1.2.3", "1.2.2"),
+            ("<=1.2.3", "1.2.3"),
+        ]);
+        assert_unsat(&[
+            (">=1.2.3", "1.2.2"),
+            (">1.2.3", "1.2.3"),
+            ("<1.2.3", "1.2.3"),
+            ("<=1.2.3", "1.2.4"),
+        ]);
     }
 
     #[test]
     fn version_tokens_and_wildcards() {
-        assert_sat(&[(">=v1.8.0", "1.10.0"), (">=1.8.0-beta.1", "1.8.0"), ("1.10.0+b", "1.10.0")]);
-        assert_sat(&[("1.x.x", "1.4.0"), ("1.*", "1.0.0"), ("*.*.*", "7.0.0"), ("1.2.X", "1.2.7")]);
-        assert_unsat(&[("1.2.3.4", "1.2.3"), ("x.1", "1.1.0"), ("1.x.2", "1.0.2"), ("1..2", "1.0.2")]);
-        assert_unsat(&[("V1", "1.0.0"), (">=+1", "1.0.0"), ("1a", "1.0.0"), ("vv1", "1.0.0")]);
+        assert_sat(&[
+            (">=v1.8.0", "1.10.0"),
+            (">=1.8.0-beta.1", "1.8.0"),
+            ("1.10.0+b", "1.10.0"),
+        ]);
+        assert_sat(&[
+            ("1.x.x", "1.4.0"),
+            ("1.*", "1.0.0"),
+            ("*.*.*", "7.0.0"),
+            ("1.2.X", "1.2.7"),
+        ]);
+        assert_unsat(&[
+            ("1.2.3.4", "1.2.3"),
+            ("x.1", "1.1.0"),
+            ("1.x.2", "1.0.2"),
+            ("1..2", "1.0.2"),
+        ]);
+        assert_unsat(&[
+            ("V1", "1.0.0"),
+            (">=+1", "1.0.0"),
+            ("1a", "1.0.0"),
+            ("vv1", "1.0.0"),
+        ]);
     }
 
     #[test]
     fn alternatives_and_fail_closed() {
-        assert_sat(&[("foo || >=1.0.0", "1.10.0"), (" || 1.x ||", "1.10.0"), ("1 - 1", "1.3.0")]);
-        assert_unsat(&[(">=1.0.0 foo", "1.10.0"), ("", "1.0.0"), ("||", "1.0.0"), (" ", "1.0.0")]);
+        assert_sat(&[
+            ("foo || >=1.0.0", "1.10.0"),
+            (" || 1.x ||", "1.10.0"),
+            ("1 - 1", "1.3.0"),
+        ]);
+        assert_unsat(&[
+            (">=1.0.0 foo", "1.10.0"),
+            ("", "1.0.0"),
+            ("||", "1.0.0"),
+            (" ", "1.0.0"),
+        ]);
         assert_unsat(&[(">=1.0.0 <1.5.0", "1.10.0"), ("|| ||", "0.0.0")]);
     }
 
     #[test]
     fn prerelease_of_the_host_is_ignored() {
         let host = "1.10.0-rc.1";
-        assert_sat(&[(">=1.10.0", host), ("1.10.0", host), ("~1.10.0", host), ("v1.10.0", host)]);
+        assert_sat(&[
+            (">=1.10.0", host),
+            ("1.10.0", host),
+            ("~1.10.0", host),
+            ("v1.10.0", host),
+        ]);
         assert_unsat(&[("<1.10.0", host), (">1.10.0", host)]);
-        assert_sat(&[("1.10.0", "v1.10.0+build"), ("1.0.0", "1"), ("1.2.0", "1.2.x"), ("0.0.0", "")]);
+        assert_sat(&[
+            ("1.10.0", "v1.10.0+build"),
+            ("1.0.0", "1"),
+            ("1.2.0", "1.2.x"),
+            ("0.0.0", ""),
+        ]);
         assert_sat(&[("2.3.4", "2a.3b.4c.5")]);
     }
 
     #[test]
     fn huge_numbers_do_not_overflow() {
         let thirty = "123456789012345678901234567890";
-        assert_unsat(&[(&format!(">={thirty}"), "1.0.0"), (&format!("<{thirty}"), "1.0.0")]);
+        assert_unsat(&[
+            (&format!(">={thirty}"), "1.0.0"),
+            (&format!("<{thirty}"), "1.0.0"),
+        ]);
         assert_unsat(&[(&format!("^1.{thirty}"), "1.0.0")]);
-        assert_sat(&[(">=2", &format!("{thirty}.0.0")), ("<2", &format!("1.{thirty}.{thirty}"))]);
+        assert_sat(&[
+            (">=2", &format!("{thirty}.0.0")),
+            ("<2", &format!("1.{thirty}.{thirty}")),
+        ]);
         let max = u64::MAX;
         assert_sat(&[(&format!("{max}.x"), &format!("{thirty}.0.0"))]);
-        assert_sat(&[(&format!("^{max}.{max}.{max}"), &format!("{thirty}.{thirty}.{thirty}"))]);
+        assert_sat(&[(
+            &format!("^{max}.{max}.{max}"),
+            &format!("{thirty}.{thirty}.{thirty}"),
+        )]);
         assert_sat(&[(&format!("~0.{max}"), &format!("0.{thirty}.7"))]);
         assert_unsat(&[(&format!("~0.{max}"), &format!("1.{thirty}.7"))]);
     }

@@ -23,7 +23,13 @@ impl Checker {
         self.found.push(diagnostic);
     }
 
-    pub(crate) fn error(&mut self, code: &'static str, field: FieldPath, what: &str, got: Option<&Value>) {
+    pub(crate) fn error(
+        &mut self,
+        code: &'static str,
+        field: FieldPath,
+        what: &str,
+        got: Option<&Value>,
+    ) {
         self.push(Diagnostic::error(code, field, what).got(got));
     }
 
@@ -34,7 +40,11 @@ impl Checker {
         members: &'static [&'static str],
         got: Option<&Value>,
     ) {
-        self.push(Diagnostic::error(code, field, "is not a recognised value").members(members).got(got));
+        self.push(
+            Diagnostic::error(code, field, "is not a recognised value")
+                .members(members)
+                .got(got),
+        );
     }
 
     /// Requires a non-empty string; returns it when valid.
@@ -81,8 +91,12 @@ pub fn validate_value(value: &Value, folder: Option<&str>) -> Vec<Diagnostic> {
     let root = FieldPath::root();
     let Some(manifest) = value.as_object() else {
         checker.push(
-            Diagnostic::error("ENV-OBJECT", root, "the manifest root has to be a JSON object")
-                .got(Some(value)),
+            Diagnostic::error(
+                "ENV-OBJECT",
+                root,
+                "the manifest root has to be a JSON object",
+            )
+            .got(Some(value)),
         );
         return finish(checker, value);
     };
@@ -152,7 +166,10 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
     }
     checker.member(manifest, "role", &root, "ENV-ROLE", vocab::ROLE);
     let version = manifest.get("version");
-    if !version.and_then(Value::as_str).is_some_and(semver::is_strict_semver) {
+    if !version
+        .and_then(Value::as_str)
+        .is_some_and(semver::is_strict_semver)
+    {
         checker.error(
             "ENV-VERSION",
             root.key("version"),
@@ -160,7 +177,13 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
             version,
         );
     }
-    checker.non_empty_string(manifest, "title", &root, "ENV-TITLE", "must be a non-empty string");
+    checker.non_empty_string(
+        manifest,
+        "title",
+        &root,
+        "ENV-TITLE",
+        "must be a non-empty string",
+    );
     checker.non_empty_string(
         manifest,
         "description",
@@ -189,7 +212,12 @@ fn check_requires(checker: &mut Checker, requires: Option<&Value>) {
     };
     for (index, entry) in entries.iter().enumerate() {
         if !entry.is_string() {
-            checker.error("ENV-REQUIRES-ENTRY", at.index(index), "must be a string", Some(entry));
+            checker.error(
+                "ENV-REQUIRES-ENTRY",
+                at.index(index),
+                "must be a string",
+                Some(entry),
+            );
         }
     }
 }
@@ -208,7 +236,12 @@ fn check_engines(checker: &mut Checker, engines: Option<&Value>) {
     };
     if let Some(range) = object.get("gsd") {
         if !range.as_str().is_some_and(semver::range_shape_ok) {
-            checker.error("ENV-ENGINES-GSD", at.key("gsd"), "must be a semver range string", Some(range));
+            checker.error(
+                "ENV-ENGINES-GSD",
+                at.key("gsd"),
+                "must be a semver range string",
+                Some(range),
+            );
         }
     }
 }
@@ -217,14 +250,29 @@ fn check_compat(checker: &mut Checker, compat: Option<&Value>) {
     let Some(compat) = compat else { return };
     let at = FieldPath::root().key("compatVersions");
     let Some(object) = compat.as_object() else {
-        checker.error("ENV-COMPAT", at, "must be an object of version → range", Some(compat));
+        checker.error(
+            "ENV-COMPAT",
+            at,
+            "must be an object of version → range",
+            Some(compat),
+        );
         return;
     };
     for (key, value) in object {
         if !semver::is_strict_semver(key) {
-            checker.error("ENV-COMPAT", at.key(key), "key must be a strict semver version", None);
+            checker.error(
+                "ENV-COMPAT",
+                at.key(key),
+                "key must be a strict semver version",
+                None,
+            );
         } else if !value.as_str().is_some_and(semver::range_shape_ok) {
-            checker.error("ENV-COMPAT", at.key(key), "value must be a semver range string", Some(value));
+            checker.error(
+                "ENV-COMPAT",
+                at.key(key),
+                "value must be a semver range string",
+                Some(value),
+            );
         }
     }
 }
@@ -264,7 +312,13 @@ fn check_provenance(checker: &mut Checker, provenance: Option<&Value>) {
         return;
     };
     for key in ["sourceRepo", "commit"] {
-        checker.non_empty_string(object, key, &at, "ENV-PROVENANCE", "must be a non-empty string");
+        checker.non_empty_string(
+            object,
+            key,
+            &at,
+            "ENV-PROVENANCE",
+            "must be a non-empty string",
+        );
     }
 }
 
@@ -324,11 +378,36 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
             timeout,
         );
     }
-    checker.member(object, "emptyOutput", &at, "RB-EMPTYOUTPUT", vocab::EMPTY_OUTPUT);
-    checker.non_empty_string(object, "reviewsSection", &at, "RB-SECTION", "must be a non-empty string");
-    checker.member(object, "evidenceClass", &at, "RB-EVIDENCE", vocab::EVIDENCE_CLASS);
+    checker.member(
+        object,
+        "emptyOutput",
+        &at,
+        "RB-EMPTYOUTPUT",
+        vocab::EMPTY_OUTPUT,
+    );
+    checker.non_empty_string(
+        object,
+        "reviewsSection",
+        &at,
+        "RB-SECTION",
+        "must be a non-empty string",
+    );
+    checker.member(
+        object,
+        "evidenceClass",
+        &at,
+        "RB-EVIDENCE",
+        vocab::EVIDENCE_CLASS,
+    );
     check_required_binaries(checker, object, &at);
-    check_config_key(checker, object, "promptBudgetKey", &at, "RB-BUDGETKEY", true);
+    check_config_key(
+        checker,
+        object,
+        "promptBudgetKey",
+        &at,
+        "RB-BUDGETKEY",
+        true,
+    );
     check_config_key(checker, object, "modelConfigKey", &at, "RB-MODELKEY", false);
     check_handler(checker, object, &at);
     let mut unknown: Vec<&String> = object
@@ -423,7 +502,12 @@ fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, a
     };
     for (index, entry) in entries.iter().enumerate() {
         if !entry.as_str().is_some_and(|text| !text.is_empty()) {
-            checker.error("RB-REQBIN-ENTRY", field.index(index), "must be a non-empty string", Some(entry));
+            checker.error(
+                "RB-REQBIN-ENTRY",
+                field.index(index),
+                "must be a non-empty string",
+                Some(entry),
+            );
         }
     }
 }
@@ -459,9 +543,13 @@ fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldP
     if !valid {
         let field = at.key("handler");
         checker.push(
-            Diagnostic::error("RB-HANDLER", field, "must be null or a built-in module name")
-                .members(&["null", "antigravity", "openai-compatible", "opencode"])
-                .got(value),
+            Diagnostic::error(
+                "RB-HANDLER",
+                field,
+                "must be null or a built-in module name",
+            )
+            .members(&["null", "antigravity", "openai-compatible", "opencode"])
+            .got(value),
         );
     }
 }

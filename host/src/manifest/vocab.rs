@@ -43,7 +43,14 @@ pub const BODY_FIELDS: &[&str] = &[
 ];
 
 /// Known `probe` keys.
-pub const PROBE_FIELDS: &[&str] = &["kind", "binary", "needle", "timeoutMs", "hostConfigKey", "path"];
+pub const PROBE_FIELDS: &[&str] = &[
+    "kind",
+    "binary",
+    "needle",
+    "timeoutMs",
+    "hostConfigKey",
+    "path",
+];
 
 /// `invoke` fields only a spawn lane may use.
 pub const SPAWN_ONLY: &[&str] = &[
@@ -135,13 +142,32 @@ mod tests {
     #[test]
     fn grammars() {
         assert!(is_id("lm-studio") && !is_id("lm_studio") && !is_id("4x") && !is_id(""));
-        for ok in ["gemini", "lm_studio", "kimi-code", "4o-mini", "2b-local", "gsd-anything"] {
+        for ok in [
+            "gemini",
+            "lm_studio",
+            "kimi-code",
+            "4o-mini",
+            "2b-local",
+            "gsd-anything",
+        ] {
             assert!(is_slug(ok), "{ok}");
         }
-        for bad in ["Lm-Studio", "lm studio", "--x", "-x", "_x", "a.b", "..", "../evil", " gemini "] {
+        for bad in [
+            "Lm-Studio",
+            "lm studio",
+            "--x",
+            "-x",
+            "_x",
+            "a.b",
+            "..",
+            "../evil",
+            " gemini ",
+        ] {
             assert!(!is_slug(bad), "{bad}");
         }
-        assert!(is_flag("--lm-studio") && !is_flag("--lm_studio") && !is_flag("--") && !is_flag("-a"));
+        assert!(
+            is_flag("--lm-studio") && !is_flag("--lm_studio") && !is_flag("--") && !is_flag("-a")
+        );
     }
 
     #[test]
@@ -150,7 +176,10 @@ mod tests {
         assert_eq!(positive_integer(Some(&json!(1e3))), Some(1000));
         assert_eq!(positive_integer(Some(&json!(1.5))), None);
         assert_eq!(positive_integer(Some(&json!(0))), None);
-        assert_eq!(positive_integer(Some(&json!(9_007_199_254_740_992_u64))), None);
+        assert_eq!(
+            positive_integer(Some(&json!(9_007_199_254_740_992_u64))),
+            None
+        );
         assert_eq!(positive_integer(Some(&json!("5"))), None);
     }
 }

@@ -206,12 +206,22 @@ impl Registry {
         warnings: Vec<Diagnostic>,
     ) {
         let body = manifest.get("reviewer");
-        let text = |key: &str| body.and_then(|b| b.get(key)).and_then(Value::as_str).map(str::to_owned);
+        let text = |key: &str| {
+            body.and_then(|b| b.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         let slug = text("slug");
         let flags: Vec<String> = body
             .and_then(|b| b.get("flags"))
             .and_then(Value::as_array)
-            .map(|flags| flags.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|flags| {
+                flags
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         let lane = match (&skip, &slug, text("reviewsSection")) {
             (None, Some(slug), Some(section)) => {
@@ -264,7 +274,9 @@ impl Registry {
 
     /// Finds an accepted lane by one of its flags.
     pub fn lane_by_flag(&self, flag: &str) -> Option<&Lane> {
-        self.lanes.iter().find(|lane| lane.flags.iter().any(|f| f == flag))
+        self.lanes
+            .iter()
+            .find(|lane| lane.flags.iter().any(|f| f == flag))
     }
 }
 

@@ -27,7 +27,15 @@ pub(super) fn load_overlays(registry: &mut Registry, options: &LoadOptions<'_>) 
         for (name, folder) in candidates(&dir) {
             let manifest_path = folder.join("capability.json");
             let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                admit(registry, options, scope, &name, &folder, &manifest_path, &pending)
+                admit(
+                    registry,
+                    options,
+                    scope,
+                    &name,
+                    &folder,
+                    &manifest_path,
+                    &pending,
+                )
             }));
             let (value, skip, warnings) = step.unwrap_or_else(|_| {
                 let diagnostic = Diagnostic::error(
@@ -49,13 +57,18 @@ fn scopes(options: &LoadOptions<'_>) -> Vec<(Scope, PathBuf, PathBuf)> {
         .as_ref()
         .map(|dir| (Scope::Global, dir.clone(), ledger_root(dir)));
     let project = options.project_root.as_ref().map(|root| {
-        (Scope::Project, crate::project::project_capabilities(root), root.clone())
+        (
+            Scope::Project,
+            crate::project::project_capabilities(root),
+            root.clone(),
+        )
     });
     match (global, project) {
         (Some(global), Some(project)) if same_directory(&global.1, &project.1) => {
             let root = project.2.clone();
             let is_project = root.join(".planning").is_dir() || root.join(".git").exists();
-            let canonical_failed = fs::canonicalize(&global.1).is_err() || fs::canonicalize(&project.1).is_err();
+            let canonical_failed =
+                fs::canonicalize(&global.1).is_err() || fs::canonicalize(&project.1).is_err();
             if is_project || canonical_failed {
                 vec![project]
             } else {
@@ -97,7 +110,10 @@ fn candidates(dir: &Path) -> Vec<(String, PathBuf)> {
         })
         .collect();
     found.sort();
-    found.into_iter().map(|(_, name, path)| (name, path)).collect()
+    found
+        .into_iter()
+        .map(|(_, name, path)| (name, path))
+        .collect()
 }
 
 /// Ids whose ledger entry carries a truthy `_pending`.
@@ -138,7 +154,10 @@ fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
 fn invalid(errors: Vec<Diagnostic>) -> Skip {
     Skip {
         code: "LD-INVALID",
-        reason: format!("rejected by validation: {}", join_errors(&errors, usize::MAX)),
+        reason: format!(
+            "rejected by validation: {}",
+            join_errors(&errors, usize::MAX)
+        ),
         diagnostics: errors,
     }
 }
@@ -154,7 +173,14 @@ fn admit(
     pending: &[String],
 ) -> Admission {
     if pending.iter().any(|id| id == name) {
-        return (Value::Null, skip("LD-PENDING", "an install or upgrade of this id is still pending; not loaded"), Vec::new());
+        return (
+            Value::Null,
+            skip(
+                "LD-PENDING",
+                "an install or upgrade of this id is still pending; not loaded",
+            ),
+            Vec::new(),
+        );
     }
     let file: ManifestFile = match read::read_manifest(manifest_path) {
         Ok(file) => file,
@@ -166,7 +192,8 @@ fn admit(
     }
     let mut diagnostics = manifest::validate_value(&file.value, Some(name));
     read::locate(&mut diagnostics, &file);
-    let (errors, warnings): (Vec<_>, Vec<_>) = diagnostics.into_iter().partition(Diagnostic::is_error);
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        diagnostics.into_iter().partition(Diagnostic::is_error);
     if !errors.is_empty() {
         return (file.value, Some(invalid(errors)), Vec::new());
     }
@@ -180,19 +207,33 @@ fn admit(
         .collect();
     read::locate(&mut findings, &file);
     let cross_skip = |codes: &[&str], findings: &[Diagnostic]| {
-        let hits: Vec<Diagnostic> = findings.iter().filter(|d| codes.contains(&d.code)).cloned().collect();
+        let hits: Vec<Diagnostic> = findings
+            .iter()
+            .filter(|d| codes.contains(&d.code))
+            .cloned()
+            .collect();
         (!hits.is_empty()).then(|| Skip {
             code: "LD-CROSS",
-            reason: format!("rejected by cross-capability checks: {}", join_errors(&hits, 3)),
+            reason: format!(
+                "rejected by cross-capability checks: {}",
+                join_errors(&hits, 3)
+            ),
             diagnostics: hits,
         })
     };
     // Steps 5 and 6: id collision, config key already owned.
-    if let Some(skip) = cross_skip(&["X-ID-DUP"], &findings).or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings)) {
+    if let Some(skip) =
+        cross_skip(&["X-ID-DUP"], &findings).or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings))
+    {
         return (file.value, Some(skip), Vec::new());
     }
     // Step 7: engines.gsd.
-    if let Some(range) = file.value.get("engines").and_then(|e| e.get("gsd")).and_then(Value::as_str) {
+    if let Some(range) = file
+        .value
+        .get("engines")
+        .and_then(|e| e.get("gsd"))
+        .and_then(Value::as_str)
+    {
         if !range.trim().is_empty() && !semver::range_satisfied(range, &options.host_version) {
             let reason = format!(
                 "engines.gsd \"{range}\" is not satisfied by host version {}",

@@ -53,7 +53,10 @@ impl ReadError {
         let mut diagnostic = Diagnostic::error(self.code(), FieldPath::root(), self.to_string());
         diagnostic.file = Some(path.to_path_buf());
         if let ReadError::Parse { line, column, .. } = self {
-            diagnostic.position = Some(jsonpos::Position { line: *line, column: *column });
+            diagnostic.position = Some(jsonpos::Position {
+                line: *line,
+                column: *column,
+            });
         }
         diagnostic
     }
@@ -63,7 +66,9 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Missing(why) => write!(f, "no readable capability.json ({why})"),
-            ReadError::Parse { message, .. } => write!(f, "capability.json could not be parsed: {message}"),
+            ReadError::Parse { message, .. } => {
+                write!(f, "capability.json could not be parsed: {message}")
+            }
         }
     }
 }
@@ -79,7 +84,10 @@ pub fn read_manifest(path: &Path) -> Result<ManifestFile, ReadError> {
         return Err(ReadError::Missing("not a regular file".into()));
     }
     if metadata.len() > MAX_MANIFEST_BYTES {
-        return Err(ReadError::Missing(format!("larger than {} MiB", MAX_MANIFEST_BYTES >> 20)));
+        return Err(ReadError::Missing(format!(
+            "larger than {} MiB",
+            MAX_MANIFEST_BYTES >> 20
+        )));
     }
     let file = fs::File::open(path).map_err(|err| ReadError::Missing(err.kind().to_string()))?;
     let mut bytes = Vec::new();
@@ -88,7 +96,10 @@ pub fn read_manifest(path: &Path) -> Result<ManifestFile, ReadError> {
         .read_to_end(&mut bytes)
         .map_err(|err| ReadError::Missing(err.kind().to_string()))?;
     if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(ReadError::Missing(format!("larger than {} MiB", MAX_MANIFEST_BYTES >> 20)));
+        return Err(ReadError::Missing(format!(
+            "larger than {} MiB",
+            MAX_MANIFEST_BYTES >> 20
+        )));
     }
     let text = parse_text(bytes)?;
     let value = parse_json(&text)?;
@@ -147,8 +158,14 @@ mod tests {
 
     #[test]
     fn refuses_bom_garbage_and_empty() {
-        assert!(matches!(parse_text(b"\xEF\xBB\xBF{}".to_vec()), Err(ReadError::Parse { .. })));
-        assert!(matches!(parse_text(b"{\n\"a\": \"\xff\"}".to_vec()), Err(ReadError::Parse { line: 2, .. })));
+        assert!(matches!(
+            parse_text(b"\xEF\xBB\xBF{}".to_vec()),
+            Err(ReadError::Parse { .. })
+        ));
+        assert!(matches!(
+            parse_text(b"{\n\"a\": \"\xff\"}".to_vec()),
+            Err(ReadError::Parse { line: 2, .. })
+        ));
         assert!(parse_json("").is_err());
         assert!(parse_json("{} x").is_err());
         assert!(parse_json("1e400").is_err());
@@ -159,7 +176,13 @@ mod tests {
     #[test]
     fn refuses_directories_and_missing_files() {
         let dir = tempfile::tempdir().expect("tempdir");
-        assert!(matches!(read_manifest(dir.path()), Err(ReadError::Missing(_))));
-        assert!(matches!(read_manifest(&dir.path().join("nope.json")), Err(ReadError::Missing(_))));
+        assert!(matches!(
+            read_manifest(dir.path()),
+            Err(ReadError::Missing(_))
+        ));
+        assert!(matches!(
+            read_manifest(&dir.path().join("nope.json")),
+            Err(ReadError::Missing(_))
+        ));
     }
 }

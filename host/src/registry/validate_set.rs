@@ -40,7 +40,9 @@ pub fn manifest_path(path: &Path) -> PathBuf {
 }
 
 fn folder_name(path: &Path) -> Option<String> {
-    path.parent()?.file_name().map(|name| name.to_string_lossy().into_owned())
+    path.parent()?
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
 }
 
 /// Validates `paths` as one merged set with the first-party capabilities; a given manifest
@@ -62,13 +64,20 @@ pub fn validate_files(paths: &[PathBuf]) -> ValidationReport {
     }
     let replaced: HashSet<String> = given
         .iter()
-        .filter_map(|file| file.value.get("id").and_then(Value::as_str).map(str::to_owned))
+        .filter_map(|file| {
+            file.value
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .collect();
     let mut members: Vec<CapabilityFacts> = Vec::new();
     let mut labels: Vec<Option<&ManifestFile>> = Vec::new();
     for (id, text) in first_party::LANES {
         if !replaced.contains(id) {
-            members.push(CapabilityFacts::of(&read::parse_json(text).unwrap_or(Value::Null)));
+            members.push(CapabilityFacts::of(
+                &read::parse_json(text).unwrap_or(Value::Null),
+            ));
             labels.push(None);
         }
     }
@@ -86,7 +95,11 @@ pub fn validate_files(paths: &[PathBuf]) -> ValidationReport {
         let mut diagnostic = finding.diagnostic;
         match labels.get(finding.member).copied().flatten() {
             Some(file) => read::locate(std::slice::from_mut(&mut diagnostic), file),
-            None => diagnostic.file = Some(PathBuf::from(first_party::display_path(&diagnostic.capability))),
+            None => {
+                diagnostic.file = Some(PathBuf::from(first_party::display_path(
+                    &diagnostic.capability,
+                )))
+            }
         }
         report.add(diagnostic);
     }

@@ -42,7 +42,9 @@ pub fn find_executable(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> 
 
 /// True when `path` names a regular file (following symlinks).
 fn is_regular_file(path: &Path) -> bool {
-    std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.is_file())
+        .unwrap_or(false)
 }
 
 /// Unix: `<dir>/<name>` if it is an executable regular file.
@@ -61,7 +63,10 @@ fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
     let exts = windows_path_exts();
     let lower = name.to_ascii_lowercase();
-    if exts.iter().any(|ext| lower.ends_with(&ext.to_ascii_lowercase())) {
+    if exts
+        .iter()
+        .any(|ext| lower.ends_with(&ext.to_ascii_lowercase()))
+    {
         let candidate = dir.join(name);
         if is_regular_file(&candidate) {
             return Some(candidate);
@@ -83,13 +88,21 @@ fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 #[cfg(windows)]
 fn windows_path_exts() -> Vec<String> {
     const DEFAULT: &str = ".EXE;.CMD;.BAT;.COM";
-    let raw = std::env::var("PATHEXT").ok().filter(|v| !v.trim().is_empty());
+    let raw = std::env::var("PATHEXT")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
     let raw = raw.as_deref().unwrap_or(DEFAULT);
     let exts: Vec<String> = raw
         .split(';')
         .map(str::trim)
         .filter(|e| !e.is_empty())
-        .map(|e| if e.starts_with('.') { e.to_string() } else { format!(".{e}") })
+        .map(|e| {
+            if e.starts_with('.') {
+                e.to_string()
+            } else {
+                format!(".{e}")
+            }
+        })
         .collect();
     if exts.is_empty() {
         DEFAULT.split(';').map(str::to_string).collect()
@@ -150,7 +163,10 @@ mod tests {
         fs::create_dir(b.path().join("tool")).unwrap(); // a directory: skipped
         write_file(&c.path().join("tool"), 0o700);
         let path = join(&[a.path(), b.path(), c.path()]);
-        assert_eq!(find_executable("tool", Some(&path)), Some(c.path().join("tool")));
+        assert_eq!(
+            find_executable("tool", Some(&path)),
+            Some(c.path().join("tool"))
+        );
     }
 
     #[test]
@@ -158,7 +174,10 @@ mod tests {
         let a = tempfile::tempdir().unwrap();
         write_file(&a.path().join("tool"), 0o641);
         let path = join(&[a.path()]);
-        assert_eq!(find_executable("tool", Some(&path)), Some(a.path().join("tool")));
+        assert_eq!(
+            find_executable("tool", Some(&path)),
+            Some(a.path().join("tool"))
+        );
     }
 
     #[test]
@@ -169,7 +188,10 @@ mod tests {
         let mut path = OsString::from("::.:bin:relative/dir:");
         path.push(a.path().as_os_str());
         path.push(":");
-        assert_eq!(find_executable("tool", Some(&path)), Some(a.path().join("tool")));
+        assert_eq!(
+            find_executable("tool", Some(&path)),
+            Some(a.path().join("tool"))
+        );
         // Nothing relative is ever returned for a bare name, whatever the working directory has.
         let rel_only = OsString::from(".:bin:target");
         assert_eq!(find_executable("tool", Some(&rel_only)), None);
@@ -190,7 +212,10 @@ mod tests {
         std::os::unix::fs::symlink(&target, a.path().join("tool")).unwrap();
         std::os::unix::fs::symlink(a.path().join("nowhere"), a.path().join("dangling")).unwrap();
         let path = join(&[a.path()]);
-        assert_eq!(find_executable("tool", Some(&path)), Some(a.path().join("tool")));
+        assert_eq!(
+            find_executable("tool", Some(&path)),
+            Some(a.path().join("tool"))
+        );
         assert_eq!(find_executable("dangling", Some(&path)), None);
     }
 }

@@ -1,0 +1,119 @@
+//! `gsd-lane list`: every discovered lane, active or not, and why not.
+
+use serde_json::{json, Value};
+
+use super::Context;
+use crate::error::Failure;
+use crate::output::{self, neutralize};
+use crate::registry::{Entry, Registry};
+use crate::run::path_lookup;
+
+/// Why an accepted lane still cannot run in this build (its handler is not implemented).
+fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {
+    let lane = registry.lanes.get(entry.lane?)?;
+    let name = lane.body().get("handler")?.as_str()?;
+    gsd_lane_handlers::lookup(name)
+        .err()
+        .map(|err| format!("unknown handler: {err}"))
+}
+
+/// Whether the lane's program is on PATH (a lookup only; nothing is started).
+fn presence(context: &Context, registry: &Registry, entry: &Entry) -> Option<String> {
+    let lane = registry.lanes.get(entry.lane?)?;
+    let invoke = lane.body().get("invoke")?;
+    match invoke.get("binary").and_then(Value::as_str) {
+        Some(binary) => Some(
+            match path_lookup::find_executable(binary, context.env.path.as_deref()) {
+                Some(path) => format!("{binary} found at {}", path.display()),
+                None => format!("{binary} not on PATH"),
+            },
+        ),
+        None => Some("HTTP lane: reachability is probed only when the lane is run".to_owned()),
+    }
+}
+
+fn entry_json(context: &Context, registry: &Registry, entry: &Entry) -> Value {
+    let gap = handler_gap(registry, entry);
+    let active = entry.skip.is_none() && gap.is_none();
+    let reason = entry.skip.as_ref().map(|skip| skip.reason.clone()).or(gap);
+    json!({
+        "id": entry.id,
+        "slug": entry.slug,
+        "flags": entry.flags,
+        "scope": entry.scope,
+        "path": entry.path.display().to_string(),
+        "active": active,
+        "status": entry.skip.as_ref().map_or(if active { "active" } else { "unavailable" }, |s| s.status()),
+        "code": entry.skip.as_ref().map(|skip| skip.code),
+        "kind": entry.skip.as_ref().and_then(|skip| skip.kind()),
+        "reason": reason,
+        "here": presence(context, registry, entry),
+        "warnings": entry.warnings.iter().map(|w| format!("{}:{}: {}", entry.scope.as_str(), entry.id, w.detail())).collect::<Vec<_>>(),
+        "diagnostics": entry.skip.iter().flat_map(|s| s.diagnostics.iter()).chain(entry.warnings.iter()).map(output::diagnostic_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Runs `list`.
+///
+/// # Errors
+///
+/// Never fails; the signature matches the other commands.
+pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
+    let registry = context.registry();
+    let rows: Vec<Value> = registry
+        .entries
+        .iter()
+        .filter(|entry| entry.slug.is_some() || entry.skip.is_some())
+        .map(|entry| entry_json(context, &registry, entry))
+        .collect();
+    if json_output {
+        output::print_json(&Value::Array(rows));
+        return Ok(0);
+    }
+    let text_of = |row: &Value, key: &str| {
+        row.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("-")
+            .to_owned()
+    };
+    let mut text = format!(
+        "{:<14} {:<26} {:<12} {:<12} {}\n",
+        "SLUG", "FLAGS", "SCOPE", "STATUS", "DETAIL"
+    );
+    for row in &rows {
+        let flags: Vec<&str> = row["flags"]
+            .as_array()
+            .map(|f| f.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let detail = row
+            .get("reason")
+            .and_then(Value::as_str)
+            .or_else(|| row.get("here").and_then(Value::as_str))
+            .unwrap_or("");
+        text.push_str(&format!(
+            "{:<14} {:<26} {:<12} {:<12} {}\n",
+            neutralize(&text_of(row, "slug")),
+            neutralize(&flags.join(" ")),
+            text_of(row, "scope"),
+            text_of(row, "status"),
+            neutralize(detail),
+        ));
+        if row["scope"] != "first-party" {
+            text.push_str(&format!(
+                "{:<14} source: {}\n",
+                "",
+                neutralize(&text_of(row, "path"))
+            ));
+        }
+        for warning in row["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            text.push_str(&format!("{:<14} warning: {}\n", "", neutralize(warning)));
+        }
+    }
+    output::print(&text);
+    Ok(0)
+}

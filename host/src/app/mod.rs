@@ -1,0 +1,85 @@
+//! One function per subcommand; each returns an exit status or a [`Failure`].
+
+mod list;
+mod roster;
+mod validate;
+
+use std::path::PathBuf;
+
+use crate::cli::{Cli, Command};
+use crate::error::Failure;
+use crate::manifest::semver::HOST_COMPAT_VERSION;
+use crate::project::{self, HostEnv};
+use crate::registry::{ConsentGate, LoadOptions, Registry};
+
+/// What every command knows: the environment, the project root, the compat version.
+pub struct Context {
+    /// Environment values.
+    pub env: HostEnv,
+    /// The project root.
+    pub project_root: PathBuf,
+    /// GSD compatibility version for `engines.gsd` gating.
+    pub compat_version: String,
+}
+
+impl Context {
+    /// Builds the context from the parsed command line and the environment.
+    pub fn new(cli: &Cli, env: HostEnv) -> Context {
+        let project_root = match &cli.project {
+            Some(dir) => env.cwd.join(dir),
+            None => project::find_project_root(&env.cwd, env.home.as_deref()),
+        };
+        Context {
+            compat_version: cli
+                .compat_version
+                .clone()
+                .unwrap_or_else(|| HOST_COMPAT_VERSION.to_owned()),
+            project_root,
+            env,
+        }
+    }
+
+    /// Loads the registry: first-party lanes, then global and project overlays.
+    pub fn registry(&self) -> Registry {
+        let consent = NoConsent;
+        Registry::load(&LoadOptions {
+            host_version: self.compat_version.clone(),
+            global_dir: self.env.global_capabilities(),
+            project_root: Some(self.project_root.clone()),
+            consent: &consent,
+        })
+    }
+}
+
+/// Until consent records exist, no project-scope overlay is activated.
+struct NoConsent;
+
+impl ConsentGate for NoConsent {
+    fn is_consented(&self, _: &std::path::Path, _: &str, _: &std::path::Path) -> bool {
+        false
+    }
+}
+
+/// Runs the parsed command.
+///
+/// # Errors
+///
+/// A [`Failure`] carrying the message and exit status.
+pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
+    let context = Context::new(&cli, env);
+    match cli.command {
+        Command::List(args) => list::run(&context, args.json),
+        Command::Validate(args) => validate::run(&context, &args),
+        Command::Flags(args) => roster::flags(&context, &args),
+        Command::Sections(args) => roster::sections(&context, &args),
+        Command::Schema => {
+            crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
+            Ok(0)
+        }
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut command, "gsd-lane", &mut std::io::stdout());
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Typed model of a capability manifest's lane-relevant parts, for the JSON Schema.
+//!
+//! Validation works on the raw JSON value (so it is total and reports every problem); these
+//! types describe the same vocabulary for editors (`gsd-lane schema`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A capability manifest (`capabilities/<id>/capability.json`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "gsd-lane capability manifest")]
+pub struct CapabilityManifest {
+    /// Lower-case kebab id; equals the folder name.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9-]*$"))]
+    pub id: String,
+    /// Role of the capability.
+    pub role: Role,
+    /// Strict SemVer 2.0.0 version.
+    pub version: String,
+    /// Display title.
+    #[schemars(length(min = 1))]
+    pub title: String,
+    /// One-sentence description.
+    #[schemars(length(min = 1))]
+    pub description: String,
+    /// Install tier.
+    pub tier: Tier,
+    /// Capability ids this one depends on (`[]` for none).
+    pub requires: Vec<String>,
+    /// Host compatibility gate.
+    pub engines: Option<Engines>,
+    /// The lane declaration.
+    pub reviewer: Option<ReviewerBody>,
+    /// Config keys this capability owns.
+    pub config: Option<BTreeMap<String, ConfigSlice>>,
+}
+
+/// `role`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Never a lane.
+    Feature,
+    /// An install target; may also carry a lane.
+    Runtime,
+    /// A lane that is not an install target.
+    Reviewer,
+}
+
+/// `tier`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    /// Core.
+    Core,
+    /// Standard.
+    Standard,
+    /// Full.
+    Full,
+}
+
+/// `engines`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Engines {
+    /// Range of GSD versions this capability supports, e.g. `>=1.8.0`.
+    pub gsd: Option<String>,
+}
+
+/// The `reviewer` body: one lane.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewerBody {
+    /// Lane identity (artifact names, selection, config keys).
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"))]
+    pub slug: String,
+    /// Selection flags; the first is canonical.
+    #[schemars(length(min = 1))]
+    pub flags: Vec<Flag>,
+    /// How the lane is reached.
+    pub transport: Transport,
+    /// Availability check.
+    pub probe: Probe,
+    /// How the lane is invoked (shape selected by `transport`).
+    pub invoke: Invoke,
+    /// Outer wall-clock bound of one invocation, in milliseconds.
+    #[schemars(range(min = 1, max = 9_007_199_254_740_991_u64))]
+    pub timeout_floor_ms: u64,
+    /// What happens to an empty review.
+    pub empty_output: EmptyOutput,
+    /// Heading in REVIEWS.md (unique across lanes).
+    #[schemars(length(min = 1))]
+    pub reviews_section: String,
+    /// How much the reviewer saw.
+    pub evidence_class: EvidenceClass,
+    /// Extra executables that must be on PATH.
+    pub requires_binaries: Vec<String>,
+    /// Dotted config key of the lane's prompt-token budget, or null.
+    pub prompt_budget_key: Option<String>,
+    /// Dotted config key of the model override, or null.
+    pub model_config_key: Option<String>,
+    /// First-party handler module, or null for a data-only lane.
+    pub handler: Option<HandlerName>,
+}
+
+/// A lane flag.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Flag(#[schemars(regex(pattern = r"^--[a-z0-9][a-z0-9-]*$"))] pub String);
+
+/// `reviewer.transport`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// A CLI started with an argument vector.
+    Spawn,
+    /// An OpenAI-compatible HTTP server.
+    OpenaiHttp,
+}
+
+/// `reviewer.probe`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Probe {
+    /// The binary is on PATH (nothing is started).
+    CommandExists {
+        /// Executable name.
+        binary: String,
+    },
+    /// `<binary> --help` prints `needle` within `timeoutMs`.
+    #[serde(rename_all = "camelCase")]
+    CommandCapability {
+        /// Executable name.
+        binary: String,
+        /// Substring looked for.
+        needle: String,
+        /// Bound in milliseconds.
+        timeout_ms: u64,
+    },
+    /// `GET <host><path>` answers 2xx within `timeoutMs`.
+    #[serde(rename_all = "camelCase")]
+    HttpReachable {
+        /// Config key holding the base URL.
+        host_config_key: String,
+        /// Path appended to the host.
+        path: String,
+        /// Bound in milliseconds.
+        timeout_ms: u64,
+    },
+}
+
+/// `reviewer.invoke`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Invoke {
+    /// For `transport: "spawn"`.
+    Spawn(SpawnInvoke),
+    /// For `transport: "openai-http"`.
+    Http(HttpInvoke),
+}
+
+/// `invoke` of a spawn lane.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnInvoke {
+    /// Program to run.
+    #[schemars(length(min = 1))]
+    pub binary: String,
+    /// Argv template; elements exactly `{{model}}`, `{{effort}}`, `{{output}}`, `{{prompt}}` expand.
+    pub args: Vec<String>,
+    /// How the prompt reaches the tool.
+    pub prompt_channel: PromptChannel,
+    /// Where the review comes from.
+    pub output_channel: OutputChannel,
+    /// Flag naming the output file (only with `file-arg`).
+    pub output_arg: Option<String>,
+    /// Flag preceding the model, or null.
+    pub model_arg: Option<String>,
+    /// How reasoning effort is delivered.
+    pub effort_channel: EffortChannel,
+}
+
+/// `invoke` of an HTTP lane.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpInvoke {
+    /// Config key holding the base URL.
+    pub host_config_key: String,
+    /// Base URL used when the key is unset.
+    pub default_host: Option<String>,
+    /// Chat-completions path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// How the model is chosen when none is configured.
+    pub model_discovery: ModelDiscovery,
+    /// Model used when neither config nor discovery yields one.
+    pub fallback_model: Option<String>,
+    /// Must be `none` for HTTP lanes.
+    pub effort_channel: EffortChannel,
+}
+
+/// `invoke.promptChannel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptChannel {
+    /// The prompt file on stdin.
+    Stdin,
+    /// The prompt file path as one argument.
+    Argv,
+    /// A short instruction naming the prompt file and the repository root.
+    ArgvFileRef,
+    /// Nothing.
+    None,
+}
+
+/// `invoke.outputChannel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputChannel {
+    /// The child's stdout.
+    Stdout,
+    /// A file named on the command line.
+    FileArg,
+}
+
+/// `invoke.effortChannel`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffortChannel {
+    /// No effort delivery.
+    None,
+    /// Host-supplied effort argv at `{{effort}}`.
+    Argv,
+    /// Reserved; has no effect.
+    Env,
+}
+
+/// `invoke.modelDiscovery`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelDiscovery {
+    /// Configured model, else the fallback.
+    None,
+    /// `GET <host>/v1/models` and take `data[0].id`.
+    FirstFromModelsEndpoint,
+}
+
+/// `reviewer.emptyOutput`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmptyOutput {
+    /// Replace an empty review with a diagnostic stub.
+    StubWithStderr,
+    /// The handler writes its own diagnostic.
+    HandlerOwned,
+}
+
+/// `reviewer.evidenceClass`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceClass {
+    /// Given the source-grounding prompt.
+    SourceGrounded,
+    /// Saw only a diff; down-weighted in consensus.
+    DiffOnly,
+}
+
+/// `reviewer.handler`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandlerName {
+    /// The `agy` CLI.
+    Antigravity,
+    /// OpenAI-compatible servers.
+    OpenaiCompatible,
+    /// The OpenCode event stream.
+    Opencode,
+}
+
+/// One federated config slice.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ConfigSlice {
+    /// Value type.
+    #[serde(rename = "type")]
+    pub kind: ConfigType,
+    /// Default value (required; its type matches `type`).
+    pub default: serde_json::Value,
+    /// Allowed values (`enum` only).
+    pub values: Option<Vec<String>>,
+    /// What the key does.
+    #[schemars(length(min = 1))]
+    pub description: String,
+}
+
+/// `config.<key>.type`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfigType {
+    /// JSON boolean.
+    Boolean,
+    /// JSON string.
+    String,
+    /// Finite JSON number.
+    Number,
+    /// One of `values`.
+    Enum,
+}
+
+/// The JSON Schema document, pretty-printed.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(CapabilityManifest);
+    serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
