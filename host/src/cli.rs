@@ -37,6 +37,8 @@ pub enum Command {
     Schema,
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+    /// Resolve the selected lanes' plans (never probes or runs anything).
+    Plan(PlanArgs),
 }
 
 /// `--json` alone.
@@ -75,4 +77,21 @@ pub struct SelectArgs {
 pub struct CompletionsArgs {
     /// Target shell.
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Comma-separated slugs (default: every lane).
+    #[arg(long, value_name = "A,B")]
+    pub selected: Option<String>,
+    /// Run directory the plans point into.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub run_dir: String,
+    /// Repository root (default: the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<String>,
+    /// Machine-readable output (the default output is JSON too; kept for symmetry).
+    #[arg(long)]
+    pub json: bool,
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 pub struct Position {
     /// The line number; LF and CRLF each end a line (a lone CR does not).
     pub line: usize,
-    /// The column, counted in Unicode scalar values from the line start (a leading BOM is not counted).
+    /// The column in Unicode scalar values from the line start (a leading BOM is not counted).
     pub column: usize,
 }
 
@@ -237,7 +237,7 @@ fn simple_escape(escaped: u8) -> u8 {
     }
 }
 
-/// Decodes a `\uXXXX` escape (joining a surrogate pair) at `at`; returns the character and bytes used.
+/// Decodes the `\uXXXX` escape at `at`, joining a surrogate pair; returns the char and bytes used.
 ///
 /// Malformed hex yields a literal `u`; an unpaired surrogate yields U+FFFD.
 fn unicode_escape(body: &[u8], at: usize) -> (char, usize) {
@@ -312,7 +312,15 @@ mod tests {
         text.rfind(needle).map_or(0, |offset| offset + 1)
     }
 
-    const NESTED: &str = "{\n  \"id\": \"x\",\n  \"reviewer\": {\n    \"invoke\": {\n      \"args\": [\"a\", \"b\"]\n    }\n  }\n}\n";
+    const NESTED: &str = r#"{
+  "id": "x",
+  "reviewer": {
+    "invoke": {
+      "args": ["a", "b"]
+    }
+  }
+}
+"#;
 
     #[test]
     fn finds_nested_keys_and_elements() {
@@ -444,7 +452,10 @@ mod tests {
         }
 
         #[test]
-        fn json_like_text_never_panics(text in "[\\[\\]{}\",:abcé\\\\u0-9D \r\n\u{FEFF}]{0,80}", field in arb_path()) {
+        fn json_like_text_never_panics(
+            text in "[\\[\\]{}\",:abcé\\\\u0-9D \r\n\u{FEFF}]{0,80}",
+            field in arb_path(),
+        ) {
             let position = locate(&text, &field);
             prop_assert!(position.line <= text.len() + 1);
         }

@@ -9,6 +9,7 @@ pub mod error;
 pub mod jsonpos;
 pub mod manifest;
 pub mod output;
+pub mod plan;
 pub mod project;
 pub mod registry;
 pub mod run;

@@ -1,6 +1,7 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
 mod list;
+mod plan;
 mod roster;
 mod validate;
 
@@ -39,6 +40,23 @@ impl Context {
         }
     }
 
+    /// Loads the project config, printing its warnings to stderr.
+    pub fn config(&self) -> crate::config::ProjectConfig {
+        let (config, warnings) =
+            crate::config::ProjectConfig::load(&self.project_root, self.env.workstream.as_deref());
+        for warning in warnings {
+            crate::output::eprint_line(&warning);
+        }
+        config
+    }
+
+    /// The repository root: `--repo-root` made absolute, else the working directory.
+    pub fn repo_root(&self, given: Option<&str>) -> String {
+        given.map_or_else(|| self.env.cwd.clone(), |root| self.env.cwd.join(root))
+            .display()
+            .to_string()
+    }
+
     /// Loads the registry: first-party lanes, then global and project overlays.
     pub fn registry(&self) -> Registry {
         let consent = NoConsent;
@@ -72,6 +90,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         Command::Validate(args) => validate::run(&context, &args),
         Command::Flags(args) => roster::flags(&context, &args),
         Command::Sections(args) => roster::sections(&context, &args),
+        Command::Plan(args) => plan::run(&context, &args),
         Command::Schema => {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)

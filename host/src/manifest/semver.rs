@@ -13,7 +13,7 @@ type Tuple = (u128, u128, u128);
 pub fn is_strict_semver(text: &str) -> bool {
     let (rest, build) = split_off(text, '+');
     let (core, prerelease) = split_off(rest, '-');
-    core_ok(core) && prerelease.map_or(true, prerelease_ok) && build.map_or(true, build_ok)
+    core_ok(core) && prerelease.into_iter().all(prerelease_ok) && build.into_iter().all(build_ok)
 }
 
 /// Splits at the first `separator`, returning the part after it when there is one.

@@ -419,10 +419,7 @@ fn resolve_bounded(netloc: &str, deadline: &Deadline) -> io::Result<Vec<SocketAd
         Ok(found) => found?,
         Err(RecvTimeoutError::Timeout) => return Err(timed_out()),
         Err(RecvTimeoutError::Disconnected) => {
-            return Err(io::Error::new(
-                io::ErrorKind::Other,
-                "name resolution ended without an answer",
-            ))
+            return Err(io::Error::other("name resolution ended without an answer"))
         }
     };
     if addrs.is_empty() {
@@ -1051,16 +1048,21 @@ mod via_ureq {
             .and_then(|source| source.downcast_ref::<io::Error>());
         match source {
             Some(error) if is_timeout(error) => {
-                let (phase, bound) = if transport.kind() == ureq::ErrorKind::ConnectionFailed {
-                    ("connect", connect_bound)
+                if transport.kind() == ureq::ErrorKind::ConnectionFailed {
+                    // TCP connect (bounded by `connect_bound`) or the TLS handshake (bounded by
+                    // the request deadline); ureq does not say which.
+                    Failure::Message(format!(
+                        "timeout: connecting (TCP within {} ms, TLS handshake within the {} ms \
+                         request bound) did not finish",
+                        connect_bound.as_millis(),
+                        bound.as_millis()
+                    ))
                 } else {
-                    ("the request", bound)
-                };
-                Failure::io(
-                    phase,
-                    bound,
-                    io::Error::new(error.kind(), error.to_string()),
-                )
+                    Failure::Message(format!(
+                        "timeout: the request did not finish within the {} ms bound",
+                        bound.as_millis()
+                    ))
+                }
             }
             Some(error) => match os_error_name(error) {
                 Some(name) => Failure::Message(format!("{name}: {transport}")),
@@ -1834,7 +1836,7 @@ mod tests {
     #[test]
     fn endless_chunk_size_line_is_cut_off() {
         let mut bytes = raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-        bytes.extend(std::iter::repeat(b'a').take(64 * 1024));
+        bytes.extend_from_slice(&[b'a'; 64 * 1024]);
         let server = TestServer::start(Reply::Canned(bytes));
         let error = failed(run(
             Engine::Wire,

@@ -8,8 +8,8 @@
 //!   found iff it names a regular file (symlinks followed). It is returned as given; a relative
 //!   path stays relative to the working directory.
 //! - Otherwise each `PATH` entry is tried in order. Empty entries are skipped, and so are
-//!   **relative** entries (`.`, `bin`, …): a relative entry resolves against the working directory,
-//!   which is usually the repository under review, and trust.md §7.5 forbids picking up a
+//!   **relative** entries (`.`, `bin`, …): a relative entry resolves against the working
+//!   directory, which is usually the repository under review, and trust.md §7.5 forbids picking up a
 //!   repository file that any pull request can change.
 //! - Unix: the candidate `<dir>/<name>` is found iff it is a regular file with at least one
 //!   execute bit set (a non-executable file of the same name earlier in `PATH` does not shadow a
@@ -112,6 +112,7 @@ fn windows_path_exts() -> Vec<String> {
 }
 
 #[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use std::ffi::OsString;
@@ -182,7 +183,6 @@ mod tests {
 
     #[test]
     fn empty_and_relative_entries_are_skipped() {
-        let cwd = std::env::current_dir().unwrap();
         let a = tempfile::tempdir().unwrap();
         write_file(&a.path().join("tool"), 0o755);
         let mut path = OsString::from("::.:bin:relative/dir:");
@@ -195,7 +195,6 @@ mod tests {
         // Nothing relative is ever returned for a bare name, whatever the working directory has.
         let rel_only = OsString::from(".:bin:target");
         assert_eq!(find_executable("tool", Some(&rel_only)), None);
-        assert!(cwd.is_absolute());
     }
 
     #[test]

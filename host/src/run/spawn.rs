@@ -1,7 +1,7 @@
 //! Bounded process execution: argv only, streamed output, whole-tree kill.
 //!
-//! This is the one place that starts lane processes (invocation.md §8, trust.md §7.1, §7.7, §7.9).
-//! [`spawn_bounded`] resolves the program itself ([`find_executable`], against the *child's*
+//! This is the one place that starts lane processes (invocation.md §8; trust.md §7.1, §7.7,
+//! §7.9). [`spawn_bounded`] resolves the program itself ([`find_executable`], against the *child's*
 //! `PATH`), starts it from an argument vector (never a shell), and supervises it until the end of
 //! its output or the deadline.
 //!
@@ -21,8 +21,8 @@
 //!   boundary; exceeding one kills the group and records `ENOBUFS`. Memory use does not depend on
 //!   how much the child prints (beyond an in-memory sink's own cap).
 //! - **Deadline.** `request.timeout` bounds the whole call, from the start to the end of output.
-//!   A child that exits while a grandchild still holds its stdout or stderr is read until EOF or the
-//!   deadline; at the deadline the group is killed and the result is `ETIMEDOUT`.
+//!   A child that exits while a grandchild still holds its stdout or stderr is read until EOF or
+//!   the deadline; at the deadline the group is killed and the result is `ETIMEDOUT`.
 //! - **Escaped processes cannot hang us.** After any kill we wait at most [`KILL_GRACE`] for the
 //!   pipes to reach EOF and the child to be reaped. A process that left the group (`setsid`) and
 //!   still holds a pipe is then abandoned: we close our ends and return. The call therefore returns
@@ -36,7 +36,8 @@
 //! Output files (stdout file, sidecar) are created with mode 0600 and must be regular files; the
 //! stdin file must be a regular file. These are opened with `O_NONBLOCK` so that a FIFO put in
 //! their place cannot block the call (the flag has no effect on regular files); a non-regular file
-//! is a spawn failure with `EINVAL`.
+//! is a spawn failure with `EINVAL` (or with the error of opening it, e.g. `ENXIO` for a FIFO that
+//! nobody reads).
 //!
 //! Windows: the program is resolved through `PATHEXT` and the full path is spawned, letting the
 //! standard library apply its batch-file escaping (trust.md §7.4); an argument it cannot pass
@@ -842,6 +843,7 @@ fn os_error_name(code: i32) -> String {
 }
 
 #[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use std::fs;
@@ -1135,7 +1137,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let err = dir.path().join("err");
-        let script = "printf '\\342'; printf '\\342' >&2; sleep 0.2; printf '\\202\\254'; printf '\\202\\254' >&2";
+        let script = concat!(
+            "printf '\\342'; printf '\\342' >&2; sleep 0.2; ",
+            "printf '\\202\\254'; printf '\\202\\254' >&2"
+        );
         let mut request = sh(script);
         request.stdout = StdoutSink::File(out.clone());
         request.stderr_path = Some(err.clone());
@@ -1219,7 +1224,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pid");
         let script = format!(
-            "/usr/bin/setsid /bin/sh -c 'echo $$ > \"$1\"; exec sleep 30' sh '{}' & sleep 0.1; exit 0",
+            "/usr/bin/setsid /bin/sh -c 'echo $$ > \"$1\"; exec sleep 30' sh '{}' & \
+             sleep 0.1; exit 0",
             pid_file.display()
         );
         let mut request = sh(&script);
@@ -1439,5 +1445,71 @@ mod tests {
             proptest::prop_assert!(text.is_char_boundary(at));
             proptest::prop_assert!(limit.min(text.len()) - at < 4);
         }
+    }
+
+    fn vm_hwm_kib() -> u64 {
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Run alone: `cargo test -p gsd-lane --lib one_gib -- --ignored --test-threads=1`.
+    #[test]
+    #[ignore = "slow; measures process-wide peak memory, so run it alone"]
+    fn one_gib_of_stdout_keeps_memory_flat() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("big");
+        let before = vm_hwm_kib();
+        let mut request = sh("head -c 1073741824 /dev/zero");
+        request.stdout = StdoutSink::File(out.clone());
+        request.timeout = Duration::from_secs(300);
+        let report = run_default(&request);
+        assert!(report.succeeded(), "{report:?}");
+        assert_eq!(fs::metadata(&out).unwrap().len(), 1 << 30);
+        let growth = vm_hwm_kib().saturating_sub(before);
+        assert!(growth < 32 * 1024, "peak memory grew by {growth} KiB");
+    }
+
+    fn open_fds() -> usize {
+        fs::read_dir("/proc/self/fd").unwrap().count()
+    }
+
+    fn child_pids() -> String {
+        let mut all = String::new();
+        for task in fs::read_dir("/proc/self/task").unwrap() {
+            let path = task.unwrap().path().join("children");
+            all.push_str(&fs::read_to_string(path).unwrap_or_default());
+        }
+        all.trim().to_string()
+    }
+
+    /// Run alone: `cargo test -p gsd-lane --lib no_leaked -- --ignored --test-threads=1`.
+    #[test]
+    #[ignore = "counts process-wide descriptors and children, so run it alone"]
+    fn no_leaked_descriptors_or_zombies() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("in"), "prompt").unwrap();
+        let fds = open_fds();
+        for i in 0..100 {
+            // Even rounds: a background process holds stdout, so the call times out.
+            // Odd rounds: it does not, so the call ends normally and the leftover is killed.
+            let holding = i % 2 == 0;
+            let redirect = if holding { "" } else { ">/dev/null 2>&1" };
+            let mut request = sh(&format!("echo out; echo err >&2; sleep 5 {redirect} & exit 3"));
+            request.stdout = StdoutSink::File(dir.path().join("out"));
+            request.stderr_path = Some(dir.path().join("err"));
+            request.stdin = Some(dir.path().join("in"));
+            request.timeout = Duration::from_millis(if holding { 50 } else { 5_000 });
+            let report = run_default(&request);
+            if holding {
+                assert_eq!(report.error, Some(SpawnError::TimedOut));
+            } else {
+                assert_eq!((report.exit_code, report.error), (Some(3), None));
+            }
+        }
+        let report = run_default(&sh("exit 0"));
+        assert!(report.succeeded());
+        assert_eq!(open_fds(), fds);
+        assert_eq!(child_pids(), "");
     }
 }
