@@ -4,12 +4,14 @@
 //! struct to [`HANDLERS`] (kept in alphabetical order). A name that is not in the list fails
 //! closed: the lane is unavailable with `unknown_handler`, and nothing else is affected.
 
+pub mod openai_compatible;
+
 use std::fmt;
 
 use gsd_lane_sdk::{Handler, HandlerName};
 
 /// Every handler this build implements, in alphabetical order of name.
-pub static HANDLERS: &[&dyn Handler] = &[];
+pub static HANDLERS: &[&dyn Handler] = &[&openai_compatible::OpenAiCompatible];
 
 /// A handler name this build does not implement.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,6 +39,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Resolve the selected lanes' plans (never probes or runs anything).
     Plan(PlanArgs),
+    /// Run one lane and report what it did (for debugging a lane).
+    Run(RunArgs),
+    /// Alias of `run <slug> --json` for the GSD review workflow.
+    Invoke(InvokeArgs),
 }
 
 /// `--json` alone.
@@ -92,6 +96,59 @@ pub struct PlanArgs {
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<String>,
     /// Machine-readable output (the default output is JSON too; kept for symmetry).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The lane's slug.
+    pub slug: String,
+    /// Options shared with `invoke`.
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+/// Arguments of `invoke` (the workflow's name for `run --json`).
+#[derive(Debug, Args)]
+pub struct InvokeArgs {
+    /// The lane's slug.
+    #[arg(long)]
+    pub slug: String,
+    /// Options shared with `run`.
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+/// Options of one lane run.
+#[derive(Debug, Args)]
+pub struct RunOptions {
+    /// Run directory (default: a fresh private temporary directory, kept and printed).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<String>,
+    /// Repository root (default: the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<String>,
+    /// Use this file as the prompt.
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompt_file: Option<String>,
+    /// `-` reads the prompt from standard input into the run directory.
+    #[arg(long, value_name = "-")]
+    pub prompt: Option<String>,
+    /// The lane was requested explicitly: unavailability is an error (exit 2).
+    #[arg(long)]
+    pub explicit: bool,
+    /// Reviewer instance name the review is written under.
+    #[arg(long = "as", value_name = "NAME")]
+    pub instance: Option<String>,
+    /// Model override (answers the lane's model key).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Agent (opencode only).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Machine-readable output: `{"slug","ok","stubbed","reason"?,"detail"?}`.
     #[arg(long)]
     pub json: bool,
 }

@@ -141,7 +141,13 @@ pub fn file_ref_text(prompt_path: &str, repo_root: &str) -> String {
 /// `<name>` with every character outside `[A-Za-z0-9._-]` replaced by `-`.
 pub fn safe_instance_name(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 
@@ -168,13 +174,18 @@ pub fn resolve(
     config: &ProjectConfig,
     inputs: &PlanInputs,
 ) -> Result<LanePlan, Refusal> {
-    let body = lane.as_object().ok_or_else(|| malformed("the lane is not a JSON object"))?;
+    let body = lane
+        .as_object()
+        .ok_or_else(|| malformed("the lane is not a JSON object"))?;
     let slug = text(body, "slug").map(str::trim).unwrap_or("");
     if slug.is_empty() {
         return Err(malformed("slug is missing or empty"));
     }
     if !vocab::is_slug(slug) {
-        return Err(malformed(format!("slug {:?} does not match ^[a-z0-9][a-z0-9_-]*$", crate::output::neutralize(slug))));
+        return Err(malformed(format!(
+            "slug {:?} does not match ^[a-z0-9][a-z0-9_-]*$",
+            crate::output::neutralize(slug)
+        )));
     }
     let handler = match body.get("handler") {
         None | Some(Value::Null) => None,
@@ -182,23 +193,43 @@ pub fn resolve(
         Some(other) => {
             return Err(Refusal::new(
                 Reason::UnknownHandler,
-                format!("handler {} is not one of the built-in modules", crate::manifest::diagnostic::render_value(Some(other))),
+                format!(
+                    "handler {} is not one of the built-in modules",
+                    crate::manifest::diagnostic::render_value(Some(other))
+                ),
             ))
         }
     };
     let transport = match text(body, "transport") {
         Some("openai-http") => Transport::OpenAiHttp,
         Some("spawn") => Transport::Spawn,
-        _ => return Err(Refusal::new(Reason::UnknownTransport, "transport is neither spawn nor openai-http")),
+        _ => {
+            return Err(Refusal::new(
+                Reason::UnknownTransport,
+                "transport is neither spawn nor openai-http",
+            ))
+        }
     };
-    let identity = inputs.instance.name.as_deref().map_or_else(|| slug.to_owned(), safe_instance_name);
+    let identity = inputs
+        .instance
+        .name
+        .as_deref()
+        .map_or_else(|| slug.to_owned(), safe_instance_name);
     let prompt_path = inputs
         .prompt_file
         .clone()
         .unwrap_or_else(|| join(&inputs.run_dir, "gsd-review-prompt.md"));
     let model = resolve_model(body, config, &inputs.instance);
     let shape = match transport {
-        Transport::Spawn => PlanShape::Spawn(spawn_plan(body, slug, &identity, &prompt_path, model, config, inputs)?),
+        Transport::Spawn => PlanShape::Spawn(spawn_plan(
+            body,
+            slug,
+            &identity,
+            &prompt_path,
+            model,
+            config,
+            inputs,
+        )?),
         Transport::OpenAiHttp => PlanShape::Http(http_plan(body, model, config)?),
     };
     Ok(LanePlan {
@@ -218,7 +249,13 @@ pub fn resolve(
         requires_binaries: body
             .get("requiresBinaries")
             .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default(),
         probe: probe(body.get("probe")),
         shape,
@@ -245,7 +282,9 @@ fn probe(value: Option<&Value>) -> Probe {
     let field = |key: &str| text(object, key).unwrap_or("").to_owned();
     let millis = || vocab::positive_integer(object.get("timeoutMs")).unwrap_or(2_000);
     match text(object, "kind") {
-        Some("command-exists") => Probe::CommandExists { binary: field("binary") },
+        Some("command-exists") => Probe::CommandExists {
+            binary: field("binary"),
+        },
         Some("command-capability") => Probe::CommandCapability {
             binary: field("binary"),
             needle: field("needle"),
@@ -261,7 +300,11 @@ fn probe(value: Option<&Value>) -> Probe {
 }
 
 /// The configured model (§3.3), or the instance's `--model`.
-fn resolve_model(body: &Map<String, Value>, config: &ProjectConfig, instance: &Instance) -> Option<String> {
+fn resolve_model(
+    body: &Map<String, Value>,
+    config: &ProjectConfig,
+    instance: &Instance,
+) -> Option<String> {
     let key = text(body, "modelConfigKey")?;
     match &instance.model {
         Some(model) => configured(Some(&Value::String(model.clone()))),
@@ -279,17 +322,23 @@ fn spawn_plan(
     inputs: &PlanInputs,
 ) -> Result<SpawnPlan, Refusal> {
     let empty = Map::new();
-    let invoke = body.get("invoke").and_then(Value::as_object).unwrap_or(&empty);
+    let invoke = body
+        .get("invoke")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let binary = text(invoke, "binary").map(str::trim).unwrap_or("");
     if binary.is_empty() {
         return Err(malformed("invoke.binary is missing or blank"));
     }
     let review_path = join(&inputs.run_dir, &format!("gsd-review-{identity}.md"));
     let (output_target, output) = if text(invoke, "outputChannel") == Some("file-arg") {
-        let arg = text(invoke, "outputArg").filter(|a| !a.is_empty()).ok_or_else(|| {
-            malformed("outputChannel is file-arg but outputArg is missing")
-        })?;
-        (OutputTarget::File(review_path.clone()), vec![arg.to_owned(), review_path])
+        let arg = text(invoke, "outputArg")
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| malformed("outputChannel is file-arg but outputArg is missing"))?;
+        (
+            OutputTarget::File(review_path.clone()),
+            vec![arg.to_owned(), review_path],
+        )
     } else {
         (OutputTarget::Stdout, Vec::new())
     };
@@ -298,7 +347,11 @@ fn spawn_plan(
         Some("argv-file-ref") => (None, vec![file_ref_text(prompt_path, &inputs.repo_root)]),
         Some("argv") => (None, vec![prompt_path.to_owned()]),
         Some("none") => (None, Vec::new()),
-        _ => return Err(malformed("invoke.promptChannel is not stdin, argv, argv-file-ref or none")),
+        _ => {
+            return Err(malformed(
+                "invoke.promptChannel is not stdin, argv, argv-file-ref or none",
+            ))
+        }
     };
     let model_arg = text(invoke, "modelArg").filter(|a| !a.is_empty());
     let model = match (model_arg, model) {
@@ -317,7 +370,13 @@ fn spawn_plan(
         Vec::new()
     };
     let mut argv = Vec::new();
-    for arg in invoke.get("args").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+    for arg in invoke
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
         match arg {
             "{{model}}" => argv.extend(model.iter().cloned()),
             "{{effort}}" => argv.extend(effort.iter().cloned()),
@@ -338,7 +397,11 @@ fn spawn_plan(
     })
 }
 
-fn http_plan(body: &Map<String, Value>, model: Option<String>, config: &ProjectConfig) -> Result<HttpPlan, Refusal> {
+fn http_plan(
+    body: &Map<String, Value>,
+    model: Option<String>,
+    config: &ProjectConfig,
+) -> Result<HttpPlan, Refusal> {
     let invoke = body
         .get("invoke")
         .and_then(Value::as_object)
@@ -350,15 +413,21 @@ fn http_plan(body: &Map<String, Value>, model: Option<String>, config: &ProjectC
         .unwrap_or_default();
     let host = normalize_host(&raw);
     if host.is_empty() {
-        return Err(malformed(format!("no host: {host_config_key} is unset and there is no defaultHost")));
+        return Err(malformed(format!(
+            "no host: {host_config_key} is unset and there is no defaultHost"
+        )));
     }
     let origin = url::Url::parse(&host)
         .ok()
         .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
         .ok_or_else(|| malformed(format!("host {host:?} is not an http or https URL")))?;
-    let path = text(invoke, "path").filter(|p| !p.is_empty()).unwrap_or("/v1/chat/completions");
+    let path = text(invoke, "path")
+        .filter(|p| !p.is_empty())
+        .unwrap_or("/v1/chat/completions");
     if !path.starts_with('/') {
-        return Err(malformed(format!("invoke.path {path:?} does not start with /")));
+        return Err(malformed(format!(
+            "invoke.path {path:?} does not start with /"
+        )));
     }
     let url = format!("{host}{path}");
     let same_origin = url::Url::parse(&url).ok().is_some_and(|joined| {
@@ -369,9 +438,15 @@ fn http_plan(body: &Map<String, Value>, model: Option<String>, config: &ProjectC
             && joined.password().is_none()
     });
     if !same_origin {
-        return Err(malformed(format!("invoke.path {path:?} moves the request away from {host}")));
+        return Err(malformed(format!(
+            "invoke.path {path:?} moves the request away from {host}"
+        )));
     }
-    if let Some(probe_key) = body.get("probe").and_then(|p| p.get("hostConfigKey")).and_then(Value::as_str) {
+    if let Some(probe_key) = body
+        .get("probe")
+        .and_then(|p| p.get("hostConfigKey"))
+        .and_then(Value::as_str)
+    {
         if probe_key != host_config_key {
             return Err(malformed(format!(
                 "probe.hostConfigKey {probe_key:?} differs from invoke.hostConfigKey {host_config_key:?}"
@@ -385,7 +460,9 @@ fn http_plan(body: &Map<String, Value>, model: Option<String>, config: &ProjectC
         host,
         host_config_key,
         model,
-        fallback_model: text(invoke, "fallbackModel").unwrap_or("local-model").to_owned(),
+        fallback_model: text(invoke, "fallbackModel")
+            .unwrap_or("local-model")
+            .to_owned(),
     })
 }
 

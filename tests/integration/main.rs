@@ -1,1 +1,12 @@
-//! tests
+//! Integration tests: the real `gsd-lane` binary in an isolated environment.
+//!
+//! One module per area (ripgrep style); shared helpers live in `util`.
+
+#![allow(clippy::expect_used, clippy::panic, missing_docs)]
+
+mod catalogue;
+mod corpus;
+mod overlays;
+mod robustness;
+mod roster;
+mod util;

@@ -3,6 +3,7 @@
 mod list;
 mod plan;
 mod roster;
+mod run;
 mod validate;
 
 use std::path::PathBuf;
@@ -52,7 +53,8 @@ impl Context {
 
     /// The repository root: `--repo-root` made absolute, else the working directory.
     pub fn repo_root(&self, given: Option<&str>) -> String {
-        given.map_or_else(|| self.env.cwd.clone(), |root| self.env.cwd.join(root))
+        given
+            .map_or_else(|| self.env.cwd.clone(), |root| self.env.cwd.join(root))
             .display()
             .to_string()
     }
@@ -91,6 +93,11 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         Command::Flags(args) => roster::flags(&context, &args),
         Command::Sections(args) => roster::sections(&context, &args),
         Command::Plan(args) => plan::run(&context, &args),
+        Command::Run(args) => run::run(&context, &args.slug, &args.options),
+        Command::Invoke(mut args) => {
+            args.options.json = true;
+            run::run(&context, &args.slug, &args.options)
+        }
         Command::Schema => {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)

@@ -12,7 +12,11 @@ use crate::registry::Lane;
 
 /// One plan entry: `{slug, ok:true, section, transport, promptBudget, promptPath, plan}` or
 /// `{slug, ok:false, reason, detail}`.
-pub fn plan_entry(lane: &Lane, config: &crate::config::ProjectConfig, inputs: &PlanInputs) -> Value {
+pub fn plan_entry(
+    lane: &Lane,
+    config: &crate::config::ProjectConfig,
+    inputs: &PlanInputs,
+) -> Value {
     match plan::resolve(&lane.capability_id, lane.body(), config, inputs) {
         Ok(resolved) => {
             let prompt_path = match resolved.spawn() {
@@ -53,7 +57,11 @@ pub fn run(context: &Context, args: &PlanArgs) -> Result<u8, Failure> {
     };
     let selected = parse_selected(args.selected.as_deref());
     let entries: Vec<Value> = if selected.is_empty() {
-        registry.lanes.iter().map(|lane| plan_entry(lane, &config, &inputs)).collect()
+        registry
+            .lanes
+            .iter()
+            .map(|lane| plan_entry(lane, &config, &inputs))
+            .collect()
     } else {
         selected
             .iter()

@@ -1,5 +1,9 @@
 //! Everything that starts a process or talks HTTP lives here.
 
+pub mod effects;
 pub mod http;
+pub mod lane;
 pub mod path_lookup;
+pub mod probe;
+pub mod review_file;
 pub mod spawn;

@@ -1,0 +1,138 @@
+//! The host's implementation of the SDK's effects: the one choke point for handlers.
+
+use std::cell::RefCell;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gsd_lane_sdk::{
+    Effects, FileRead, HandlerError, HandlerErrorKind, HttpReport, HttpRequest, LockGuard,
+    SpawnError, SpawnReport, SpawnRequest,
+};
+
+use super::http::{self, HttpLimits, Origin};
+use super::spawn::{self, ChildEnv, SpawnLimits};
+
+/// Effects granted to one lane invocation.
+pub struct HostEffects {
+    /// Programs the lane may start (its own binary and probe binary).
+    pub allowed_programs: Vec<String>,
+    /// The verified origin of an HTTP lane; `None` refuses every request.
+    pub origin: Option<Origin>,
+    /// The child environment.
+    pub env: ChildEnv,
+    /// The lane's outer deadline.
+    pub deadline: Instant,
+    /// The user's home directory.
+    pub home: Option<PathBuf>,
+    /// Where lock files live.
+    pub lock_dir: PathBuf,
+    /// Output caps.
+    pub spawn_limits: SpawnLimits,
+    /// Body cap and connect bound.
+    pub http_limits: HttpLimits,
+    /// Warnings written so far (also printed to stderr as they happen).
+    pub warnings: RefCell<Vec<String>>,
+}
+
+struct FileLock(#[allow(dead_code)] fs::File);
+impl LockGuard for FileLock {}
+
+/// A short stable file name for a lock key (FNV-1a, 64 bits).
+fn lock_file_name(key: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}.lock")
+}
+
+impl Effects for HostEffects {
+    fn spawn(&self, request: &SpawnRequest) -> SpawnReport {
+        if !self.allowed_programs.iter().any(|p| *p == request.program) {
+            return SpawnReport {
+                error: Some(SpawnError::Refused(format!(
+                    "{:?} is not this lane's program",
+                    request.program
+                ))),
+                ..SpawnReport::default()
+            };
+        }
+        let mut bounded = request.clone();
+        bounded.timeout = request.timeout.min(self.remaining());
+        spawn::spawn_bounded(&bounded, &self.env, &self.spawn_limits)
+    }
+
+    fn http(&self, request: &HttpRequest) -> HttpReport {
+        let Some(origin) = &self.origin else {
+            return HttpReport::Failed {
+                error: "refused: this lane has no verified HTTP origin".into(),
+            };
+        };
+        let mut bounded = request.clone();
+        bounded.timeout = request.timeout.min(self.remaining());
+        http::send(&bounded, origin, &self.http_limits)
+    }
+
+    fn read_text(&self, path: &Path, max_bytes: u64) -> FileRead {
+        let metadata = match fs::metadata(path) {
+            Ok(metadata) => metadata,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return FileRead::Missing,
+            Err(err) => return FileRead::Unreadable(err.to_string()),
+        };
+        if !metadata.is_file() {
+            return FileRead::Unreadable("not a regular file".into());
+        }
+        if metadata.len() > max_bytes {
+            return FileRead::Unreadable(format!("larger than {max_bytes} bytes"));
+        }
+        let mut bytes = Vec::new();
+        match fs::File::open(path).and_then(|f| f.take(max_bytes).read_to_end(&mut bytes)) {
+            Ok(_) => FileRead::Text(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(err) => FileRead::Unreadable(err.to_string()),
+        }
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+
+    fn lock(&self, key: &str, wait: Duration) -> Result<Box<dyn LockGuard>, HandlerError> {
+        let fail = |why: String| HandlerError::new(HandlerErrorKind::Lock, why);
+        fs::create_dir_all(&self.lock_dir)
+            .map_err(|e| fail(format!("creating {}: {e}", self.lock_dir.display())))?;
+        let path = self.lock_dir.join(lock_file_name(key));
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| fail(format!("opening {}: {e}", path.display())))?;
+        let until = Instant::now() + wait.min(self.remaining());
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Box::new(FileLock(file))),
+                Err(fs::TryLockError::WouldBlock) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(fail(format!("lock {key:?} still held by another run")))
+                }
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(fail(format!("locking {}: {err}", path.display())))
+                }
+            }
+        }
+    }
+
+    fn warn(&self, message: &str) {
+        crate::output::eprint_line(&format!("warning: {}", crate::output::neutralize(message)));
+        self.warnings.borrow_mut().push(message.to_owned());
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}

@@ -1,0 +1,273 @@
+//! The run pipeline of one lane (invocation.md §6): plan, egress check, probe, execute,
+//! empty-output policy. A refused lane never writes a review file and never starts its tool.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gsd_lane_sdk::{
+    Effects, Handler, HandlerOutput, LanePlan, LaneRequest, OutputTarget, SpawnReport,
+    SpawnRequest, StdoutSink, Transport,
+};
+
+use super::effects::HostEffects;
+use super::http::{HttpLimits, Origin};
+use super::probe;
+use super::review_file::{self, Content};
+use super::spawn::{self, ChildEnv, SpawnLimits};
+use crate::config::ProjectConfig;
+use crate::error::{Context as _, Failure};
+use crate::plan::{self, PlanInputs, Reason, Refusal};
+use crate::registry::{Lane, Scope};
+
+/// Decides whether an HTTP lane may send to its resolved destination (trust.md §6).
+pub trait EgressCheck {
+    /// `Ok` to proceed; a refusal (`egress_host_changed`) blocks the lane before any byte leaves.
+    ///
+    /// # Errors
+    ///
+    /// The blocking refusal.
+    fn check(&self, plan: &LanePlan) -> Result<(), Refusal>;
+}
+
+/// What the caller supplies besides the lane.
+pub struct RunSetup<'a> {
+    /// Project configuration.
+    pub config: &'a ProjectConfig,
+    /// Plan inputs (run dir, repo root, prompt file, instance).
+    pub inputs: PlanInputs,
+    /// `PATH` for lookups and children.
+    pub path_var: Option<std::ffi::OsString>,
+    /// Home directory (antigravity files).
+    pub home: Option<PathBuf>,
+    /// Where handler locks live.
+    pub lock_dir: PathBuf,
+    /// The egress gate.
+    pub egress: &'a dyn EgressCheck,
+}
+
+/// A lane that ran (its review file is a review or a stub).
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// The resolved plan.
+    pub plan: LanePlan,
+    /// True when the review file holds a diagnostic stub.
+    pub stubbed: bool,
+    /// What the probe found.
+    pub probe: String,
+    /// Which source produced the review.
+    pub source: Option<String>,
+    /// True when stamped as reviewed without repository access.
+    pub blind: bool,
+    /// Handler notes and warnings.
+    pub notes: Vec<String>,
+    /// Exit code of the lane's process, when it has one.
+    pub exit_code: Option<i32>,
+    /// Spawn error code (`ETIMEDOUT`, …), when any.
+    pub spawn_error: Option<String>,
+    /// Wall time of the execution step.
+    pub elapsed: Duration,
+}
+
+/// The outcome of one lane run.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The lane could not run; nothing was started and no review file was written.
+    Unavailable(Refusal),
+    /// The lane ran.
+    Completed(Box<Completion>),
+}
+
+/// Runs one lane.
+///
+/// # Errors
+///
+/// A [`Failure`] when the review file cannot be written (an I/O error of the command, not a
+/// stub).
+pub fn run_lane(lane: &Lane, setup: &RunSetup<'_>) -> Result<Outcome, Failure> {
+    let plan = match plan::resolve(
+        &lane.capability_id,
+        lane.body(),
+        setup.config,
+        &setup.inputs,
+    ) {
+        Ok(plan) => plan,
+        Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
+    };
+    let handler = match select_handler(&plan) {
+        Ok(handler) => handler,
+        Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
+    };
+    if let Err(refusal) = setup.egress.check(&plan) {
+        return Ok(Outcome::Unavailable(refusal));
+    }
+    let effects = effects_for(lane, &plan, setup);
+    let probe = match probe::check(&plan, setup.path_var.as_deref(), &effects) {
+        Ok(found) => found,
+        Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
+    };
+    let started = Instant::now();
+    let request = LaneRequest {
+        plan: plan.clone(),
+        repo_root: setup.inputs.repo_root.clone(),
+    };
+    let completion = match handler {
+        Some(handler) => run_handler(handler, &effects, &request)?,
+        None => run_generic_spawn(&effects, &plan)?,
+    };
+    let mut completion = completion;
+    completion.probe = probe;
+    completion.elapsed = started.elapsed();
+    completion
+        .notes
+        .extend(effects.warnings.borrow().iter().cloned());
+    Ok(Outcome::Completed(Box::new(completion)))
+}
+
+/// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
+fn select_handler(plan: &LanePlan) -> Result<Option<&'static dyn Handler>, Refusal> {
+    let name = match (&plan.handler, plan.transport) {
+        (Some(name), _) => name.as_str(),
+        (None, Transport::OpenAiHttp) => "openai-compatible",
+        (None, Transport::Spawn) => return Ok(None),
+    };
+    let handler = gsd_lane_handlers::lookup(name)
+        .map_err(|err| Refusal::new(Reason::UnknownHandler, err.to_string()))?;
+    if handler.transport() != plan.transport {
+        return Err(Refusal::new(
+            Reason::MalformedLane,
+            format!(
+                "handler {name} drives {} lanes, not {}",
+                handler.transport().as_str(),
+                plan.transport.as_str()
+            ),
+        ));
+    }
+    Ok(Some(handler))
+}
+
+fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
+    let env = match lane.scope {
+        Scope::FirstParty => ChildEnv::Inherit,
+        Scope::Global | Scope::Project => spawn::minimal_env_from_current(),
+    };
+    let mut allowed = Vec::new();
+    if let Some(spawn) = plan.spawn() {
+        allowed.push(spawn.binary.clone());
+    }
+    if let gsd_lane_sdk::Probe::CommandCapability { binary, .. } = &plan.probe {
+        allowed.push(binary.clone());
+    }
+    HostEffects {
+        allowed_programs: allowed,
+        origin: plan.http().and_then(|http| Origin::of(&http.host).ok()),
+        env,
+        deadline: Instant::now() + Duration::from_millis(plan.timeout_ms),
+        home: setup.home.clone(),
+        lock_dir: setup.lock_dir.clone(),
+        spawn_limits: SpawnLimits::default(),
+        http_limits: HttpLimits::default(),
+        warnings: RefCell::new(Vec::new()),
+    }
+}
+
+fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
+    Completion {
+        plan: plan.clone(),
+        stubbed: false,
+        probe: String::new(),
+        source: None,
+        blind: false,
+        notes: Vec::new(),
+        exit_code: report.and_then(|r| r.exit_code),
+        spawn_error: report
+            .and_then(|r| r.error.as_ref())
+            .map(|e| e.code().to_owned()),
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// A data-only spawn lane: stdout streams straight into the review file (or the tool writes
+/// it), then the empty-output policy applies.
+fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completion, Failure> {
+    let Some(spawn) = plan.spawn() else {
+        return Err(Failure::new(format!(
+            "lane {}: a spawn plan was expected",
+            plan.slug
+        )));
+    };
+    let review_path = PathBuf::from(&plan.review_path);
+    let stdout = match spawn.output_target {
+        OutputTarget::Stdout => StdoutSink::File(review_path.clone()),
+        OutputTarget::File(_) => StdoutSink::Discard,
+    };
+    let report = effects.spawn(&SpawnRequest {
+        program: spawn.binary.clone(),
+        args: spawn.argv.clone(),
+        stdin: spawn.stdin.as_ref().map(PathBuf::from),
+        stdout,
+        stderr_path: Some(PathBuf::from(&plan.err_path)),
+        timeout: effects.remaining(),
+    });
+    let mut done = completion(plan, Some(&report));
+    let content = review_file::inspect(&review_path)
+        .context(|| format!("reading {}", review_path.display()))?;
+    match content {
+        Content::Empty => {
+            write_stub(plan, None)?;
+            done.stubbed = true;
+        }
+        Content::Review { .. } => {
+            review_file::finish_review_file(&review_path, content)
+                .context(|| format!("writing {}", review_path.display()))?;
+            done.source = Some(match spawn.output_target {
+                OutputTarget::Stdout => "stdout".to_owned(),
+                OutputTarget::File(_) => "output file".to_owned(),
+            });
+        }
+    }
+    Ok(done)
+}
+
+fn run_handler(
+    handler: &dyn Handler,
+    effects: &HostEffects,
+    request: &LaneRequest,
+) -> Result<Completion, Failure> {
+    let plan = &request.plan;
+    let output: HandlerOutput = handler.run(effects, request).map_err(|err| {
+        Failure::new(format!(
+            "lane {}: handler {}: {err}",
+            plan.slug,
+            handler.name()
+        ))
+    })?;
+    let err_path = Path::new(&plan.err_path);
+    if plan.transport == Transport::OpenAiHttp {
+        std::fs::write(err_path, b"").context(|| format!("writing {}", err_path.display()))?;
+    }
+    let mut done = completion(plan, None);
+    done.notes.clone_from(&output.notes);
+    done.blind = output.blind;
+    let review_path = Path::new(&plan.review_path);
+    if review_file::is_empty_review(&output.review) {
+        match &output.own_stub {
+            Some(stub) => review_file::write_review(review_path, stub)
+                .context(|| format!("writing {}", review_path.display()))?,
+            None => write_stub(plan, output.diagnostic.as_deref())?,
+        }
+        done.stubbed = true;
+    } else {
+        review_file::write_review(review_path, &output.review)
+            .context(|| format!("writing {}", review_path.display()))?;
+        done.source = output.source;
+    }
+    Ok(done)
+}
+
+fn write_stub(plan: &LanePlan, diagnostic: Option<&str>) -> Result<(), Failure> {
+    let sidecar = review_file::read_sidecar(Path::new(&plan.err_path));
+    let stub = review_file::stub_text(&plan.slug, &sidecar, diagnostic);
+    let path = Path::new(&plan.review_path);
+    review_file::write_review(path, &stub).context(|| format!("writing {}", path.display()))
+}

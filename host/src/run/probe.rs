@@ -1,0 +1,112 @@
+//! Probes (invocation.md §7): bounded, PATH lookups never spawn anything.
+
+use std::ffi::OsStr;
+use std::time::Duration;
+
+use gsd_lane_sdk::{
+    Effects, HttpMethod, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest,
+    StdoutSink,
+};
+
+use super::path_lookup::find_executable;
+use crate::plan::{Reason, Refusal};
+
+/// Largest help text kept from a `command-capability` probe.
+const HELP_BYTES: usize = 1 << 20;
+
+/// Checks `requiresBinaries`, then the declared probe; `Ok` when the lane is available.
+///
+/// # Errors
+///
+/// A [`Refusal`] with the probe's reason.
+pub fn check(
+    plan: &LanePlan,
+    path_var: Option<&OsStr>,
+    effects: &dyn Effects,
+) -> Result<String, Refusal> {
+    for binary in &plan.requires_binaries {
+        if find_executable(binary, path_var).is_none() {
+            return Err(Refusal::new(
+                Reason::MissingRequiredBinary,
+                format!("{binary} is not on PATH"),
+            ));
+        }
+    }
+    match &plan.probe {
+        Probe::CommandExists { binary } => match find_executable(binary, path_var) {
+            Some(path) => Ok(format!("{binary} found at {}", path.display())),
+            None => Err(Refusal::new(
+                Reason::MissingBinary,
+                format!("{binary} is not on PATH"),
+            )),
+        },
+        Probe::CommandCapability {
+            binary,
+            needle,
+            timeout_ms,
+        } => {
+            if find_executable(binary, path_var).is_none() {
+                return Err(Refusal::new(
+                    Reason::MissingBinary,
+                    format!("{binary} is not on PATH"),
+                ));
+            }
+            let report = effects.spawn(&SpawnRequest {
+                program: binary.clone(),
+                args: vec!["--help".to_owned()],
+                stdin: None,
+                stdout: StdoutSink::Memory(HELP_BYTES),
+                stderr_path: None,
+                timeout: Duration::from_millis(*timeout_ms),
+            });
+            if report.error == Some(SpawnError::TimedOut) {
+                return Err(Refusal::new(
+                    Reason::ProbeTimeout,
+                    format!("{binary} --help took longer than {timeout_ms} ms"),
+                ));
+            }
+            let help = format!("{}\n{}", report.stdout, report.stderr);
+            if help.contains(needle.as_str()) {
+                Ok(format!("{binary} --help mentions {needle:?}"))
+            } else {
+                Err(Refusal::new(
+                    Reason::ProbeFailed,
+                    format!("{binary} --help does not mention {needle:?}"),
+                ))
+            }
+        }
+        Probe::HttpReachable {
+            path, timeout_ms, ..
+        } => {
+            let Some(host) = plan.http().map(|http| http.host.clone()) else {
+                return Err(Refusal::new(
+                    Reason::HostUnreachable,
+                    "a spawn lane has no verified host to probe",
+                ));
+            };
+            let url = format!("{host}{path}");
+            match effects.http(&HttpRequest {
+                method: HttpMethod::Get,
+                url: url.clone(),
+                json_body: None,
+                timeout: Duration::from_millis(*timeout_ms),
+            }) {
+                HttpReport::Response { status, .. } if (200..300).contains(&status) => {
+                    Ok(format!("GET {url} answered {status}"))
+                }
+                HttpReport::Response { status, .. } => Err(Refusal::new(
+                    Reason::HostUnreachable,
+                    format!("GET {url} answered {status}"),
+                )),
+                HttpReport::Failed { error } => Err(Refusal::new(
+                    Reason::HostUnreachable,
+                    format!("GET {url}: {error}"),
+                )),
+            }
+        }
+        Probe::Unusable => Err(Refusal::new(
+            Reason::ProbeFailed,
+            "the lane declares no usable probe",
+        )),
+    }
+}

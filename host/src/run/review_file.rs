@@ -1,0 +1,194 @@
+//! The review file and the empty-output policy (invocation.md §10).
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::config::is_ecma_whitespace;
+
+/// What a review file holds, judged without loading it whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// Missing, or whitespace only.
+    Empty,
+    /// Has a non-whitespace character.
+    Review {
+        /// Whether the last byte is `\n`.
+        ends_with_newline: bool,
+    },
+}
+
+/// True when `text` is empty after trimming JavaScript whitespace (U+FEFF included).
+pub fn is_empty_review(text: &str) -> bool {
+    text.chars().all(is_ecma_whitespace)
+}
+
+/// Scans a file in fixed-size chunks (bounded memory, any size).
+///
+/// # Errors
+///
+/// I/O errors other than "not found".
+pub fn inspect(path: &Path) -> std::io::Result<Content> {
+    let mut file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Content::Empty),
+        Err(err) => return Err(err),
+    };
+    let mut buffer = vec![0_u8; 64 * 1024];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut has_text = false;
+    let mut last = None;
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        last = buffer.get(read - 1).copied();
+        if has_text {
+            continue;
+        }
+        pending.extend_from_slice(buffer.get(..read).unwrap_or_default());
+        // Decode what is complete; keep an incomplete trailing sequence for the next chunk.
+        let (valid, rest) = match std::str::from_utf8(&pending) {
+            Ok(text) => (text.to_owned(), Vec::new()),
+            Err(err) if err.error_len().is_none() => {
+                let cut = err.valid_up_to();
+                (
+                    String::from_utf8_lossy(pending.get(..cut).unwrap_or_default()).into_owned(),
+                    pending.get(cut..).unwrap_or_default().to_vec(),
+                )
+            }
+            Err(_) => (String::from_utf8_lossy(&pending).into_owned(), Vec::new()),
+        };
+        has_text = !is_empty_review(&valid);
+        pending = rest;
+    }
+    if !has_text && !pending.is_empty() {
+        has_text = true;
+    }
+    Ok(if has_text {
+        Content::Review {
+            ends_with_newline: last == Some(b'\n'),
+        }
+    } else {
+        Content::Empty
+    })
+}
+
+/// The generic stub: `<slug> review failed or returned empty output. stderr:`, the sidecar,
+/// and the extra diagnostic when non-empty, joined with `\n` plus a final `\n`.
+pub fn stub_text(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
+    let mut lines = vec![
+        format!("{slug} review failed or returned empty output. stderr:"),
+        sidecar.to_owned(),
+    ];
+    if let Some(extra) = diagnostic.filter(|d| !d.is_empty()) {
+        lines.push("Raw response body:".to_owned());
+        lines.push(extra.to_owned());
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// Writes `text` to `path`, adding a final `\n` when missing.
+///
+/// # Errors
+///
+/// The I/O error.
+pub fn write_review(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut file = fs::File::create(path)?;
+    file.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        file.write_all(b"\n")?;
+    }
+    file.sync_data()
+}
+
+/// Appends `\n` to a review file that does not end with one.
+///
+/// # Errors
+///
+/// The I/O error.
+pub fn finish_review_file(path: &Path, content: Content) -> std::io::Result<()> {
+    if let Content::Review {
+        ends_with_newline: false,
+    } = content
+    {
+        fs::OpenOptions::new()
+            .append(true)
+            .open(path)?
+            .write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Reads the sidecar for a stub (bounded; missing → empty).
+pub fn read_sidecar(path: &Path) -> String {
+    let Ok(file) = fs::File::open(path) else {
+        return String::new();
+    };
+    let mut bytes = Vec::new();
+    let _ = file
+        .take(crate::run::spawn::DEFAULT_STDERR_BYTES + 4096)
+        .read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_is_whitespace_only() {
+        for empty in ["", " ", "\n", "\r\n", "\t", " \n\t ", "\u{feff}"] {
+            assert!(is_empty_review(empty), "{empty:?}");
+        }
+        for review in ["x", " x ", "-n", "-e", "-E"] {
+            assert!(!is_empty_review(review), "{review:?}");
+        }
+    }
+
+    #[test]
+    fn stub_format_is_exact() {
+        assert_eq!(
+            stub_text("ollama", "", Some("{\"error\":\"model not found\"}")),
+            "ollama review failed or returned empty output. stderr:\n\nRaw response body:\n{\"error\":\"model not found\"}\n"
+        );
+        assert_eq!(
+            stub_text("qwen", "boom\n", None),
+            "qwen review failed or returned empty output. stderr:\nboom\n\n"
+        );
+    }
+
+    #[test]
+    fn inspects_files_in_chunks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.md");
+        assert_eq!(inspect(&path).expect("missing"), Content::Empty);
+        fs::write(&path, " \n\u{3000}\n").expect("write");
+        assert_eq!(inspect(&path).expect("ws"), Content::Empty);
+        let mut big = " ".repeat(200_000);
+        big.push_str("x");
+        fs::write(&path, &big).expect("write");
+        assert_eq!(
+            inspect(&path).expect("big"),
+            Content::Review {
+                ends_with_newline: false
+            }
+        );
+        finish_review_file(
+            &path,
+            Content::Review {
+                ends_with_newline: false,
+            },
+        )
+        .expect("finish");
+        assert_eq!(
+            inspect(&path).expect("big"),
+            Content::Review {
+                ends_with_newline: true
+            }
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The upstream corpus and the shipped first-party manifests validate cleanly and agree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{self, read_json, str_of, validate, Report, TestEnv, FIRST_PARTY_IDS};
+
+const UPSTREAM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/compat/upstream-capabilities"
+);
+
+/// Every file under `dir`, recursively, sorted by path.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        let listing = std::fs::read_dir(&next)
+            .unwrap_or_else(|err| panic!("listing {}: {err}", next.display()));
+        for entry in listing {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The upstream corpus directory, or `None` (with a visible SKIP line) when it is missing.
+fn upstream() -> Option<PathBuf> {
+    let dir = PathBuf::from(UPSTREAM);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIP: upstream corpus not found at {}", dir.display());
+        None
+    }
+}
+
+fn assert_clean(out: &util::Outcome, report: &Report, what: &str) {
+    assert!(
+        report.errors.is_empty() && report.warnings.is_empty(),
+        "{what}: expected 0 errors and 0 warnings, got:\n{}",
+        serde_json::to_string_pretty(&report.all().collect::<Vec<_>>()).unwrap_or_default()
+    );
+    out.assert_status(0);
+}
+
+/// Upstream manifests that carry a `reviewer` object, keyed by id.
+fn upstream_lanes(dir: &Path) -> BTreeMap<String, Value> {
+    files_under(dir)
+        .iter()
+        .filter(|path| path.file_name().is_some_and(|n| n == "capability.json"))
+        .map(|path| read_json(path))
+        .filter(|value| value.get("reviewer").is_some_and(Value::is_object))
+        .map(|value| (str_of(&value, "id"), value))
+        .collect()
+}
+
+#[test]
+fn upstream_corpus_validates_without_findings() {
+    let Some(dir) = upstream() else { return };
+    let files = files_under(&dir);
+    assert!(!files.is_empty(), "upstream corpus at {} is empty", dir.display());
+    let env = TestEnv::new();
+    let (out, report) = validate(&env, &files);
+    assert_clean(&out, &report, "upstream corpus");
+}
+
+#[test]
+fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
+    let Some(dir) = upstream() else { return };
+    let lanes = upstream_lanes(&dir);
+    assert_eq!(
+        lanes.len(),
+        12,
+        "upstream manifests with a reviewer object: {:?}",
+        lanes.keys().collect::<Vec<_>>()
+    );
+    let unknown: Vec<&String> = lanes
+        .keys()
+        .filter(|id| !FIRST_PARTY_IDS.contains(&id.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "upstream lanes outside §7a: {unknown:?}");
+    let upstream_slugs: Vec<String> = FIRST_PARTY_IDS
+        .iter()
+        .filter_map(|id| lanes.get(*id))
+        .map(|value| str_of(&value["reviewer"], "slug"))
+        .collect();
+
+    let env = TestEnv::new();
+    let out = env.run(&["sections"]);
+    out.assert_status(0);
+    let section_slugs: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|line| line.split('\t').next().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(upstream_slugs, section_slugs);
+}
+
+/// The shipped `capabilities/<id>/capability.json` files.
+fn shipped() -> Vec<PathBuf> {
+    let dir = util::workspace_root().join("capabilities");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("listing {}: {err}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path().join("capability.json"))
+        .filter(|path| path.is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn shipped_lanes_validate_without_findings() {
+    let files = shipped();
+    let ids: Vec<String> = files
+        .iter()
+        .map(|path| str_of(&read_json(path), "id"))
+        .collect();
+    let mut expected: Vec<String> = FIRST_PARTY_IDS.iter().map(|s| (*s).to_owned()).collect();
+    expected.sort();
+    assert_eq!(ids, expected, "shipped capabilities");
+    let env = TestEnv::new();
+    let (out, report) = validate(&env, &files);
+    assert_clean(&out, &report, "shipped capabilities");
+}
+
+/// `config` reduced to key → (type, default).
+fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
+    manifest
+        .get("config")
+        .and_then(Value::as_object)
+        .map(|config| {
+            config
+                .iter()
+                .map(|(key, slice)| {
+                    (
+                        key.clone(),
+                        (
+                            slice.get("type").cloned().unwrap_or(Value::Null),
+                            slice.get("default").cloned().unwrap_or(Value::Null),
+                        ),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn shipped_lanes_match_upstream_bodies_and_config() {
+    let Some(dir) = upstream() else { return };
+    let lanes = upstream_lanes(&dir);
+    let mut mismatches = Vec::new();
+    for path in shipped() {
+        let ours = read_json(&path);
+        let id = str_of(&ours, "id");
+        let Some(theirs) = lanes.get(&id) else {
+            mismatches.push(format!("{id}: no upstream lane manifest"));
+            continue;
+        };
+        if ours.get("reviewer") != theirs.get("reviewer") {
+            mismatches.push(format!(
+                "{id}: reviewer body differs\nshipped:  {}\nupstream: {}",
+                ours["reviewer"], theirs["reviewer"]
+            ));
+        }
+        if config_shape(&ours) != config_shape(theirs) {
+            mismatches.push(format!(
+                "{id}: config keys/types/defaults differ\nshipped:  {:?}\nupstream: {:?}",
+                config_shape(&ours),
+                config_shape(theirs)
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

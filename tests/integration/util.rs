@@ -1,0 +1,409 @@
+//! Shared helpers: an isolated environment per test and a runner for the real binary.
+//!
+//! Every command runs `gsd-lane` (the binary built by cargo for this test target) with a
+//! cleared environment except `PATH`, `HOME` and `GSD_HOME` pointing into a private temporary
+//! directory, and the working directory set to a temporary project directory.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Longest a single command may run before the test fails (instead of hanging).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_gsd-lane"))
+}
+
+/// The workspace root (`/work/main`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// `tests/fixtures/<rel>` of the workspace.
+pub fn fixture(rel: &str) -> PathBuf {
+    workspace_root().join("tests").join("fixtures").join(rel)
+}
+
+/// Reads and parses a JSON file.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|err| panic!("reading {}: {err}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("parsing {}: {err}", path.display()))
+}
+
+/// The valid third-party lane of manifest.md §7e (`acme-review`).
+pub fn acme() -> Value {
+    read_json(&fixture("overlays/acme-review/capability.json"))
+}
+
+/// The acme manifest with `id` replaced (for use in a folder of that name).
+pub fn acme_as(id: &str) -> Value {
+    let mut value = acme();
+    value["id"] = Value::String(id.to_owned());
+    value
+}
+
+/// Which overlay directory to write into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `$GSD_HOME/.gsd/capabilities`.
+    Global,
+    /// `<project>/.gsd/capabilities`.
+    Project,
+}
+
+/// A private environment: `HOME`, `GSD_HOME` and a project directory under one temp dir.
+pub struct TestEnv {
+    /// Keeps the directory alive for the test's duration.
+    pub root: TempDir,
+    /// `HOME`.
+    pub home: PathBuf,
+    /// `GSD_HOME`.
+    pub gsd_home: PathBuf,
+    /// The working directory of commands (and, with `.planning/`, the project root).
+    pub project: PathBuf,
+}
+
+impl TestEnv {
+    /// A fresh environment; the project has no `.planning/` directory.
+    pub fn new() -> TestEnv {
+        let root = tempfile::Builder::new()
+            .prefix("gsd-lane-it-")
+            .tempdir()
+            .expect("create temp dir");
+        let home = root.path().join("home");
+        let gsd_home = root.path().join("gsd-home");
+        let project = root.path().join("project");
+        for dir in [&home, &gsd_home, &project] {
+            std::fs::create_dir_all(dir).expect("create env dirs");
+        }
+        TestEnv {
+            root,
+            home,
+            gsd_home,
+            project,
+        }
+    }
+
+    /// A fresh environment whose project holds `.planning/`.
+    pub fn with_planning() -> TestEnv {
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.project.join(".planning")).expect("create .planning");
+        env
+    }
+
+    /// The overlay directory of `scope`.
+    pub fn capabilities_dir(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::Global => self.gsd_home.join(".gsd").join("capabilities"),
+            Scope::Project => self.project.join(".gsd").join("capabilities"),
+        }
+    }
+
+    /// Creates (empty) overlay folder `folder` in `scope` and returns its path.
+    pub fn overlay_dir(&self, scope: Scope, folder: &str) -> PathBuf {
+        let dir = self.capabilities_dir(scope).join(folder);
+        std::fs::create_dir_all(&dir).expect("create overlay folder");
+        dir
+    }
+
+    /// Writes raw bytes as `<scope dir>/<folder>/capability.json`.
+    pub fn write_overlay_bytes(&self, scope: Scope, folder: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.overlay_dir(scope, folder).join("capability.json");
+        std::fs::write(&path, bytes).expect("write overlay manifest");
+        path
+    }
+
+    /// Writes a manifest value as `<scope dir>/<folder>/capability.json`.
+    pub fn write_overlay(&self, scope: Scope, folder: &str, value: &Value) -> PathBuf {
+        let text = serde_json::to_string_pretty(value).expect("serialize manifest");
+        self.write_overlay_bytes(scope, folder, text.as_bytes())
+    }
+
+    /// Copies the fixture folder `tests/fixtures/<fixture_rel>/capability.json` into an overlay.
+    pub fn write_overlay_fixture(&self, scope: Scope, folder: &str, fixture_rel: &str) -> PathBuf {
+        let bytes = std::fs::read(fixture(fixture_rel).join("capability.json"))
+            .expect("read overlay fixture");
+        self.write_overlay_bytes(scope, folder, &bytes)
+    }
+
+    /// A command in this environment (working directory: the project).
+    pub fn cmd(&self, args: &[&str]) -> Cmd {
+        let mut command = Command::new(bin());
+        command
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("GSD_HOME", &self.gsd_home)
+            .current_dir(&self.project)
+            .args(args);
+        if let Some(path) = std::env::var_os("PATH") {
+            command.env("PATH", path);
+        }
+        Cmd { command }
+    }
+
+    /// Runs `args` in the project directory.
+    pub fn run(&self, args: &[&str]) -> Outcome {
+        self.cmd(args).run()
+    }
+
+    /// `list --json`, checked for success, as rows.
+    pub fn list(&self, extra: &[&str]) -> Vec<Value> {
+        let mut args = vec!["list", "--json"];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        out.assert_status(0);
+        match out.json() {
+            Value::Array(rows) => rows,
+            other => panic!("list --json is not an array: {other}"),
+        }
+    }
+}
+
+/// A prepared invocation of the binary.
+pub struct Cmd {
+    command: Command,
+}
+
+impl Cmd {
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    /// Changes the working directory.
+    pub fn current_dir(mut self, dir: &Path) -> Cmd {
+        self.command.current_dir(dir);
+        self
+    }
+
+    /// Runs to completion (killed after a timeout) and captures everything.
+    pub fn run(mut self) -> Outcome {
+        let description = format!("{:?}", self.command);
+        let mut child = self
+            .command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
+        let mut stdout_pipe = child.stdout.take().expect("stdout piped");
+        let mut stderr_pipe = child.stderr.take().expect("stderr piped");
+        let stdout_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stdout_pipe.read_to_end(&mut buf);
+            buf
+        });
+        let stderr_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr_pipe.read_to_end(&mut buf);
+            buf
+        });
+        let deadline = Instant::now() + COMMAND_TIMEOUT;
+        let status = loop {
+            match child.try_wait().expect("waiting for gsd-lane") {
+                Some(status) => break status,
+                None if Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("{description} did not finish within {COMMAND_TIMEOUT:?} (hang)");
+                }
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        };
+        let stdout = stdout_reader.join().expect("stdout reader");
+        let stderr = stderr_reader.join().expect("stderr reader");
+        Outcome {
+            description,
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        }
+    }
+}
+
+/// What a finished command produced.
+pub struct Outcome {
+    /// The command, for messages.
+    pub description: String,
+    /// Exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Captured stdout (lossy UTF-8).
+    pub stdout: String,
+    /// Captured stderr (lossy UTF-8).
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// Fails the test unless the exit code is `expected`.
+    pub fn assert_status(&self, expected: i32) -> &Outcome {
+        assert_eq!(
+            self.code,
+            Some(expected),
+            "{}\nexit status {:?}, expected {expected}\nstdout:\n{}\nstderr:\n{}",
+            self.description,
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Fails the test if stderr shows a Rust panic.
+    pub fn assert_no_panic(&self) -> &Outcome {
+        assert!(
+            !self.stderr.contains("panicked"),
+            "{} panicked:\n{}",
+            self.description,
+            self.stderr
+        );
+        self
+    }
+
+    /// Stdout parsed as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
+            panic!(
+                "{}: stdout is not JSON ({err}):\n{}\nstderr:\n{}",
+                self.description, self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// The `validate --json` report: `errors` and `warnings` arrays.
+pub struct Report {
+    /// Error diagnostics.
+    pub errors: Vec<Value>,
+    /// Warning diagnostics.
+    pub warnings: Vec<Value>,
+}
+
+impl Report {
+    /// Splits a parsed `validate --json` document.
+    pub fn of(value: &Value) -> Report {
+        let list = |key: &str| -> Vec<Value> {
+            value
+                .get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| panic!("validate --json has no `{key}` array: {value}"))
+        };
+        Report {
+            errors: list("errors"),
+            warnings: list("warnings"),
+        }
+    }
+
+    /// Errors followed by warnings.
+    pub fn all(&self) -> impl Iterator<Item = &Value> {
+        self.errors.iter().chain(&self.warnings)
+    }
+
+    /// The codes of every diagnostic, errors first.
+    pub fn codes(&self) -> Vec<String> {
+        self.all().map(|d| str_of(d, "code")).collect()
+    }
+}
+
+/// `validate --json <paths…>` in `env`; returns the outcome and the parsed report.
+pub fn validate(env: &TestEnv, paths: &[PathBuf]) -> (Outcome, Report) {
+    let out = env.cmd(&["validate", "--json"]).args(paths).run();
+    out.assert_no_panic();
+    let report = Report::of(&out.json());
+    (out, report)
+}
+
+/// A string member of a JSON object (`""` when absent or not a string).
+pub fn str_of(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The `list --json` row of capability `id` in `scope` (`first-party`, `global`, `project`).
+pub fn row<'a>(rows: &'a [Value], scope: &str, id: &str) -> &'a Value {
+    rows.iter()
+        .find(|row| row["scope"] == scope && row["id"] == id)
+        .unwrap_or_else(|| {
+            panic!(
+                "no list row for {scope}:{id}; rows:\n{}",
+                serde_json::to_string_pretty(rows).unwrap_or_default()
+            )
+        })
+}
+
+/// Whether `list --json` has any row for `id` in `scope`.
+pub fn has_row(rows: &[Value], scope: &str, id: &str) -> bool {
+    rows.iter()
+        .any(|row| row["scope"] == scope && row["id"] == id)
+}
+
+/// The codes of a list row's diagnostics.
+pub fn row_diagnostic_codes(row: &Value) -> Vec<(String, String)> {
+    row["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| (str_of(d, "code"), str_of(d, "field")))
+        .collect()
+}
+
+/// The twelve first-party capability ids in descriptor order (manifest.md §7a).
+pub const FIRST_PARTY_IDS: [&str; 12] = [
+    "gemini",
+    "claude",
+    "codex",
+    "coderabbit",
+    "opencode",
+    "qwen",
+    "cursor",
+    "antigravity",
+    "ollama",
+    "lm-studio",
+    "llama-cpp",
+    "kimi-code",
+];
+
+/// Asserts the 12 first-party lanes lead the listing, all active, in descriptor order.
+pub fn assert_first_party_intact(rows: &[Value]) {
+    let first: Vec<(String, String, bool)> = rows
+        .iter()
+        .filter(|row| row["scope"] == "first-party")
+        .map(|row| {
+            (
+                str_of(row, "id"),
+                str_of(row, "status"),
+                row["active"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, bool)> = FIRST_PARTY_IDS
+        .iter()
+        .map(|id| ((*id).to_owned(), "active".to_owned(), true))
+        .collect();
+    assert_eq!(first, expected, "first-party lanes not all active");
+    for (index, id) in FIRST_PARTY_IDS.iter().enumerate() {
+        assert_eq!(
+            rows.get(index).map(|row| str_of(row, "id")).as_deref(),
+            Some(*id),
+            "first-party lane {id} not at listing position {index}"
+        );
+    }
+}
