@@ -4,14 +4,20 @@
 //! struct to [`HANDLERS`] (kept in alphabetical order). A name that is not in the list fails
 //! closed: the lane is unavailable with `unknown_handler`, and nothing else is affected.
 
+pub mod antigravity;
 pub mod openai_compatible;
+pub mod opencode;
 
 use std::fmt;
 
 use gsd_lane_sdk::{Handler, HandlerName};
 
 /// Every handler this build implements, in alphabetical order of name.
-pub static HANDLERS: &[&dyn Handler] = &[&openai_compatible::OpenAiCompatible];
+pub static HANDLERS: &[&dyn Handler] = &[
+    &antigravity::Antigravity,
+    &openai_compatible::OpenAiCompatible,
+    &opencode::Opencode,
+];
 
 /// A handler name this build does not implement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,4 +53,37 @@ pub fn lookup(name: &str) -> Result<&'static dyn Handler, UnknownHandler> {
             name: name.to_owned(),
             known: HANDLERS.iter().map(|h| h.name().as_str()).collect(),
         })
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_sorted_and_resolvable() {
+        let names: Vec<&str> = HANDLERS.iter().map(|h| h.name().as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            names, sorted,
+            "HANDLERS must be unique and in alphabetical order"
+        );
+        for handler in HANDLERS {
+            let found = lookup(handler.name().as_str()).expect("registered name resolves");
+            assert_eq!(found.name(), handler.name());
+            assert!(!found.describe().is_empty());
+            assert_eq!(found.sdk_version(), gsd_lane_sdk::SDK_VERSION);
+        }
+    }
+
+    #[test]
+    fn unknown_names_fail_closed() {
+        for name in ["acme", "../evil", "Antigravity", "", "opencode "] {
+            let err = lookup(name).err().expect("unknown name is refused");
+            assert_eq!(err.name, name);
+            assert_eq!(err.known.len(), HANDLERS.len());
+        }
+    }
 }

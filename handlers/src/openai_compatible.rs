@@ -173,6 +173,7 @@ pub fn read_response(report: &HttpReport) -> ChatResponse {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
     use gsd_lane_sdk::testing::FakeEffects;

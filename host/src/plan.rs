@@ -466,12 +466,18 @@ fn http_plan(
     })
 }
 
-/// The lane's prompt budget (review-workflow.md §8.1): `None` when the lane has none.
-pub fn prompt_budget(lane: &Value, config: &ProjectConfig) -> Option<f64> {
+/// The lane's prompt budget (review-workflow.md §8.1): `None` when the lane has none; the
+/// number as written in the config (so `5000` stays an integer on the wire).
+pub fn prompt_budget(lane: &Value, config: &ProjectConfig) -> Option<serde_json::Number> {
     let key = lane.get("promptBudgetKey")?.as_str()?;
-    let finite = |value: Option<&Value>| value.and_then(Value::as_f64).filter(|n| n.is_finite());
+    let finite = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_number)
+            .filter(|n| n.as_f64().is_some_and(f64::is_finite))
+            .cloned()
+    };
     match finite(config.get(key)) {
-        Some(own) if own != -1.0 => Some(own),
+        Some(own) if own.as_f64() != Some(-1.0) => Some(own),
         _ => finite(config.get("review.max_prompt_tokens")),
     }
 }

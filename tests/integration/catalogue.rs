@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{fixture, read_json, str_of, validate, TestEnv};
+use crate::util::{fixture, str_of, validate, TestEnv};
 
 /// Error codes whose field is a closed enum: their diagnostics must carry `valid`.
 const ENUM_CODES: [&str; 12] = [
@@ -152,8 +152,7 @@ const SPEC_CODES: &[&str] = &[
 /// Catalogue rows that name a situation rather than an emitted code (the `OK-*` rows and the
 /// rows whose outcome is other codes). They are covered by a case folder named after them.
 fn is_situation(code: &str) -> bool {
-    code.starts_with("OK-")
-        || matches!(code, "RB-EMPTY" | "INV-NEITHER" | "ROLE-UNKNOWN-WITH-BODY")
+    code.starts_with("OK-") || matches!(code, "RB-EMPTY" | "INV-NEITHER" | "ROLE-UNKNOWN-WITH-BODY")
 }
 
 /// One diagnostic as compared: `(code, severity, field)`.
@@ -256,7 +255,11 @@ fn show(keys: &BTreeMap<Key, usize>) -> String {
     }
     keys.iter()
         .map(|((code, severity, field), n)| {
-            let times = if *n > 1 { format!(" ×{n}") } else { String::new() };
+            let times = if *n > 1 {
+                format!(" ×{n}")
+            } else {
+                String::new()
+            };
             format!("{code}/{severity}@{field}{times}")
         })
         .collect::<Vec<_>>()
@@ -268,7 +271,10 @@ fn check_case(env: &TestEnv, case: &Case) -> Vec<String> {
     let mut problems = Vec::new();
     let files = manifests_under(&case.dir);
     if files.is_empty() {
-        return vec![format!("{}: no capability.json under the case folder", case.name)];
+        return vec![format!(
+            "{}: no capability.json under the case folder",
+            case.name
+        )];
     }
     let (out, report) = validate(env, &files);
     let got: Vec<Key> = report.all().map(key_of).collect();
@@ -308,7 +314,10 @@ fn check_case(env: &TestEnv, case: &Case) -> Vec<String> {
             }
         ));
     }
-    let expects_error = case.expect.iter().any(|(_, severity, _)| severity == "error");
+    let expects_error = case
+        .expect
+        .iter()
+        .any(|(_, severity, _)| severity == "error");
     let want_status = if expects_error { 1 } else { 0 };
     if out.code != Some(want_status) {
         problems.push(format!(
@@ -322,7 +331,10 @@ fn check_case(env: &TestEnv, case: &Case) -> Vec<String> {
             .get("file")
             .and_then(Value::as_str)
             .is_some_and(|f| !f.is_empty());
-        let line_ok = diagnostic.get("line").and_then(Value::as_u64).is_some_and(|l| l >= 1);
+        let line_ok = diagnostic
+            .get("line")
+            .and_then(Value::as_u64)
+            .is_some_and(|l| l >= 1);
         let column_ok = diagnostic
             .get("column")
             .and_then(Value::as_u64)
@@ -338,9 +350,7 @@ fn check_case(env: &TestEnv, case: &Case) -> Vec<String> {
             let valid_ok = diagnostic
                 .get("valid")
                 .and_then(Value::as_array)
-                .is_some_and(|members| {
-                    !members.is_empty() && members.iter().all(Value::is_string)
-                });
+                .is_some_and(|members| !members.is_empty() && members.iter().all(Value::is_string));
             if !valid_ok {
                 problems.push(format!(
                     "{}: {code} on enum field {} has no `valid` list (got {})",

@@ -67,7 +67,11 @@ fn upstream_lanes(dir: &Path) -> BTreeMap<String, Value> {
 fn upstream_corpus_validates_without_findings() {
     let Some(dir) = upstream() else { return };
     let files = files_under(&dir);
-    assert!(!files.is_empty(), "upstream corpus at {} is empty", dir.display());
+    assert!(
+        !files.is_empty(),
+        "upstream corpus at {} is empty",
+        dir.display()
+    );
     let env = TestEnv::new();
     let (out, report) = validate(&env, &files);
     assert_clean(&out, &report, "upstream corpus");
@@ -87,7 +91,10 @@ fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
         .keys()
         .filter(|id| !FIRST_PARTY_IDS.contains(&id.as_str()))
         .collect();
-    assert!(unknown.is_empty(), "upstream lanes outside §7a: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "upstream lanes outside §7a: {unknown:?}"
+    );
     let upstream_slugs: Vec<String> = FIRST_PARTY_IDS
         .iter()
         .filter_map(|id| lanes.get(*id))
@@ -110,7 +117,12 @@ fn shipped() -> Vec<PathBuf> {
     let dir = util::workspace_root().join("capabilities");
     let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|err| panic!("listing {}: {err}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path().join("capability.json"))
+        .map(|entry| {
+            entry
+                .expect("directory entry")
+                .path()
+                .join("capability.json")
+        })
         .filter(|path| path.is_file())
         .collect();
     found.sort();

@@ -7,6 +7,8 @@
 mod catalogue;
 mod corpus;
 mod overlays;
+mod plan;
 mod robustness;
 mod roster;
+mod run;
 mod util;

@@ -130,7 +130,7 @@ fn overlay_colliding_with_first_party_flag_is_skipped() {
     assert_collision(
         |m| m["reviewer"]["flags"] = json!(["--acme", "--agy"]),
         "X-FLAG-DUP",
-        "reviewer.flags[1]",
+        "reviewer.flags",
         "antigravity",
     );
 }
@@ -341,15 +341,22 @@ fn write_project_overlay(root: &Path, id: &str, slug: &str) -> PathBuf {
     let dir = root.join(".gsd").join("capabilities").join(id);
     std::fs::create_dir_all(&dir).expect("create overlay dir");
     let path = dir.join("capability.json");
-    let text = serde_json::to_vec_pretty(&lane(id, slug, &format!("Section {slug}"), json!([format!("--{slug}")])))
-        .expect("serialize");
+    let text = serde_json::to_vec_pretty(&lane(
+        id,
+        slug,
+        &format!("Section {slug}"),
+        json!([format!("--{slug}")]),
+    ))
+    .expect("serialize");
     std::fs::write(&path, text).expect("write overlay");
     path
 }
 
 #[test]
 fn project_option_overrides_project_discovery() {
-    let env = TestEnv::new();
+    // The working directory is itself a project (it holds `.planning/`), so discovery alone
+    // would pick it; `--project` must win.
+    let env = TestEnv::with_planning();
     let other = env.root.path().join("other");
     std::fs::create_dir_all(other.join(".planning")).expect("create other/.planning");
     let here = write_project_overlay(&env.project, "acme-here", "here");

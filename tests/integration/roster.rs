@@ -87,8 +87,8 @@ fn empty_selection_means_every_lane() {
 #[test]
 fn json_variants_parse_and_agree() {
     let env = TestEnv::new();
-    let flags: Value = serde_json::from_str(&stdout_of(&env, &["flags", "--json"]))
-        .expect("flags --json parses");
+    let flags: Value =
+        serde_json::from_str(&stdout_of(&env, &["flags", "--json"])).expect("flags --json parses");
     let expected_flags: Vec<&str> = DEFAULT_FLAGS.lines().collect();
     assert_eq!(flags, json!(expected_flags));
 
@@ -102,7 +102,12 @@ fn json_variants_parse_and_agree() {
 
     let selected: Value = serde_json::from_str(&stdout_of(
         &env,
-        &["sections", "--json", "--selected", "qwen, ,gemini,nope,gemini"],
+        &[
+            "sections",
+            "--json",
+            "--selected",
+            "qwen, ,gemini,nope,gemini",
+        ],
     ))
     .expect("sections --json --selected parses");
     assert_eq!(
@@ -110,11 +115,9 @@ fn json_variants_parse_and_agree() {
         json!([{"slug": "gemini", "section": "Gemini"}, {"slug": "qwen", "section": "Qwen"}])
     );
 
-    let none: Value = serde_json::from_str(&stdout_of(
-        &env,
-        &["flags", "--json", "--selected", "nope"],
-    ))
-    .expect("flags --json --selected nope parses");
+    let none: Value =
+        serde_json::from_str(&stdout_of(&env, &["flags", "--json", "--selected", "nope"]))
+            .expect("flags --json --selected nope parses");
     assert_eq!(none, json!([]));
 
     let list: Value =

@@ -119,8 +119,8 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
     );
     let output_arg = object.get("outputArg");
     match output {
-        Some("file-arg") => {
-            if !output_arg.and_then(Value::as_str).is_some_and(|arg| !arg.is_empty()) {
+        Some("file-arg")
+            if output_arg.and_then(Value::as_str).is_none_or(|arg| arg.is_empty()) => {
                 checker.error(
                     "SP-OUTPUTARG-REQUIRED",
                     at.key("outputArg"),
@@ -128,7 +128,6 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
                     output_arg,
                 );
             }
-        }
         Some(other) if output_arg.is_some() => checker.error(
             "SP-OUTPUTARG-FORBIDDEN",
             at.key("outputArg"),

@@ -24,9 +24,9 @@ pub(crate) fn check_body(
             && invoke.get("modelArg") == Some(&Value::Null)
         {
             let field = at.key("modelConfigKey");
-            let message = format!(
+            let message =
                 "is set but invoke.modelArg is null; a configured model can never be passed"
-            );
+                    .to_string();
             checker.push(Diagnostic::warning(
                 "W-MODELKEY-NO-MODELARG",
                 field,
@@ -77,7 +77,7 @@ pub(crate) fn check_body(
     ] {
         let path = object.and_then(|o| o.get("path")).and_then(Value::as_str);
         if path.is_some_and(|path| !path.is_empty() && !path.starts_with('/')) {
-            let message = format!("should start with \"/\" (it is appended to the host)");
+            let message = "should start with \"/\" (it is appended to the host)".to_string();
             checker.push(Diagnostic::warning("W-PATH-SLASH", field, message));
         }
     }
@@ -85,9 +85,7 @@ pub(crate) fn check_body(
         let bad = section.trim() != section || section.chars().any(char::is_control);
         if !section.is_empty() && bad {
             let field = at.key("reviewsSection");
-            let message = format!(
-                "has surrounding whitespace or control characters; headings and tab-separated listings will break"
-            );
+            let message = "has surrounding whitespace or control characters; headings and tab-separated listings will break".to_string();
             checker.push(Diagnostic::warning("W-SECTION-CHARS", field, message));
         }
     }

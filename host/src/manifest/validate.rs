@@ -501,7 +501,7 @@ fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, a
         return;
     };
     for (index, entry) in entries.iter().enumerate() {
-        if !entry.as_str().is_some_and(|text| !text.is_empty()) {
+        if entry.as_str().is_none_or(|text| text.is_empty()) {
             checker.error(
                 "RB-REQBIN-ENTRY",
                 field.index(index),

@@ -51,7 +51,7 @@ fn lock_file_name(key: &str) -> String {
 
 impl Effects for HostEffects {
     fn spawn(&self, request: &SpawnRequest) -> SpawnReport {
-        if !self.allowed_programs.iter().any(|p| *p == request.program) {
+        if !self.allowed_programs.contains(&request.program) {
             return SpawnReport {
                 error: Some(SpawnError::Refused(format!(
                     "{:?} is not this lane's program",

@@ -169,7 +169,7 @@ mod tests {
         fs::write(&path, " \n\u{3000}\n").expect("write");
         assert_eq!(inspect(&path).expect("ws"), Content::Empty);
         let mut big = " ".repeat(200_000);
-        big.push_str("x");
+        big.push('x');
         fs::write(&path, &big).expect("write");
         assert_eq!(
             inspect(&path).expect("big"),

@@ -1,0 +1,1247 @@
+//! `gsd-lane run <slug>` / `invoke --slug` (invocation.md §5-§10, §12-§14) end to end: fake
+//! reviewer CLIs (`tests/fixtures/bin/`, POSIX sh) and a loopback OpenAI-compatible server
+//! (a real `TcpListener` on 127.0.0.1, served by a thread in this file).
+//!
+//! Every command runs the real binary with a cleared environment: `PATH` is the fixture bin
+//! directory plus `/usr/bin:/bin`, `HOME` and `GSD_HOME` point into a private temp dir. Lanes are
+//! installed as global overlays (`$GSD_HOME/.gsd/capabilities/<id>/`) from
+//! `tests/fixtures/run/<shape>/<id>/capability.json`. No address but 127.0.0.1 is contacted.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Scope, TestEnv};
+
+/// The prompt every lane is given (`<run dir>/gsd-review-prompt.md`).
+const PROMPT: &str = "Please review PLAN-1.\n";
+const HOSTILE: &str = "; rm -rf /; $(whoami)";
+/// Bound on one gsd-lane command in these tests (a hang fails instead of blocking the suite).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------------------------------------
+// Environment and runner
+// ---------------------------------------------------------------------------------------------
+
+/// One test's world: private HOME/GSD_HOME/project and a run dir holding the prompt.
+struct Lab {
+    env: TestEnv,
+    run_dir: PathBuf,
+}
+
+/// What one command did.
+struct Ran {
+    out: util::Outcome,
+    elapsed: Duration,
+}
+
+impl Ran {
+    fn json(&self) -> Value {
+        self.out.json()
+    }
+
+    fn status(&self, expected: i32) -> &Ran {
+        self.out.assert_no_panic().assert_status(expected);
+        self
+    }
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let env = TestEnv::with_planning();
+        let run_dir = env.root.path().join("run");
+        std::fs::create_dir_all(&run_dir).expect("create run dir");
+        std::fs::write(run_dir.join("gsd-review-prompt.md"), PROMPT).expect("write prompt");
+        Lab { env, run_dir }
+    }
+
+    /// Installs `tests/fixtures/run/<shape>/<id>/capability.json` as a global overlay, after
+    /// `edit` (which may patch it).
+    fn install_with(&self, shape: &str, id: &str, edit: impl FnOnce(&mut Value)) {
+        let mut lane =
+            util::read_json(&util::fixture(&format!("run/{shape}/{id}")).join("capability.json"));
+        edit(&mut lane);
+        self.env.write_overlay(Scope::Global, id, &lane);
+    }
+
+    fn install(&self, shape: &str, id: &str) {
+        self.install_with(shape, id, |_| {});
+    }
+
+    /// The stdout spawn lane `acme` driven by fake CLI `binary`.
+    fn install_acme(&self, binary: &str) {
+        self.install_with("spawn-stdout", "acme-review", |lane| {
+            lane["reviewer"]["probe"]["binary"] = json!(binary);
+            lane["reviewer"]["invoke"]["binary"] = json!(binary);
+        });
+    }
+
+    fn config(&self, config: &Value) {
+        std::fs::write(
+            self.env.project.join(".planning").join("config.json"),
+            config.to_string(),
+        )
+        .expect("write config.json");
+    }
+
+    fn review_path(&self, identity: &str) -> PathBuf {
+        self.run_dir.join(format!("gsd-review-{identity}.md"))
+    }
+
+    fn err_path(&self, identity: &str) -> PathBuf {
+        self.run_dir.join(format!("gsd-review-{identity}.err"))
+    }
+
+    fn review(&self, identity: &str) -> String {
+        read(&self.review_path(identity))
+    }
+
+    fn sidecar(&self, identity: &str) -> String {
+        read(&self.err_path(identity))
+    }
+
+    fn marker(&self, name: &str) -> PathBuf {
+        self.env.home.join(name)
+    }
+
+    /// `gsd-lane <args>` in the project directory.
+    fn gsd(&self, args: &[&str], timeout: Duration) -> Ran {
+        let path = format!("{}:/usr/bin:/bin", util::fixture("bin").display());
+        let mut command = Command::new(util::bin());
+        command
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.env.home)
+            .env("GSD_HOME", &self.env.gsd_home)
+            .current_dir(&self.env.project)
+            .args(args);
+        run_bounded(command, timeout)
+    }
+
+    /// `gsd-lane run <slug> --run-dir <run> --repo-root <project> <extra>`.
+    fn run(&self, slug: &str, extra: &[&str]) -> Ran {
+        self.run_timed(slug, extra, COMMAND_TIMEOUT)
+    }
+
+    fn run_timed(&self, slug: &str, extra: &[&str], timeout: Duration) -> Ran {
+        let run_dir = self.run_dir.display().to_string();
+        let repo = self.env.project.display().to_string();
+        let mut args = vec!["run", slug, "--run-dir", &run_dir, "--repo-root", &repo];
+        args.extend_from_slice(extra);
+        self.gsd(&args, timeout)
+    }
+
+    /// `run <slug> --json`, expecting exit 0 and `{slug, ok:true, stubbed}`; returns `stubbed`.
+    fn run_ok(&self, slug: &str, extra: &[&str]) -> (bool, Ran) {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let ran = self.run(slug, &args);
+        ran.status(0);
+        let result = ran.json();
+        let stubbed = assert_completed(&result, slug);
+        (stubbed, ran)
+    }
+}
+
+/// Checks the exact `--json` shape of a lane that ran; returns `stubbed`.
+fn assert_completed(result: &Value, slug: &str) -> bool {
+    let stubbed = result["stubbed"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("stubbed is not a bool: {result}"));
+    assert_eq!(
+        result,
+        &json!({"slug": slug, "ok": true, "stubbed": stubbed}),
+        "exact --json shape of a completed lane"
+    );
+    stubbed
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
+}
+
+/// Runs `command` with piped output, killed (and the test failed) after `timeout`.
+fn run_bounded(mut command: Command, timeout: Duration) -> Ran {
+    let description = format!("{command:?}");
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
+    let mut stdout_pipe = child.stdout.take().expect("stdout piped");
+    let mut stderr_pipe = child.stderr.take().expect("stderr piped");
+    let stdout_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let stderr_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let status = loop {
+        match child.try_wait().expect("waiting for gsd-lane") {
+            Some(status) => break status,
+            None if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{description} did not finish within {timeout:?} (hang)");
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let elapsed = started.elapsed();
+    let stdout = stdout_reader.join().expect("stdout reader");
+    let stderr = stderr_reader.join().expect("stderr reader");
+    Ran {
+        out: util::Outcome {
+            description,
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        },
+        elapsed,
+    }
+}
+
+/// The generic stub of §10.
+fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
+    let mut lines = vec![
+        format!("{slug} review failed or returned empty output. stderr:"),
+        sidecar.to_owned(),
+    ];
+    if let Some(diagnostic) = diagnostic {
+        lines.push("Raw response body:".to_owned());
+        lines.push(diagnostic.to_owned());
+    }
+    format!("{}\n", lines.join("\n"))
+}
+
+fn stub_marker(slug: &str) -> String {
+    format!("{slug} review failed or returned empty output. stderr:\n")
+}
+
+/// Every regular file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                Ok(kind) if kind.is_file() => found.push(path),
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// True when `pid` no longer runs (gone, or a zombie nobody reaped).
+fn process_is_dead(pid: u32) -> bool {
+    let alive = Command::new("/bin/sh")
+        .args(["-c", "kill -0 \"$1\" 2>/dev/null", "sh", &pid.to_string()])
+        .status()
+        .expect("run kill -0")
+        .success();
+    if !alive {
+        return true;
+    }
+    // A SIGKILLed orphan stays a zombie until its reaper (init) collects it.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loopback OpenAI-compatible server
+// ---------------------------------------------------------------------------------------------
+
+/// What the server does for a route.
+#[derive(Clone)]
+enum Reply {
+    /// Answer with this status, extra headers and body.
+    Respond {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// Read the request, then never answer (the connection stays open for a while).
+    Stall,
+}
+
+fn json_reply(status: u16, body: &Value) -> Reply {
+    Reply::Respond {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: body.to_string().into_bytes(),
+    }
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A canned-response HTTP/1.1 server on 127.0.0.1:<ephemeral>, one thread per connection.
+struct Server {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Server {
+    /// Routes are `(method, path)`; anything else gets 404.
+    fn start(routes: &[(&str, &str, Reply)]) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let routes: Arc<HashMap<(String, String), Reply>> = Arc::new(
+            routes
+                .iter()
+                .map(|(m, p, r)| (((*m).to_owned(), (*p).to_owned()), r.clone()))
+                .collect(),
+        );
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (seen_t, conns_t) = (Arc::clone(&seen), Arc::clone(&connections));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                conns_t.fetch_add(1, Ordering::SeqCst);
+                let (routes, seen) = (Arc::clone(&routes), Arc::clone(&seen_t));
+                std::thread::spawn(move || serve(stream, &routes, &seen));
+            }
+        });
+        Server {
+            addr,
+            seen,
+            connections,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().expect("seen lock").clone()
+    }
+
+    fn requests(&self) -> Vec<(String, String)> {
+        self.seen()
+            .into_iter()
+            .map(|s| (s.method, s.path))
+            .collect()
+    }
+
+    fn posts(&self) -> Vec<Seen> {
+        self.seen()
+            .into_iter()
+            .filter(|s| s.method == "POST")
+            .collect()
+    }
+}
+
+fn serve(stream: TcpStream, routes: &HashMap<(String, String), Reply>, seen: &Mutex<Vec<Seen>>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let target = parts.next().unwrap_or("").to_owned();
+    let path = target.split('?').next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    seen.lock().expect("seen lock").push(Seen {
+        method: method.clone(),
+        path: path.clone(),
+        headers,
+        body,
+    });
+    let reply = routes
+        .get(&(method, path))
+        .cloned()
+        .unwrap_or_else(|| json_reply(404, &json!({"error": "no such route"})));
+    let mut stream = stream;
+    match reply {
+        Reply::Stall => std::thread::sleep(Duration::from_secs(20)),
+        Reply::Respond {
+            status,
+            headers,
+            body,
+        } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            let _ = stream
+                .write_all(head.as_bytes())
+                .and_then(|()| stream.write_all(&body))
+                .and_then(|()| stream.flush());
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            // Drain until the client closes so the close is orderly.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        }
+    }
+}
+
+/// `GET /v1/models` answering `data[].id` = `ids`.
+fn models(ids: &[&str]) -> (&'static str, &'static str, Reply) {
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model"}))
+        .collect();
+    (
+        "GET",
+        "/v1/models",
+        json_reply(200, &json!({"object": "list", "data": data})),
+    )
+}
+
+/// `POST /v1/chat/completions` answering a chat completion with `content` from `model`.
+fn completion(model: &str, content: &str) -> (&'static str, &'static str, Reply) {
+    (
+        "POST",
+        "/v1/chat/completions",
+        json_reply(
+            200,
+            &json!({
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}]
+            }),
+        ),
+    )
+}
+
+/// The exact §9 request body.
+fn chat_body(model: &str, prompt: &str) -> String {
+    format!(
+        "{{\"model\":{},\"messages\":[{{\"role\":\"user\",\"content\":{}}}]}}",
+        serde_json::to_string(model).expect("encode"),
+        serde_json::to_string(prompt).expect("encode")
+    )
+}
+
+const HTTP_SLUG: &str = "acme_local";
+
+/// A lab with the HTTP lane installed and `review.acme_host` pointing at `host`.
+fn http_lab(host: &str, model: Option<&str>, edit: impl FnOnce(&mut Value)) -> Lab {
+    let lab = Lab::new();
+    lab.install_with("http", "acme-review", edit);
+    let mut config = json!({"review": {"acme_host": host}});
+    if let Some(model) = model {
+        config["review"]["models"] = json!({ HTTP_SLUG: model });
+    }
+    lab.config(&config);
+    lab
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spawn lanes: review file, sidecar, stubs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let (stubbed, ran) = lab.run_ok("acme", &[]);
+    assert!(!stubbed);
+    assert_eq!(
+        ran.out.stdout, "{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false}\n",
+        "one compact JSON line"
+    );
+    // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
+    assert_eq!(
+        lab.review("acme"),
+        "# Acme review\n\nprompt was: Please review PLAN-1.\n"
+    );
+    assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
+    assert!(lab.marker("acme-review.ran").exists());
+}
+
+#[test]
+fn invoke_slug_is_run_json() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let run_dir = lab.run_dir.display().to_string();
+    let ran = lab.gsd(
+        &["invoke", "--slug", "acme", "--run-dir", &run_dir],
+        COMMAND_TIMEOUT,
+    );
+    ran.status(0);
+    assert_eq!(
+        ran.json(),
+        json!({"slug": "acme", "ok": true, "stubbed": false})
+    );
+    assert_eq!(
+        lab.review("acme"),
+        "# Acme review\n\nprompt was: Please review PLAN-1.\n"
+    );
+}
+
+#[test]
+fn human_run_exits_zero_and_writes_the_same_files() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let ran = lab.run("acme", &[]);
+    ran.status(0);
+    assert_eq!(
+        lab.review("acme"),
+        "# Acme review\n\nprompt was: Please review PLAN-1.\n"
+    );
+    assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
+}
+
+#[test]
+fn prompt_file_override_is_streamed_on_stdin() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let other = lab.env.root.path().join("trimmed-prompt.md");
+    std::fs::write(&other, "TRIMMED").expect("write prompt");
+    let other = other.display().to_string();
+    let (stubbed, _) = lab.run_ok("acme", &["--prompt-file", &other]);
+    assert!(!stubbed);
+    assert_eq!(lab.review("acme"), "# Acme review\n\nprompt was: TRIMMED\n");
+}
+
+#[test]
+fn empty_stdout_with_stderr_is_a_stub_holding_the_stderr() {
+    let lab = Lab::new();
+    lab.install_acme("acme-empty");
+    let (stubbed, ran) = lab.run_ok("acme", &[]);
+    assert!(stubbed);
+    assert_eq!(ran.json()["stubbed"], true);
+    let stderr = "acme: model not found\nacme: giving up\n";
+    assert_eq!(lab.sidecar("acme"), stderr);
+    let review = lab.review("acme");
+    assert!(review.starts_with(&stub_marker("acme")), "{review:?}");
+    assert_eq!(review, stub("acme", stderr, None));
+}
+
+#[test]
+fn a_stubbed_lane_ran_so_explicit_still_exits_zero() {
+    let lab = Lab::new();
+    lab.install_acme("acme-empty");
+    let ran = lab.run("acme", &["--json", "--explicit"]);
+    ran.status(0);
+    assert_eq!(
+        ran.json(),
+        json!({"slug": "acme", "ok": true, "stubbed": true})
+    );
+}
+
+#[test]
+fn whitespace_only_stdout_is_a_stub() {
+    let lab = Lab::new();
+    lab.install_acme("acme-blank");
+    let (stubbed, _) = lab.run_ok("acme", &[]);
+    assert!(stubbed);
+    assert_eq!(
+        lab.review("acme"),
+        stub("acme", "acme: nothing to say\n", None)
+    );
+}
+
+#[test]
+fn file_arg_lane_review_comes_from_the_output_file_not_stdout() {
+    let lab = Lab::new();
+    lab.install("spawn-file-arg", "acme-file-review");
+    let (stubbed, _) = lab.run_ok("acme-file", &[]);
+    assert!(!stubbed);
+    let review = lab.review("acme-file");
+    assert_eq!(review, "# File review\n\nwritten to the -o path\n");
+    assert!(!review.contains("NOISE"));
+    assert_eq!(lab.sidecar("acme-file"), "");
+}
+
+#[test]
+fn file_arg_lane_under_an_instance_writes_the_instance_file() {
+    let lab = Lab::new();
+    lab.install("spawn-file-arg", "acme-file-review");
+    let (stubbed, _) = lab.run_ok("acme-file", &["--as", "inst-1"]);
+    assert!(!stubbed);
+    assert_eq!(
+        lab.review("inst-1"),
+        "# File review\n\nwritten to the -o path\n"
+    );
+    assert!(lab.err_path("inst-1").exists());
+    assert!(!lab.review_path("acme-file").exists());
+    assert!(!lab.err_path("acme-file").exists());
+}
+
+#[test]
+fn instance_name_selects_the_review_and_sidecar_files() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let (stubbed, ran) = lab.run_ok("acme", &["--as", "inst-1"]);
+    assert!(!stubbed);
+    assert_eq!(ran.json()["slug"], "acme", "the result keeps the lane slug");
+    assert_eq!(
+        lab.review("inst-1"),
+        "# Acme review\n\nprompt was: Please review PLAN-1.\n"
+    );
+    assert_eq!(lab.sidecar("inst-1"), "acme: reviewed 21 bytes\n");
+    assert!(!lab.review_path("acme").exists());
+    assert!(!lab.err_path("acme").exists());
+}
+
+#[test]
+fn instance_stub_keeps_the_lane_slug_in_its_header() {
+    let lab = Lab::new();
+    lab.install_acme("acme-empty");
+    let (stubbed, _) = lab.run_ok("acme", &["--as", "inst-1"]);
+    assert!(stubbed);
+    assert_eq!(
+        lab.review("inst-1"),
+        stub("acme", "acme: model not found\nacme: giving up\n", None)
+    );
+}
+
+#[test]
+fn instance_name_with_path_characters_stays_in_the_run_dir() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let (stubbed, _) = lab.run_ok("acme", &["--as", "../../evil name"]);
+    assert!(!stubbed);
+    // Every character outside [A-Za-z0-9._-] becomes '-'.
+    assert!(lab.review_path("..-..-evil-name").exists());
+    let outside: Vec<PathBuf> = files_under(lab.env.root.path())
+        .into_iter()
+        .filter(|p| !p.starts_with(&lab.run_dir) && !p.starts_with(&lab.env.gsd_home))
+        .filter(|p| !p.starts_with(&lab.env.home))
+        .collect();
+    assert_eq!(
+        outside,
+        Vec::<PathBuf>::new(),
+        "files written outside the run dir"
+    );
+}
+
+#[test]
+fn hostile_model_reaches_the_tool_as_one_argument() {
+    let lab = Lab::new();
+    lab.install_acme("acme-args");
+    let (stubbed, _) = lab.run_ok("acme", &["--model", HOSTILE]);
+    assert!(!stubbed);
+    assert_eq!(
+        lab.review("acme"),
+        format!("5\nreview\n--model\n{HOSTILE}\n-p\n-\n")
+    );
+}
+
+#[test]
+fn configured_model_reaches_the_tool_through_the_model_placeholder() {
+    let lab = Lab::new();
+    lab.install_acme("acme-args");
+    lab.config(&json!({"review": {"models": {"acme": " acme-large "}}}));
+    let (stubbed, _) = lab.run_ok("acme", &[]);
+    assert!(!stubbed);
+    assert_eq!(
+        lab.review("acme"),
+        "5\nreview\n--model\nacme-large\n-p\n-\n"
+    );
+}
+
+#[test]
+fn invalid_utf8_output_becomes_replacement_characters() {
+    let lab = Lab::new();
+    lab.install_acme("acme-badutf8");
+    let (stubbed, _) = lab.run_ok("acme", &[]);
+    assert!(!stubbed);
+    let bytes = std::fs::read(lab.review_path("acme")).expect("read review");
+    let review = String::from_utf8(bytes).expect("the review file is valid UTF-8");
+    assert_eq!(review, "before \u{FFFD}\u{FFFD} after\n");
+}
+
+/// Runs the `acme-bytes` lane for `size` bytes and checks the review is those bytes plus `\n`.
+fn assert_large_stdout(size: u64, timeout: Duration) -> Duration {
+    let lab = Lab::new();
+    lab.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("acme-bytes");
+        lane["reviewer"]["invoke"]["binary"] = json!("acme-bytes");
+        lane["reviewer"]["invoke"]["args"] = json!([size.to_string()]);
+        lane["reviewer"]["timeoutFloorMs"] = json!(120_000);
+    });
+    let ran = lab.run_timed("acme", &["--json"], timeout);
+    ran.status(0);
+    assert!(!assert_completed(&ran.json(), "acme"), "not a stub");
+    let path = lab.review_path("acme");
+    let len = std::fs::metadata(&path).expect("review metadata").len();
+    assert_eq!(len, size + 1, "review = stdout bytes + one newline");
+    let mut file = std::fs::File::open(&path).expect("open review");
+    let mut head = [0u8; 4];
+    file.read_exact(&mut head).expect("read head");
+    assert_eq!(&head, b"aaaa");
+    file.seek(SeekFrom::End(-4)).expect("seek");
+    let mut tail = [0u8; 4];
+    file.read_exact(&mut tail).expect("read tail");
+    assert_eq!(&tail, b"aaa\n");
+    // Keep the temp dir from holding gigabytes longer than needed.
+    std::fs::remove_file(&path).expect("remove big review");
+    ran.elapsed
+}
+
+#[test]
+fn stdout_of_64_mib_is_kept_whole() {
+    assert_large_stdout(64 * 1024 * 1024, COMMAND_TIMEOUT);
+}
+
+/// About 3 s here (debug build); it writes 1 GiB to the temp dir and deletes it afterwards.
+#[test]
+fn stdout_of_1_gib_is_kept_whole() {
+    let elapsed = assert_large_stdout(1024 * 1024 * 1024, Duration::from_secs(120));
+    assert!(
+        elapsed < Duration::from_secs(60),
+        "1 GiB lane took {elapsed:?}"
+    );
+}
+
+#[test]
+fn hung_lane_is_killed_with_its_whole_tree_and_stubbed() {
+    let lab = Lab::new();
+    lab.install("spawn-hung", "acme-review");
+    let ran = lab.run_timed("acme", &["--json"], Duration::from_secs(20));
+    ran.status(0);
+    assert!(
+        ran.elapsed < Duration::from_secs(5),
+        "timeoutFloorMs 1000 but the run took {:?}",
+        ran.elapsed
+    );
+    assert!(
+        assert_completed(&ran.json(), "acme"),
+        "a killed lane is a stub"
+    );
+    let sidecar = lab.sidecar("acme");
+    assert!(
+        sidecar.ends_with("\n[spawn error: ETIMEDOUT]\n"),
+        "sidecar: {sidecar:?}"
+    );
+    assert!(
+        sidecar.starts_with("acme: started, now hanging\n"),
+        "{sidecar:?}"
+    );
+    assert_eq!(lab.review("acme"), stub("acme", &sidecar, None));
+
+    let pid: u32 = read(&lab.marker("acme-hang.pid"))
+        .trim()
+        .parse()
+        .expect("grandchild pid");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !process_is_dead(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        process_is_dead(pid),
+        "grandchild {pid} survived the timeout kill"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unavailability (§5, §7, §12): exit codes, explicit error, nothing written, nothing started
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `slug` twice (discovered, then `--explicit`) and checks the refusal both times.
+fn assert_unavailable(lab: &Lab, slug: &str, reason: &str, identity: &str) -> Vec<Ran> {
+    let mut runs = Vec::new();
+    for explicit in [false, true] {
+        let mut args = vec!["--json"];
+        if explicit {
+            args.push("--explicit");
+        }
+        let ran = lab.run(slug, &args);
+        ran.status(if explicit { 2 } else { 0 });
+        let result = ran.json();
+        assert_eq!(result["slug"], slug, "{result}");
+        assert_eq!(result["ok"], false, "{result}");
+        assert_eq!(result["stubbed"], false, "{result}");
+        assert_eq!(
+            result["reason"], reason,
+            "{result}\nstderr: {}",
+            ran.out.stderr
+        );
+        assert!(result["detail"].is_string(), "{result}");
+        let prefix = format!("explicitly requested reviewer '{slug}':");
+        if explicit {
+            assert!(
+                ran.out.stderr.starts_with(&prefix),
+                "stderr: {:?}",
+                ran.out.stderr
+            );
+        } else {
+            assert!(!ran.out.stderr.contains(&prefix), "{:?}", ran.out.stderr);
+        }
+        assert!(
+            !lab.review_path(identity).exists(),
+            "{reason}: a review file was written"
+        );
+        assert!(
+            !lab.err_path(identity).exists(),
+            "{reason}: a sidecar was written"
+        );
+        assert_eq!(
+            file_names(&lab.run_dir),
+            ["gsd-review-prompt.md"],
+            "{reason}: run dir changed"
+        );
+        runs.push(ran);
+    }
+    // Without --json and with --explicit: same exit code.
+    lab.run(slug, &["--explicit"]).status(2);
+    lab.run(slug, &[]).status(0);
+    runs
+}
+
+#[test]
+fn missing_binary_is_unavailable() {
+    let lab = Lab::new();
+    lab.install_acme("acme-not-installed");
+    assert_unavailable(&lab, "acme", "missing_binary", "acme");
+}
+
+#[test]
+fn missing_required_binary_is_unavailable_and_the_tool_never_starts() {
+    let lab = Lab::new();
+    lab.install("spawn-requires", "acme-review");
+    assert_unavailable(&lab, "acme", "missing_required_binary", "acme");
+    assert!(
+        !lab.marker("acme-review.ran").exists(),
+        "the tool was started"
+    );
+}
+
+#[test]
+fn capability_probe_with_the_needle_runs_the_lane() {
+    let lab = Lab::new();
+    lab.install("spawn-capability", "acme-review");
+    let (stubbed, _) = lab.run_ok("acme", &[]);
+    assert!(!stubbed);
+    assert_eq!(lab.review("acme"), "capable review\n");
+    assert!(lab.marker("acme-help.ran").exists());
+}
+
+#[test]
+fn capability_probe_without_the_needle_is_probe_failed() {
+    let lab = Lab::new();
+    lab.install_with("spawn-capability", "acme-review", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("acme-help-plain");
+        lane["reviewer"]["invoke"]["binary"] = json!("acme-help-plain");
+    });
+    assert_unavailable(&lab, "acme", "probe_failed", "acme");
+    assert!(
+        !lab.marker("acme-help-plain.ran").exists(),
+        "the tool was started"
+    );
+}
+
+#[test]
+fn capability_probe_past_its_bound_is_probe_timeout() {
+    let lab = Lab::new();
+    lab.install_with("spawn-capability", "acme-review", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("acme-help-slow");
+        lane["reviewer"]["invoke"]["binary"] = json!("acme-help-slow");
+    });
+    let runs = assert_unavailable(&lab, "acme", "probe_timeout", "acme");
+    for ran in runs {
+        assert!(
+            ran.elapsed < Duration::from_secs(4),
+            "probe bound 300 ms, help sleeps 5 s, run took {:?}",
+            ran.elapsed
+        );
+    }
+    assert!(
+        !lab.marker("acme-help-slow.ran").exists(),
+        "the tool was started"
+    );
+}
+
+#[test]
+fn unknown_slug_is_malformed_lane() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    assert_unavailable(&lab, "nope", "malformed_lane", "nope");
+}
+
+#[test]
+fn traversal_slug_is_malformed_lane_and_writes_nothing() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let before = files_under(lab.env.root.path());
+    assert_unavailable(&lab, "../evil", "malformed_lane", "../evil");
+    assert_eq!(
+        files_under(lab.env.root.path()),
+        before,
+        "something was written"
+    );
+    assert!(!lab.env.root.path().join("gsd-review-evil.md").exists());
+    assert!(!lab.marker("acme-review.ran").exists());
+}
+
+#[test]
+fn http_probe_key_different_from_invoke_key_is_malformed_lane() {
+    let server = Server::start(&[models(&["served-a"]), completion("served-a", "nope")]);
+    let lab = Lab::new();
+    lab.install("http-probe-key-mismatch", "acme-review");
+    lab.config(&json!({"review": {"acme_host": server.url(), "acme_probe_host": server.url()}}));
+    assert_unavailable(&lab, HTTP_SLUG, "malformed_lane", HTTP_SLUG);
+    assert_eq!(
+        server.connections.load(Ordering::SeqCst),
+        0,
+        "the server was contacted"
+    );
+}
+
+#[test]
+fn http_host_with_a_closed_port_is_host_unreachable() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let lab = http_lab(&format!("http://127.0.0.1:{port}"), None, |_| {});
+    assert_unavailable(&lab, HTTP_SLUG, "host_unreachable", HTTP_SLUG);
+}
+
+#[test]
+fn http_probe_with_a_non_2xx_status_is_host_unreachable() {
+    let server = Server::start(&[(
+        "GET",
+        "/v1/models",
+        json_reply(503, &json!({"error": "loading"})),
+    )]);
+    let lab = http_lab(&server.url(), Some("pinned"), |_| {});
+    assert_unavailable(&lab, HTTP_SLUG, "host_unreachable", HTTP_SLUG);
+    assert!(
+        server.posts().is_empty(),
+        "the prompt was sent to an unavailable lane"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP lanes against the loopback server (§9)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn http_model_discovery_uses_the_first_listed_model() {
+    let server = Server::start(&[
+        models(&["served-a", "served-b"]),
+        completion("served-a", "HTTP review text"),
+    ]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(!stubbed);
+    assert_eq!(lab.review(HTTP_SLUG), "HTTP review text\n");
+    assert_eq!(
+        lab.sidecar(HTTP_SLUG),
+        "",
+        "HTTP lanes write an empty sidecar"
+    );
+    assert_eq!(
+        server.requests(),
+        [
+            ("GET".to_owned(), "/v1/models".to_owned()),
+            ("GET".to_owned(), "/v1/models".to_owned()),
+            ("POST".to_owned(), "/v1/chat/completions".to_owned()),
+        ],
+        "probe, discovery, chat"
+    );
+    let posts = server.posts();
+    let post = &posts[0];
+    assert_eq!(
+        String::from_utf8_lossy(&post.body),
+        chat_body("served-a", PROMPT)
+    );
+    assert_eq!(post.header("content-type"), Some("application/json"));
+    assert_eq!(post.header("authorization"), None);
+    assert!(
+        !ran.out.stderr.contains("served model"),
+        "{}",
+        ran.out.stderr
+    );
+}
+
+#[test]
+fn http_configured_model_skips_discovery() {
+    let server = Server::start(&[
+        models(&["served-a"]),
+        completion("pinned-model", "pinned review"),
+    ]);
+    let lab = http_lab(&server.url(), Some(" pinned-model "), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(!stubbed);
+    assert_eq!(lab.review(HTTP_SLUG), "pinned review\n");
+    assert_eq!(
+        server.requests(),
+        [
+            ("GET".to_owned(), "/v1/models".to_owned()),
+            ("POST".to_owned(), "/v1/chat/completions".to_owned()),
+        ],
+        "only the probe GET, no discovery"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&server.posts()[0].body),
+        chat_body("pinned-model", PROMPT)
+    );
+}
+
+#[test]
+fn http_model_override_flag_answers_the_model_key() {
+    let server = Server::start(&[
+        models(&["served-a"]),
+        completion("cli-model", "flag review"),
+    ]);
+    let lab = http_lab(&server.url(), Some("config-model"), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &["--model", "cli-model"]);
+    assert!(!stubbed);
+    assert_eq!(
+        String::from_utf8_lossy(&server.posts()[0].body),
+        chat_body("cli-model", PROMPT)
+    );
+}
+
+#[test]
+fn http_failed_discovery_falls_back_to_the_declared_model() {
+    let server = Server::start(&[models(&[]), completion("acme-7b", "fallback review")]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(!stubbed);
+    assert_eq!(lab.review(HTTP_SLUG), "fallback review\n");
+    assert_eq!(
+        String::from_utf8_lossy(&server.posts()[0].body),
+        chat_body("acme-7b", PROMPT)
+    );
+}
+
+#[test]
+fn http_served_model_mismatch_warns_and_keeps_the_review() {
+    let server = Server::start(&[
+        models(&["x"]),
+        completion("other-model", "mismatched review"),
+    ]);
+    let lab = http_lab(&server.url(), Some("requested-model"), |_| {});
+    let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(!stubbed);
+    assert_eq!(lab.review(HTTP_SLUG), "mismatched review\n");
+    assert!(
+        ran.out.stderr.contains(
+            "acme_local served model 'other-model' but 'requested-model' was requested. \
+             Review may be from a different model."
+        ),
+        "stderr: {:?}",
+        ran.out.stderr
+    );
+}
+
+#[test]
+fn http_500_with_json_body_is_a_stub_with_the_raw_body() {
+    let body = json!({"error": {"message": "model exploded", "type": "server_error"}}).to_string();
+    let server = Server::start(&[
+        models(&["served-a"]),
+        (
+            "POST",
+            "/v1/chat/completions",
+            Reply::Respond {
+                status: 500,
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body: body.clone().into_bytes(),
+            },
+        ),
+    ]);
+    let lab = http_lab(&server.url(), Some("served-a"), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed);
+    let review = lab.review(HTTP_SLUG);
+    assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
+    assert!(review.contains("\nRaw response body:\n"), "{review:?}");
+    assert!(review.contains(&body), "{review:?}");
+    assert!(review.ends_with(&format!("{body}\n")), "{review:?}");
+}
+
+#[test]
+fn http_error_stub_is_exactly_the_section_10_example() {
+    // §10: `ollama review failed or returned empty output. stderr:\n\nRaw response body:\n
+    // {"error":"model not found"}\n` for a server that answered 404 with that body; §9 step 4
+    // keeps "the body text" (verbatim) for a body that parses, whatever the status.
+    let body = r#"{"error":"model not found"}"#;
+    let server = Server::start(&[
+        models(&["served-a"]),
+        (
+            "POST",
+            "/v1/chat/completions",
+            Reply::Respond {
+                status: 404,
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body: body.as_bytes().to_vec(),
+            },
+        ),
+    ]);
+    let lab = http_lab(&server.url(), Some("served-a"), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed);
+    assert_eq!(
+        lab.review(HTTP_SLUG),
+        format!(
+            "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\n{body}\n"
+        )
+    );
+}
+
+#[test]
+fn http_redirect_is_not_followed() {
+    let elsewhere = TcpListener::bind("127.0.0.1:0").expect("bind second listener");
+    let target = format!(
+        "http://127.0.0.1:{}/v1/chat/completions",
+        elsewhere.local_addr().expect("addr").port()
+    );
+    let server = Server::start(&[
+        models(&["served-a"]),
+        (
+            "POST",
+            "/v1/chat/completions",
+            Reply::Respond {
+                status: 307,
+                headers: vec![("Location".into(), target)],
+                body: Vec::new(),
+            },
+        ),
+    ]);
+    let lab = http_lab(&server.url(), Some("served-a"), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed, "a redirect is no review");
+    let review = lab.review(HTTP_SLUG);
+    assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
+    assert!(review.contains("307"), "{review:?}");
+    elsewhere.set_nonblocking(true).expect("nonblocking");
+    match elsewhere.accept() {
+        Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(err) => panic!("accept on the redirect target: {err}"),
+        Ok((_, peer)) => panic!("the redirect was followed: connection from {peer}"),
+    }
+}
+
+#[test]
+fn http_oversized_body_is_a_stub() {
+    let content = "a".repeat(17 * 1024 * 1024);
+    let (method, path, reply) = completion("served-a", &content);
+    drop(content);
+    let server = Server::start(&[models(&["served-a"]), (method, path, reply)]);
+    let lab = http_lab(&server.url(), Some("served-a"), |_| {});
+    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed, "a body over the 16 MiB cap is no review");
+    let path = lab.review_path(HTTP_SLUG);
+    let len = std::fs::metadata(&path).expect("review metadata").len();
+    assert!(
+        len <= 16 * 1024 * 1024 + 4096,
+        "stub holds more than the capped body: {len} bytes"
+    );
+    let mut head = vec![0u8; stub_marker(HTTP_SLUG).len()];
+    std::fs::File::open(&path)
+        .expect("open review")
+        .read_exact(&mut head)
+        .expect("read stub head");
+    assert_eq!(String::from_utf8_lossy(&head), stub_marker(HTTP_SLUG));
+}
+
+#[test]
+fn http_stalled_server_times_out_into_a_stub() {
+    let server = Server::start(&[
+        models(&["served-a"]),
+        ("POST", "/v1/chat/completions", Reply::Stall),
+    ]);
+    let lab = http_lab(&server.url(), Some("served-a"), |lane| {
+        lane["reviewer"]["timeoutFloorMs"] = json!(1000);
+    });
+    let ran = lab.run_timed(HTTP_SLUG, &["--json"], Duration::from_secs(20));
+    ran.status(0);
+    assert!(
+        ran.elapsed < Duration::from_secs(5),
+        "timeoutFloorMs 1000 but the run took {:?}",
+        ran.elapsed
+    );
+    assert!(
+        assert_completed(&ran.json(), HTTP_SLUG),
+        "a stalled server is a stub"
+    );
+    let review = lab.review(HTTP_SLUG);
+    assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
+    let lower = review.to_lowercase();
+    assert!(
+        lower.contains("timeout") || lower.contains("timed out"),
+        "stub does not mention the timeout: {review:?}"
+    );
+    assert_eq!(server.posts().len(), 1, "the request was sent once");
+}
