@@ -140,7 +140,7 @@ pub fn read_response(report: &HttpReport) -> ChatResponse {
             },
             served_model: None,
         },
-        HttpReport::Response { status, body } => {
+        HttpReport::Response { body, .. } => {
             let parsed: Option<Value> = serde_json::from_str(body).ok();
             let review = parsed
                 .as_ref()
@@ -158,14 +158,10 @@ pub fn read_response(report: &HttpReport) -> ChatResponse {
                 .and_then(|v| v.get("model")?.as_str())
                 .filter(|m| !m.is_empty())
                 .map(str::to_owned);
-            let raw = if (200..300).contains(status) {
-                body.clone()
-            } else {
-                format!("HTTP {status}\n{body}")
-            };
+            // A 4xx/5xx body is kept verbatim: servers put their error JSON there.
             ChatResponse {
                 review,
-                raw,
+                raw: body.clone(),
                 served_model,
             }
         }
@@ -243,10 +239,7 @@ mod tests {
             .expect("runs");
         assert_eq!(fx.http_calls().len(), 1);
         assert_eq!(out.review, "");
-        assert_eq!(
-            out.diagnostic.as_deref(),
-            Some("HTTP 500\n{\"error\":\"boom\"}")
-        );
+        assert_eq!(out.diagnostic.as_deref(), Some("{\"error\":\"boom\"}"));
     }
 
     #[test]

@@ -178,7 +178,7 @@ mod tests {
         let d = Diagnostic::error(
             "RB-TRANSPORT",
             FieldPath::root().key("reviewer").key("transport"),
-            "reviewer.transport is not a known transport",
+            "is not a known transport",
         )
         .members(&["spawn", "openai-http"])
         .got(Some(&json!("grpc")));

@@ -118,16 +118,17 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         vocab::OUTPUT_CHANNEL,
     );
     let output_arg = object.get("outputArg");
+    let output_arg_given = output_arg
+        .and_then(Value::as_str)
+        .is_some_and(|arg| !arg.is_empty());
     match output {
-        Some("file-arg")
-            if output_arg.and_then(Value::as_str).is_none_or(|arg| arg.is_empty()) => {
-                checker.error(
-                    "SP-OUTPUTARG-REQUIRED",
-                    at.key("outputArg"),
-                    "must be a non-empty string because outputChannel is \"file-arg\"",
-                    output_arg,
-                );
-            }
+        Some("file-arg") if !output_arg_given => checker.error(
+            "SP-OUTPUTARG-REQUIRED",
+            at.key("outputArg"),
+            "must be a non-empty string because outputChannel is \"file-arg\"",
+            output_arg,
+        ),
+        Some("file-arg") => {}
         Some(other) if output_arg.is_some() => checker.error(
             "SP-OUTPUTARG-FORBIDDEN",
             at.key("outputArg"),
