@@ -314,3 +314,62 @@ mod tests {
         );
     }
 }
+
+/// The merged set so far, indexed so that one candidate is checked in time proportional to
+/// its own keys, not to the size of the set.
+#[derive(Debug, Clone, Default)]
+pub struct MergedIndex {
+    members: Vec<CapabilityFacts>,
+    by_key: HashMap<String, Vec<usize>>,
+}
+
+impl MergedIndex {
+    /// Index keys of a member: its id, lane keys and config keys, namespaced.
+    fn keys(facts: &CapabilityFacts) -> Vec<String> {
+        let mut keys = vec![format!("id:{}", facts.id)];
+        if let Some(lane) = &facts.lane {
+            keys.extend(lane.slug.iter().map(|s| format!("slug:{s}")));
+            keys.extend(lane.flags.iter().map(|f| format!("flag:{f}")));
+            keys.extend(lane.section.iter().map(|s| format!("section:{s}")));
+        }
+        keys.extend(facts.config_keys.iter().map(|k| format!("config:{k}")));
+        keys
+    }
+
+    /// Adds an accepted member.
+    pub fn add(&mut self, facts: CapabilityFacts) {
+        let index = self.members.len();
+        for key in MergedIndex::keys(&facts) {
+            let slot = self.by_key.entry(key).or_default();
+            if slot.last() != Some(&index) {
+                slot.push(index);
+            }
+        }
+        self.members.push(facts);
+    }
+
+    /// Cross-capability errors the candidate would cause if added (the same rules as
+    /// [`check`], run over the candidate and the members it shares a key with).
+    pub fn check_candidate(&self, candidate: &CapabilityFacts) -> Vec<Diagnostic> {
+        let mut related: Vec<usize> = MergedIndex::keys(candidate)
+            .into_iter()
+            .chain(candidate.requires.iter().map(|r| format!("id:{r}")))
+            .filter_map(|key| self.by_key.get(&key))
+            .flatten()
+            .copied()
+            .collect();
+        related.sort_unstable();
+        related.dedup();
+        let mut subset: Vec<CapabilityFacts> = related
+            .iter()
+            .filter_map(|i| self.members.get(*i).cloned())
+            .collect();
+        subset.push(candidate.clone());
+        let last = subset.len() - 1;
+        check(&subset)
+            .into_iter()
+            .filter(|finding| finding.member == last)
+            .map(|finding| finding.diagnostic)
+            .collect()
+    }
+}

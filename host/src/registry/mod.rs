@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::manifest::cross::MergedIndex;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic};
 
@@ -144,8 +145,9 @@ pub struct Registry {
     pub entries: Vec<Entry>,
     /// Accepted lanes: first-party in §7 order, then overlays in acceptance order.
     pub lanes: Vec<Lane>,
-    /// Accepted overlays that declare no lane (they still own ids and config keys).
-    others: Vec<CapabilityFacts>,
+    /// Every accepted capability (lanes, the non-lane first-party index, non-lane overlays),
+    /// indexed for cross-capability checks of the next candidate.
+    merged: MergedIndex,
 }
 
 impl Registry {
@@ -192,6 +194,9 @@ impl Registry {
             });
             registry.push(Scope::FirstParty, id, path, value, skip, warnings);
         }
+        for facts in manifest::facts::non_lane_first_party() {
+            registry.merged.add(facts);
+        }
         registry
     }
 
@@ -223,6 +228,9 @@ impl Registry {
                     .collect()
             })
             .unwrap_or_default();
+        if skip.is_none() {
+            self.merged.add(CapabilityFacts::of(&manifest));
+        }
         let lane = match (&skip, &slug, text("reviewsSection")) {
             (None, Some(slug), Some(section)) => {
                 self.lanes.push(Lane {
@@ -237,10 +245,6 @@ impl Registry {
                 });
                 Some(self.lanes.len() - 1)
             }
-            (None, _, _) => {
-                self.others.push(CapabilityFacts::of(&manifest));
-                None
-            }
             _ => None,
         };
         self.entries.push(Entry {
@@ -253,18 +257,6 @@ impl Registry {
             lane,
             warnings,
         });
-    }
-
-    /// Facts of every capability in the merged set so far (lanes and the non-lane index).
-    fn facts(&self) -> Vec<CapabilityFacts> {
-        let mut facts: Vec<CapabilityFacts> = self
-            .lanes
-            .iter()
-            .map(|lane| CapabilityFacts::of(&lane.manifest))
-            .collect();
-        facts.extend(manifest::facts::non_lane_first_party());
-        facts.extend(self.others.iter().cloned());
-        facts
     }
 
     /// Finds an accepted lane by slug.

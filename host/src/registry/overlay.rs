@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use super::read::{self, ManifestFile};
 use super::{join_errors, LoadOptions, Registry, Scope, Skip};
-use crate::manifest::cross;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, semver, Diagnostic};
 
@@ -197,14 +196,9 @@ fn admit(
     if !errors.is_empty() {
         return (file.value, Some(invalid(errors)), Vec::new());
     }
-    let mut members = registry.facts();
-    members.push(CapabilityFacts::of(&file.value));
-    let candidate = members.len() - 1;
-    let mut findings: Vec<Diagnostic> = cross::check(&members)
-        .into_iter()
-        .filter(|finding| finding.member == candidate)
-        .map(|finding| finding.diagnostic)
-        .collect();
+    let mut findings = registry
+        .merged
+        .check_candidate(&CapabilityFacts::of(&file.value));
     read::locate(&mut findings, &file);
     let cross_skip = |codes: &[&str], findings: &[Diagnostic]| {
         let hits: Vec<Diagnostic> = findings
