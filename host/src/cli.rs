@@ -43,6 +43,16 @@ pub enum Command {
     Run(RunArgs),
     /// Alias of `run <slug> --json` for the GSD review workflow.
     Invoke(InvokeArgs),
+    /// Review a plan set with every selected lane and write REVIEWS.md.
+    Review(crate::app::review::ReviewArgs),
+    /// Show what each lane runs or where it sends data, and what it receives.
+    Disclose(crate::app::trust::DiscloseArgs),
+    /// Validate, disclose and install a capability folder.
+    Install(crate::app::trust::InstallArgs),
+    /// Remove an installed capability and its consent record.
+    Remove(crate::app::trust::RemoveArgs),
+    /// Consent records: list, approve, revoke, rebind-host.
+    Trust(crate::app::trust::TrustArgs),
 }
 
 /// `--json` alone.
@@ -151,4 +161,7 @@ pub struct RunOptions {
     /// Machine-readable output: `{"slug","ok","stubbed","reason"?,"detail"?}`.
     #[arg(long)]
     pub json: bool,
+    /// Load a compiled handler module for this one run (debugging; never used by `review`).
+    #[arg(long, value_name = "PATH")]
+    pub handler_module: Option<std::path::PathBuf>,
 }

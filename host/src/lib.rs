@@ -12,4 +12,6 @@ pub mod output;
 pub mod plan;
 pub mod project;
 pub mod registry;
+pub mod review;
 pub mod run;
+pub mod trust;

@@ -2,8 +2,10 @@
 
 mod list;
 mod plan;
+pub mod review;
 mod roster;
 mod run;
+pub mod trust;
 mod validate;
 
 use std::path::PathBuf;
@@ -12,7 +14,7 @@ use crate::cli::{Cli, Command};
 use crate::error::Failure;
 use crate::manifest::semver::HOST_COMPAT_VERSION;
 use crate::project::{self, HostEnv};
-use crate::registry::{ConsentGate, LoadOptions, Registry};
+use crate::registry::{LoadOptions, Registry};
 
 /// What every command knows: the environment, the project root, the compat version.
 pub struct Context {
@@ -61,22 +63,26 @@ impl Context {
 
     /// Loads the registry: first-party lanes, then global and project overlays.
     pub fn registry(&self) -> Registry {
-        let consent = NoConsent;
+        let consent = crate::trust::consent_gate(&self.env, &self.project_root);
         Registry::load(&LoadOptions {
             host_version: self.compat_version.clone(),
             global_dir: self.env.global_capabilities(),
             project_root: Some(self.project_root.clone()),
-            consent: &consent,
+            consent: consent.as_ref(),
         })
     }
-}
 
-/// Until consent records exist, no project-scope overlay is activated.
-struct NoConsent;
+    /// The egress check every lane run goes through (trust.md §6).
+    pub fn egress(&self) -> Box<dyn crate::run::lane::EgressCheck> {
+        crate::trust::egress_check(&self.env, &self.project_root)
+    }
 
-impl ConsentGate for NoConsent {
-    fn is_consented(&self, _: &std::path::Path, _: &str, _: &std::path::Path) -> bool {
-        false
+    /// Where handler locks live: `<GSD_HOME>/.gsd/locks`, else the temp directory.
+    pub fn lock_dir(&self) -> PathBuf {
+        self.env.gsd_home().map_or_else(
+            || std::env::temp_dir().join("gsd-lane-locks"),
+            |home| home.join(".gsd").join("locks"),
+        )
     }
 }
 
@@ -98,6 +104,11 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
             args.options.json = true;
             run::run(&context, &args.slug, &args.options)
         }
+        Command::Review(args) => review::run(&context, &args),
+        Command::Disclose(args) => trust::disclose(&context, &args),
+        Command::Install(args) => trust::install(&context, &args),
+        Command::Remove(args) => trust::remove(&context, &args),
+        Command::Trust(args) => trust::trust(&context, &args),
         Command::Schema => {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)

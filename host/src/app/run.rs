@@ -10,16 +10,7 @@ use crate::cli::RunOptions;
 use crate::error::{Context as _, Failure};
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
-use crate::run::lane::{self, Completion, EgressCheck, Outcome, RunSetup};
-
-/// Until consent records exist (trust layer), no HTTP destination is bound, so none is blocked.
-struct NoBoundHosts;
-
-impl EgressCheck for NoBoundHosts {
-    fn check(&self, _: &gsd_lane_sdk::LanePlan) -> Result<(), Refusal> {
-        Ok(())
-    }
-}
+use crate::run::lane::{self, Completion, Outcome, RunSetup};
 
 fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
     match given {
@@ -78,10 +69,8 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         f.status = 1;
         f
     })?;
-    let lock_dir = context.env.gsd_home().map_or_else(
-        || std::env::temp_dir().join("gsd-lane-locks"),
-        |home| home.join(".gsd").join("locks"),
-    );
+    let lock_dir = context.lock_dir();
+    let egress = context.egress();
     let Some(lane) = registry.lane(slug) else {
         let refusal = Refusal::new(
             Reason::MalformedLane,
@@ -117,7 +106,8 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         path_var: context.env.path.clone(),
         home: context.env.home.clone(),
         lock_dir,
-        egress: &NoBoundHosts,
+        egress: egress.as_ref(),
+        handler_override: None,
     };
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options)),

@@ -44,6 +44,8 @@ pub struct RunSetup<'a> {
     pub lock_dir: PathBuf,
     /// The egress gate.
     pub egress: &'a dyn EgressCheck,
+    /// A handler to use instead of the registered one (`run --handler-module`, debugging only).
+    pub handler_override: Option<&'a dyn Handler>,
 }
 
 /// A lane that ran (its review file is a review or a stub).
@@ -94,7 +96,11 @@ pub fn run_lane(lane: &Lane, setup: &RunSetup<'_>) -> Result<Outcome, Failure> {
         Ok(plan) => plan,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
-    let handler = match select_handler(&plan) {
+    let selected = match setup.handler_override {
+        Some(handler) => check_fit(handler, &plan).map(Some),
+        None => select_handler(&plan),
+    };
+    let handler = match selected {
         Ok(handler) => handler,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
@@ -133,17 +139,23 @@ fn select_handler(plan: &LanePlan) -> Result<Option<&'static dyn Handler>, Refus
     };
     let handler = gsd_lane_handlers::lookup(name)
         .map_err(|err| Refusal::new(Reason::UnknownHandler, err.to_string()))?;
+    check_fit(handler, plan).map(Some)
+}
+
+/// A handler drives one transport; a lane of another is malformed (trust.md weakness 20).
+fn check_fit<'h>(handler: &'h dyn Handler, plan: &LanePlan) -> Result<&'h dyn Handler, Refusal> {
     if handler.transport() != plan.transport {
         return Err(Refusal::new(
             Reason::MalformedLane,
             format!(
-                "handler {name} drives {} lanes, not {}",
+                "handler {} drives {} lanes, not {}",
+                handler.name(),
                 handler.transport().as_str(),
                 plan.transport.as_str()
             ),
         ));
     }
-    Ok(Some(handler))
+    Ok(handler)
 }
 
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {

@@ -1,0 +1,1 @@
+//! The multi-lane review run (review-workflow.md).
