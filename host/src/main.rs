@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+            return ExitCode::from(usage_status(&err));
         }
     };
     match gsd_lane::app::run(cli, gsd_lane::project::HostEnv::from_process()) {
@@ -19,5 +19,22 @@ fn main() -> ExitCode {
             gsd_lane::output::eprint_line(&format!("gsd-lane: {failure}"));
             ExitCode::from(failure.status)
         }
+    }
+}
+
+/// Exit status of a command-line error: 0 for `--help`/`--version`, 1 for usage errors of
+/// `run`/`invoke` (invocation.md §14), 2 for every other command.
+fn usage_status(err: &clap::Error) -> u8 {
+    if !err.use_stderr() {
+        return 0;
+    }
+    let lane_command = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-'))
+        .is_some_and(|command| command == "run" || command == "invoke");
+    if lane_command {
+        1
+    } else {
+        2
     }
 }

@@ -80,9 +80,11 @@ pub fn range_satisfied(range: &str, version: &str) -> bool {
         .map(str::trim)
         .filter(|alternative| !alternative.is_empty())
         .any(|alternative| {
+            // Hyphen ranges (`1.2.3 - 2.0.0`) are not supported and never satisfy: a bare `-`
+            // would otherwise read as an empty, wildcard token.
             alternative
                 .split_whitespace()
-                .all(|c| comparator_holds(c, host))
+                .all(|c| c != "-" && comparator_holds(c, host))
         })
 }
 
@@ -516,10 +518,11 @@ mod tests {
 
     #[test]
     fn alternatives_and_fail_closed() {
-        assert_sat(&[
-            ("foo || >=1.0.0", "1.10.0"),
-            (" || 1.x ||", "1.10.0"),
+        assert_sat(&[("foo || >=1.0.0", "1.10.0"), (" || 1.x ||", "1.10.0")]);
+        assert_unsat(&[
             ("1 - 1", "1.3.0"),
+            ("1 - 2", "1.3.0"),
+            ("1.2.3 - 2.0.0", "1.10.0"),
         ]);
         assert_unsat(&[
             (">=1.0.0 foo", "1.10.0"),
