@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Whole-process benchmarks for gsd-lane; prints BENCHMARKS.md on stdout.
+
+Each figure is the median of repeated runs with its spread (min..max), and, where it makes
+sense, a ratio against a baseline measured in the same run (spawning /bin/true, or the same
+lane's binary spawned directly), because absolute times on a shared machine drift.
+Peak RSS comes from wait4() of the measured process itself.
+"""
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+GSD = os.path.abspath(sys.argv[1])
+REGISTRY_BENCH = sys.argv[2] if len(sys.argv) > 2 else None
+
+
+def run_once(argv, env=None, cwd=None, stdin=None):
+    """Runs argv; returns (seconds, peak RSS KiB, exit status)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin or subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss, proc.returncode
+
+
+def measure(argv, runs, **kw):
+    times, rss = [], []
+    for _ in range(runs):
+        t, r, _ = run_once(argv, **kw)
+        times.append(t)
+        rss.append(r)
+    return statistics.median(times), min(times), max(times), max(rss)
+
+
+def ms(seconds):
+    return f"{seconds * 1000:.2f} ms"
+
+
+def write_lane(home, bindir, slug, script, timeout_ms=900000):
+    path = os.path.join(bindir, slug)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + script + "\n")
+    os.chmod(path, 0o755)
+    cap = os.path.join(home, ".gsd", "capabilities", slug)
+    os.makedirs(cap, exist_ok=True)
+    manifest = {
+        "id": slug, "role": "reviewer", "version": "1.0.0", "title": slug,
+        "description": "Benchmark lane.", "tier": "full", "requires": [],
+        "reviewer": {
+            "slug": slug, "flags": ["--" + slug], "transport": "spawn",
+            "probe": {"kind": "command-exists", "binary": slug},
+            "invoke": {"binary": slug, "args": ["-"], "promptChannel": "stdin",
+                       "outputChannel": "stdout", "modelArg": None, "effortChannel": "none"},
+            "timeoutFloorMs": timeout_ms, "emptyOutput": "stub-with-stderr",
+            "reviewsSection": slug.title(), "evidenceClass": "source-grounded",
+            "requiresBinaries": [], "promptBudgetKey": None, "handler": None,
+        },
+    }
+    with open(os.path.join(cap, "capability.json"), "w") as f:
+        json.dump(manifest, f)
+    return path
+
+
+def main():
+    rows = []
+    work = tempfile.mkdtemp(prefix="gsd-bench-")
+    home = os.path.join(work, "home")
+    bindir = os.path.join(work, "bin")
+    proj = os.path.join(work, "proj")
+    for d in (home, bindir, os.path.join(proj, ".planning")):
+        os.makedirs(d, exist_ok=True)
+    env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "GSD_HOME": home}
+    runs = 30
+
+    base = measure(["/bin/true"], runs)
+    rows.append(("spawn /bin/true (baseline)", base, None))
+    for name, argv in [
+        ("gsd-lane flags", [GSD, "flags"]),
+        ("gsd-lane sections", [GSD, "sections"]),
+        ("gsd-lane plan (all 12 lanes)", [GSD, "plan", "--run-dir", "/run", "--repo-root", "/repo"]),
+        ("gsd-lane list", [GSD, "list"]),
+        ("gsd-lane disclose (all lanes)", [GSD, "disclose"]),
+    ]:
+        result = measure(argv, runs, env=env, cwd=proj)
+        rows.append((name, result, base))
+
+    quick = write_lane(home, bindir, "quick", "cat >/dev/null; echo ok")
+    prompt = os.path.join(work, "prompt.md")
+    with open(prompt, "w") as f:
+        f.write("# Plan\n" * 100)
+    direct = measure([quick, "-"], runs, env=env, stdin=open(prompt, "rb"))
+    rows.append(("lane binary spawned directly", direct, base))
+    run_dir = os.path.join(work, "run")
+    gsd_run = measure([GSD, "run", "quick", "--run-dir", run_dir, "--prompt-file", prompt, "--json"],
+                      runs, env=env, cwd=proj)
+    rows.append(("gsd-lane run quick (exits at once)", gsd_run, direct))
+
+    write_lane(home, bindir, "gib", "head -c 1073741824 /dev/zero | tr '\\0' 'a'")
+    t, rss, status = run_once([GSD, "run", "gib", "--run-dir", run_dir, "--json"], env=env, cwd=proj)
+    size = os.path.getsize(os.path.join(run_dir, "gsd-review-gib.md"))
+    gib_row = (t, rss, size, status)
+
+    print("# Benchmarks\n")
+    print(f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
+    print(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("- command: `bash bench/run.sh` (release build)")
+    print(f"- whole-process figures: median of {runs} runs, spread min..max, ratio against the baseline named\n")
+    print("| What | Median | Spread | Peak RSS | Ratio |")
+    print("|---|---|---|---|---|")
+    for name, (med, lo, hi, rss), ref in rows:
+        ratio = f"{med / ref[0]:.2f}x" if ref else "1.00x"
+        print(f"| {name} | {ms(med)} | {ms(lo)}..{ms(hi)} | {rss / 1024:.1f} MiB | {ratio} |")
+    overhead = gsd_run[0] - direct[0]
+    print(f"\nHost overhead of `gsd-lane run` over spawning the lane directly: {ms(overhead)} (median difference).\n")
+    t, rss, size, status = gib_row
+    print("| Lane printing 1 GiB | Wall | Throughput | Peak RSS of gsd-lane | Review file |")
+    print("|---|---|---|---|---|")
+    print(f"| `run gib` (exit {status}) | {t:.2f} s | {size / t / 2**20:.0f} MiB/s | {rss / 1024:.1f} MiB | {size} bytes |")
+    if REGISTRY_BENCH and os.path.exists(REGISTRY_BENCH):
+        print("\n## In-process: registry load + validation (`cargo bench --bench registry`)\n")
+        print("```")
+        with open(REGISTRY_BENCH) as f:
+            for line in f:
+                if "median" in line:
+                    print(line.rstrip())
+        print("```")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+//! Host normalization: every normalized URL with a host re-parses to the same scheme, host and
+//! port, and normalization is idempotent on such output.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use gsd_lane::config::normalize_host;
+
+fuzz_target!(|data: &[u8]| {
+    let raw = String::from_utf8_lossy(data);
+    let normalized = normalize_host(&raw);
+    let parsed_input = url::Url::parse(raw.trim()).ok().filter(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+    if let Some(input) = parsed_input {
+        let output = url::Url::parse(&normalized).expect("normalized URL re-parses");
+        assert_eq!(output.scheme(), input.scheme());
+        assert_eq!(output.host_str().map(str::to_ascii_lowercase), input.host_str().map(str::to_ascii_lowercase));
+        assert_eq!(output.port_or_known_default(), input.port_or_known_default());
+        assert_eq!(normalize_host(&normalized), normalized);
+    }
+});
