@@ -11,4 +11,5 @@ mod plan;
 mod robustness;
 mod roster;
 mod run;
+mod soak;
 mod util;

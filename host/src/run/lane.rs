@@ -159,10 +159,15 @@ fn check_fit<'h>(handler: &'h dyn Handler, plan: &LanePlan) -> Result<&'h dyn Ha
 }
 
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
-    let env = match lane.scope {
+    let mut env = match lane.scope {
         Scope::FirstParty => ChildEnv::Inherit,
         Scope::Global | Scope::Project => spawn::minimal_env_from_current(),
     };
+    // The child is looked up and started with the same PATH the probe used.
+    if let (ChildEnv::Minimal { vars }, Some(path)) = (&mut env, &setup.path_var) {
+        vars.retain(|(name, _)| name != "PATH");
+        vars.push(("PATH".to_owned(), path.to_string_lossy().into_owned()));
+    }
     let mut allowed = Vec::new();
     if let Some(spawn) = plan.spawn() {
         allowed.push(spawn.binary.clone());
