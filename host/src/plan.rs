@@ -246,17 +246,7 @@ pub fn resolve(
             EmptyOutputPolicy::StubWithStderr
         },
         handler,
-        requires_binaries: body
-            .get("requiresBinaries")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        requires_binaries: crate::manifest::facts::string_items(body.get("requiresBinaries")),
         probe: probe(body.get("probe")),
         shape,
     })

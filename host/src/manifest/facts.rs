@@ -37,6 +37,20 @@ fn tier_rank(tier: Option<&str>) -> Option<u8> {
     }
 }
 
+/// The string elements of an array value (anything else, and non-string elements, left out).
+pub fn string_items(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn non_empty(value: Option<&Value>) -> Option<String> {
     value
         .and_then(Value::as_str)
@@ -47,24 +61,12 @@ fn non_empty(value: Option<&Value>) -> Option<String> {
 impl CapabilityFacts {
     /// Extracts the facts from any manifest value; wrong types are simply left out.
     pub fn of(manifest: &Value) -> CapabilityFacts {
-        let strings = |value: Option<&Value>| -> Vec<String> {
-            value
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         let lane = manifest
             .get("reviewer")
             .filter(|body| body.is_object())
             .map(|body| LaneKeys {
                 slug: non_empty(body.get("slug")),
-                flags: strings(body.get("flags"))
+                flags: string_items(body.get("flags"))
                     .into_iter()
                     .filter(|flag| !flag.is_empty())
                     .collect(),
@@ -77,7 +79,7 @@ impl CapabilityFacts {
                 .unwrap_or("(unknown)")
                 .to_owned(),
             tier: tier_rank(manifest.get("tier").and_then(Value::as_str)),
-            requires: strings(manifest.get("requires")),
+            requires: string_items(manifest.get("requires")),
             config_keys: manifest
                 .get("config")
                 .and_then(Value::as_object)

@@ -217,17 +217,7 @@ impl Registry {
                 .map(str::to_owned)
         };
         let slug = text("slug");
-        let flags: Vec<String> = body
-            .and_then(|b| b.get("flags"))
-            .and_then(Value::as_array)
-            .map(|flags| {
-                flags
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let flags = crate::manifest::facts::string_items(body.and_then(|b| b.get("flags")));
         if skip.is_none() {
             self.merged.add(CapabilityFacts::of(&manifest));
         }
