@@ -20,11 +20,31 @@ pub fn normalize_host(raw: &str) -> String {
     }
     match Url::parse(trimmed) {
         Ok(url) => match url.host_str().filter(|host| !host.is_empty()) {
-            Some(host) => rebuild(&url, host),
+            Some(host) => {
+                let rebuilt = rebuild(&url, host);
+                // A rebuilt URL that would name another origin (a `file:` URL whose path reads
+                // as a drive letter loses its host) is kept verbatim instead, so it fails
+                // visibly rather than moving the destination.
+                if same_origin(&url, &rebuilt) {
+                    rebuilt
+                } else {
+                    verbatim(trimmed)
+                }
+            }
             None => verbatim(trimmed),
         },
         Err(_) => verbatim(trimmed),
     }
+}
+
+/// True when `rebuilt` parses to the scheme, host and port of `original`.
+fn same_origin(original: &Url, rebuilt: &str) -> bool {
+    Url::parse(rebuilt).is_ok_and(|again| {
+        again.scheme() == original.scheme()
+            && again.host_str().map(str::to_ascii_lowercase)
+                == original.host_str().map(str::to_ascii_lowercase)
+            && again.port_or_known_default() == original.port_or_known_default()
+    })
 }
 
 /// Returns a value that is not a URL with a host, minus its trailing `/`.
@@ -55,6 +75,18 @@ mod tests {
         for (input, expected) in rows {
             assert_eq!(normalize_host(input), *expected, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn r_fuzz_file_url_with_drive_letter_path_keeps_its_origin() {
+        // Found by fuzz/host_normalization: rebuilt, this `file:` URL lost its host.
+        let raw = "file://httyyyzyyyyyy\t\t\t\t\t\t\t\t/A:\t\t\t\t\t\t\t\t\t\t\tyypsRee/:li_\u{0}f\t\u{0}(e\n*\tfile:/A:\t\t\t\t\t\t\t\t\t\t\tyypsRee/:li_\u{0}f\t\u{0}(e\n*:#";
+        let input = Url::parse(raw.trim()).expect("the input parses with a host");
+        let out = normalize_host(raw);
+        let parsed = Url::parse(&out).expect("the output re-parses");
+        assert_eq!(parsed.scheme(), input.scheme());
+        assert_eq!(parsed.host_str(), input.host_str());
+        assert_eq!(normalize_host(&out), out);
     }
 
     #[test]
