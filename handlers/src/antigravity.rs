@@ -200,6 +200,8 @@ impl Handler for Antigravity {
                 FileRead::Missing | FileRead::Unreadable(_) => String::new(),
             };
             out.own_stub = Some(diagnostic_stub(log_hint.as_deref(), &stderr));
+            out.notes
+                .push("layer 3: nothing from stdout or the transcript; diagnostic stub".into());
         } else {
             out.review = review;
         }
@@ -640,60 +642,12 @@ mod tests {
         serde_json::json!({ repo: conv }).to_string()
     }
 
-    /// FakeEffects whose files change once the lane itself has been spawned (second spawn),
-    /// modelling what the `agy` run writes between the watermark and the fallback.
-    struct Staged {
-        fx: FakeEffects,
-        after: std::collections::HashMap<PathBuf, FileRead>,
-        spawns: std::cell::Cell<usize>,
-    }
+    /// The lane's own run is the second spawn (after `agy --help`): files it writes are staged
+    /// to appear from then on.
+    const LANE_SPAWN: usize = 2;
 
-    impl Staged {
-        fn new(fx: FakeEffects) -> Staged {
-            Staged {
-                fx,
-                after: Default::default(),
-                spawns: Default::default(),
-            }
-        }
-
-        fn after(mut self, path: impl Into<PathBuf>, text: &str) -> Staged {
-            self.after
-                .insert(path.into(), FileRead::Text(text.to_owned()));
-            self
-        }
-    }
-
-    impl Effects for Staged {
-        fn spawn(&self, request: &SpawnRequest) -> gsd_lane_sdk::SpawnReport {
-            self.spawns.set(self.spawns.get() + 1);
-            self.fx.spawn(request)
-        }
-        fn http(&self, request: &gsd_lane_sdk::HttpRequest) -> gsd_lane_sdk::HttpReport {
-            self.fx.http(request)
-        }
-        fn read_text(&self, path: &Path, max_bytes: u64) -> FileRead {
-            match self.after.get(path) {
-                Some(read) if self.spawns.get() >= 2 => read.clone(),
-                _ => self.fx.read_text(path, max_bytes),
-            }
-        }
-        fn home_dir(&self) -> Option<PathBuf> {
-            self.fx.home_dir()
-        }
-        fn lock(
-            &self,
-            key: &str,
-            wait: Duration,
-        ) -> Result<Box<dyn gsd_lane_sdk::LockGuard>, HandlerError> {
-            self.fx.lock(key, wait)
-        }
-        fn warn(&self, message: &str) {
-            self.fx.warn(message)
-        }
-        fn remaining(&self) -> Duration {
-            self.fx.remaining()
-        }
+    fn text(t: &str) -> FileRead {
+        FileRead::Text(t.to_owned())
     }
 
     #[test]
@@ -819,15 +773,13 @@ mod tests {
             done("## Fresh review"),
         ]
         .join("\r\n");
-        let fx = Staged::new(
-            FakeEffects::new()
-                .home(HOME)
-                .file(CACHE, &cache("/repo", "c1"))
-                .file(transcript("c1"), &before)
-                .process(FakeProcess::prints(HELP_WITHOUT))
-                .process(FakeProcess::prints(" \n")),
-        )
-        .after(transcript("c1"), &after);
+        let fx = FakeEffects::new()
+            .home(HOME)
+            .file(CACHE, &cache("/repo", "c1"))
+            .file(transcript("c1"), &before)
+            .after_spawn(LANE_SPAWN, transcript("c1"), text(&after))
+            .process(FakeProcess::prints(HELP_WITHOUT))
+            .process(FakeProcess::prints(" \n"));
         let out = Antigravity
             .run(&fx, &request("post", "/repo"))
             .expect("runs");
@@ -844,18 +796,17 @@ mod tests {
     #[test]
     fn nonzero_exit_discards_stdout_and_falls_to_the_transcript() {
         let before = user("p");
-        let fx = Staged::new(
-            FakeEffects::new()
-                .home(HOME)
-                .file(CACHE, &cache("/repo", "c1"))
-                .file(transcript("c1"), &before)
-                .process(FakeProcess::prints(HELP_WITHOUT))
-                .process(FakeProcess::prints("half a review, then a crash").exit(1)),
-        )
-        .after(
-            transcript("c1"),
-            &[before, done("from transcript")].join("\n"),
-        );
+        let fx = FakeEffects::new()
+            .home(HOME)
+            .file(CACHE, &cache("/repo", "c1"))
+            .file(transcript("c1"), &before)
+            .after_spawn(
+                LANE_SPAWN,
+                transcript("c1"),
+                text(&[before.clone(), done("from transcript")].join("\n")),
+            )
+            .process(FakeProcess::prints(HELP_WITHOUT))
+            .process(FakeProcess::prints("half a review, then a crash").exit(1));
         let out = Antigravity
             .run(&fx, &request("nonzero", "/repo"))
             .expect("runs");
@@ -887,19 +838,17 @@ mod tests {
 
     #[test]
     fn conversation_id_changed_after_the_run_reads_the_new_transcript_from_the_top() {
-        let fx = Staged::new(
-            FakeEffects::new()
-                .home(HOME)
-                .file(CACHE, &cache("/repo", "c1"))
-                .file(
-                    transcript("c1"),
-                    &[user("a"), user("b"), user("c")].join("\n"),
-                )
-                .process(FakeProcess::prints(HELP_WITHOUT))
-                .process(FakeProcess::prints("")),
-        )
-        .after(CACHE, &cache("/repo", "c2"))
-        .after(transcript("c2"), &done("new session"));
+        let fx = FakeEffects::new()
+            .home(HOME)
+            .file(CACHE, &cache("/repo", "c1"))
+            .file(
+                transcript("c1"),
+                &[user("a"), user("b"), user("c")].join("\n"),
+            )
+            .after_spawn(LANE_SPAWN, CACHE, text(&cache("/repo", "c2")))
+            .after_spawn(LANE_SPAWN, transcript("c2"), text(&done("new session")))
+            .process(FakeProcess::prints(HELP_WITHOUT))
+            .process(FakeProcess::prints(""));
         let out = Antigravity
             .run(&fx, &request("newid", "/repo"))
             .expect("runs");

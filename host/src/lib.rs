@@ -5,6 +5,8 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+#[cfg(feature = "dynamic-handlers")]
+pub mod dynamic;
 pub mod error;
 pub mod jsonpos;
 pub mod manifest;

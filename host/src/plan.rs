@@ -387,6 +387,21 @@ fn spawn_plan(
     })
 }
 
+/// Resolves the destination of an `openai-http` lane (trust.md §6.2): the configured value at
+/// `invoke.hostConfigKey` (invocation.md §3.2 "unset" rule), else `invoke.defaultHost` when it is
+/// a string, normalized (§6.3). Returns `(hostConfigKey, host)`; an empty host means none.
+///
+/// This is the one resolver: plans, disclosure and consent all call it, so the host a user is
+/// shown is the host stored in the consent record and the host checked on every run.
+pub fn resolve_host(invoke: &Map<String, Value>, config: &ProjectConfig) -> (String, String) {
+    let host_config_key = text(invoke, "hostConfigKey").unwrap_or("").to_owned();
+    let raw = config
+        .configured_string(&host_config_key)
+        .or_else(|| text(invoke, "defaultHost").map(str::to_owned))
+        .unwrap_or_default();
+    (host_config_key, normalize_host(&raw))
+}
+
 fn http_plan(
     body: &Map<String, Value>,
     model: Option<String>,
@@ -396,12 +411,7 @@ fn http_plan(
         .get("invoke")
         .and_then(Value::as_object)
         .ok_or_else(|| malformed("invoke is not a JSON object"))?;
-    let host_config_key = text(invoke, "hostConfigKey").unwrap_or("").to_owned();
-    let raw = config
-        .configured_string(&host_config_key)
-        .or_else(|| text(invoke, "defaultHost").map(str::to_owned))
-        .unwrap_or_default();
-    let host = normalize_host(&raw);
+    let (host_config_key, host) = resolve_host(invoke, config);
     if host.is_empty() {
         return Err(malformed(format!(
             "no host: {host_config_key} is unset and there is no defaultHost"

@@ -45,7 +45,18 @@
 //! ```
 //!
 //! Public items are a deliberate, short list: adding one is a semver promise to every handler.
+//!
+//! Cargo features:
+//!
+//! - `abi` (off by default): the `abi` module, the ABI-stable face of [`Handler`] and [`Effects`]
+//!   (abi_stable), so a handler can be built as a `cdylib` and loaded by a host built with its
+//!   `dynamic-handlers` feature for one debugging run (`gsd-lane run <slug> --handler-module`).
+//!   The default build never compiles abi_stable.
+//!
+//! [`testing`] (the scripted [`testing::FakeEffects`]) is always available.
 
+#[cfg(feature = "abi")]
+pub mod abi;
 mod effects;
 mod error;
 mod handler;

@@ -79,6 +79,7 @@ pub struct FakeEffects {
     processes: RefCell<VecDeque<FakeProcess>>,
     http: RefCell<HashMap<String, VecDeque<HttpReport>>>,
     files: HashMap<PathBuf, FileRead>,
+    staged: Vec<(usize, PathBuf, FileRead)>,
     home: Option<PathBuf>,
     spawn_calls: RefCell<Vec<SpawnRequest>>,
     http_calls: RefCell<Vec<HttpRequest>>,
@@ -132,6 +133,44 @@ impl FakeEffects {
             path.into(),
             FileRead::Unreadable("permission denied".into()),
         );
+        self
+    }
+
+    /// From the `spawns`-th spawn on, `path` reads as `read` (what a tool writes while it runs).
+    ///
+    /// Stages for one path apply in the order given; the last one whose spawn count has been
+    /// reached wins, and before any of them the plain [`FakeEffects::file`] answer applies.
+    /// Handler tests use it for files the lane's own process changes, e.g. a transcript that
+    /// gains a line during the second spawn (after a `--help` probe):
+    ///
+    /// ```
+    /// use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
+    /// use gsd_lane_sdk::{Effects, FileRead, SpawnRequest, StdoutSink};
+    /// use std::path::Path;
+    /// use std::time::Duration;
+    ///
+    /// let fx = FakeEffects::new()
+    ///     .file("/t", "old\n")
+    ///     .after_spawn(1, "/t", FileRead::Text("old\nnew\n".into()))
+    ///     .process(FakeProcess::prints(""));
+    /// assert_eq!(fx.read_text(Path::new("/t"), 100), FileRead::Text("old\n".into()));
+    /// fx.spawn(&SpawnRequest {
+    ///     program: "tool".into(),
+    ///     args: vec![],
+    ///     stdin: None,
+    ///     stdout: StdoutSink::Discard,
+    ///     stderr_path: None,
+    ///     timeout: Duration::from_secs(1),
+    /// });
+    /// assert_eq!(fx.read_text(Path::new("/t"), 100), FileRead::Text("old\nnew\n".into()));
+    /// ```
+    pub fn after_spawn(
+        mut self,
+        spawns: usize,
+        path: impl Into<PathBuf>,
+        read: FileRead,
+    ) -> FakeEffects {
+        self.staged.push((spawns, path.into(), read));
         self
     }
 
@@ -214,7 +253,14 @@ impl Effects for FakeEffects {
     }
 
     fn read_text(&self, path: &Path, _max_bytes: u64) -> FileRead {
-        self.files.get(path).cloned().unwrap_or(FileRead::Missing)
+        let spawned = self.spawn_calls.borrow().len();
+        self.staged
+            .iter()
+            .rev()
+            .find(|(after, staged, _)| spawned >= *after && staged == path)
+            .map(|(_, _, read)| read.clone())
+            .or_else(|| self.files.get(path).cloned())
+            .unwrap_or(FileRead::Missing)
     }
 
     fn home_dir(&self) -> Option<PathBuf> {

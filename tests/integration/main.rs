@@ -6,10 +6,13 @@
 
 mod catalogue;
 mod corpus;
+mod handlers;
 mod overlays;
 mod plan;
+mod review;
 mod robustness;
 mod roster;
 mod run;
 mod soak;
+mod trust;
 mod util;

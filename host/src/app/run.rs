@@ -59,6 +59,8 @@ fn prompt_file(
 ///
 /// Usage errors (status 1 for this command) and I/O failures.
 pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Failure> {
+    // `--handler-module`: checked before anything else, so a refused module runs nothing.
+    let module = handler_module(options, &context.env.cwd)?;
     let registry = context.registry();
     let config = context.config();
     let run_dir = run_dir(options.run_dir.as_deref(), &context.env.cwd).map_err(|mut f| {
@@ -78,6 +80,10 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         );
         return Ok(report_unavailable(slug, &refusal, options));
     };
+    if let Some((path, handler)) = &module {
+        module_fits(lane, *handler, path)?;
+        output::eprint_line(&module_notice(slug, *handler, path));
+    }
     if options.model.is_some()
         && lane
             .body()
@@ -107,7 +113,7 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         home: context.env.home.clone(),
         lock_dir,
         egress: egress.as_ref(),
-        handler_override: None,
+        handler_override: module.map(|(_, handler)| handler),
     };
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options)),
@@ -116,6 +122,70 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
             Ok(0)
         }
     }
+}
+
+/// Loads the `--handler-module` of this one run, if any (exit 2 when refused; nothing runs).
+fn handler_module(
+    options: &RunOptions,
+    cwd: &Path,
+) -> Result<Option<(PathBuf, &'static dyn gsd_lane_sdk::Handler)>, Failure> {
+    let Some(path) = &options.handler_module else {
+        return Ok(None);
+    };
+    let path = cwd.join(path);
+    load_handler_module(&path).map(|handler| Some((path, handler)))
+}
+
+#[cfg(feature = "dynamic-handlers")]
+fn load_handler_module(path: &Path) -> Result<&'static dyn gsd_lane_sdk::Handler, Failure> {
+    crate::dynamic::load(path)
+        .map(|module| module.handler())
+        .map_err(|err| Failure::usage(err.to_string()))
+}
+
+#[cfg(not(feature = "dynamic-handlers"))]
+fn load_handler_module(_path: &Path) -> Result<&'static dyn gsd_lane_sdk::Handler, Failure> {
+    Err(Failure::usage(
+        "this build has no dynamic handler support; rebuild with --features dynamic-handlers",
+    ))
+}
+
+/// A module only stands in for the handler the lane itself declares (HTTP lanes without one
+/// use `openai-compatible`); anything else is a usage error and nothing runs.
+fn module_fits(
+    lane: &crate::registry::Lane,
+    handler: &dyn gsd_lane_sdk::Handler,
+    path: &Path,
+) -> Result<(), Failure> {
+    let declared = match lane.body().get("handler").and_then(|h| h.as_str()) {
+        Some(name) => name,
+        None if lane.body_str("transport") == "openai-http" => "openai-compatible",
+        None => "none (a data-only lane)",
+    };
+    if declared == handler.name().as_str() {
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "handler module {}: refused: it provides handler {:?} but lane {} declares handler {} (nothing was run)",
+            path.display(),
+            handler.name().as_str(),
+            neutralize(lane.body_str("slug")),
+            neutralize(declared)
+        )))
+    }
+}
+
+/// The loud stderr notice that a non-bundled handler module is in use.
+fn module_notice(slug: &str, handler: &dyn gsd_lane_sdk::Handler, path: &Path) -> String {
+    format!(
+        "!!! NON-BUNDLED HANDLER MODULE IN USE !!!\n\
+         !!! lane {} runs handler {:?} from {} (gsd-lane-sdk {}), not the one built into this gsd-lane.\n\
+         !!! Debugging only: `review` and every other lane keep the built-in handlers.",
+        neutralize(slug),
+        handler.name().as_str(),
+        neutralize(&path.display().to_string()),
+        handler.sdk_version()
+    )
 }
 
 fn report_unavailable(slug: &str, refusal: &Refusal, options: &RunOptions) -> u8 {

@@ -49,6 +49,38 @@ fn lock_file_name(key: &str) -> String {
     format!("{hash:016x}.lock")
 }
 
+/// Windows: a batch shim (`.cmd`/`.bat`, found through `PATHEXT`) is never handed an argument
+/// that no `cmd.exe` escaping can carry (CR, LF, NUL); the spawn fails with `EINVAL`, recorded in
+/// the sidecar, and is never retried another way (trust.md §7.4). Every other argument is left to
+/// the standard library's batch escaping.
+#[cfg(windows)]
+fn refuse_unsafe_batch_args(request: &SpawnRequest, env: &ChildEnv) -> Option<SpawnReport> {
+    let path_var = match env {
+        ChildEnv::Inherit => std::env::var_os("PATH"),
+        ChildEnv::Minimal { vars } => vars
+            .iter()
+            .rev()
+            .find(|(name, _)| name.eq_ignore_ascii_case("PATH"))
+            .map(|(_, value)| std::ffi::OsString::from(value)),
+    };
+    let program = super::path_lookup::find_executable(&request.program, path_var.as_deref())?;
+    if !crate::trust::winshim::is_batch_script(&program) {
+        return None;
+    }
+    let refusal = crate::trust::winshim::batch_arg_refusal(&request.args)?;
+    let error = SpawnError::Os("EINVAL".to_owned());
+    if let Some(path) = &request.stderr_path {
+        let _ = fs::write(
+            path,
+            format!("{refusal}\n[spawn error: {}]\n", error.code()),
+        );
+    }
+    Some(SpawnReport {
+        error: Some(error),
+        ..SpawnReport::default()
+    })
+}
+
 impl Effects for HostEffects {
     fn spawn(&self, request: &SpawnRequest) -> SpawnReport {
         if !self.allowed_programs.contains(&request.program) {
@@ -59,6 +91,10 @@ impl Effects for HostEffects {
                 ))),
                 ..SpawnReport::default()
             };
+        }
+        #[cfg(windows)]
+        if let Some(report) = refuse_unsafe_batch_args(request, &self.env) {
+            return report;
         }
         let mut bounded = request.clone();
         bounded.timeout = request.timeout.min(self.remaining());

@@ -87,6 +87,10 @@ pub enum Outcome {
 /// A [`Failure`] when the review file cannot be written (an I/O error of the command, not a
 /// stub).
 pub fn run_lane(lane: &Lane, setup: &RunSetup<'_>) -> Result<Outcome, Failure> {
+    // Third-party lanes: no repository-relative binary, no unpinned probe (trust.md §7.5, §6.7).
+    if let Err(refusal) = crate::trust::policy::check_lane(lane) {
+        return Ok(Outcome::Unavailable(refusal));
+    }
     let plan = match plan::resolve(
         &lane.capability_id,
         lane.body(),

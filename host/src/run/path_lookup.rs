@@ -58,22 +58,14 @@ fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Windows: `<dir>\<name><ext>` for each `PATHEXT` extension (the bare name first when it already
-/// carries one of them).
+/// carries one of them). The candidate list is `trust::winshim::candidates`, tested on every
+/// platform (trust.md §7.4).
 #[cfg(windows)]
 fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
-    let exts = windows_path_exts();
-    let lower = name.to_ascii_lowercase();
-    if exts
-        .iter()
-        .any(|ext| lower.ends_with(&ext.to_ascii_lowercase()))
-    {
-        let candidate = dir.join(name);
-        if is_regular_file(&candidate) {
-            return Some(candidate);
-        }
-    }
-    exts.iter()
-        .map(|ext| dir.join(format!("{name}{ext}")))
+    let pathext = std::env::var("PATHEXT").ok();
+    let exts = crate::trust::winshim::pathext_list(pathext.as_deref());
+    crate::trust::winshim::candidates(dir, name, &exts)
+        .into_iter()
         .find(|candidate| is_regular_file(candidate))
 }
 
@@ -82,33 +74,6 @@ fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 fn find_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
     let candidate = dir.join(name);
     is_regular_file(&candidate).then_some(candidate)
-}
-
-/// The extensions of `PATHEXT` (this process's), or the spec default when unset or empty.
-#[cfg(windows)]
-fn windows_path_exts() -> Vec<String> {
-    const DEFAULT: &str = ".EXE;.CMD;.BAT;.COM";
-    let raw = std::env::var("PATHEXT")
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let raw = raw.as_deref().unwrap_or(DEFAULT);
-    let exts: Vec<String> = raw
-        .split(';')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            if e.starts_with('.') {
-                e.to_string()
-            } else {
-                format!(".{e}")
-            }
-        })
-        .collect();
-    if exts.is_empty() {
-        DEFAULT.split(';').map(str::to_string).collect()
-    } else {
-        exts
-    }
 }
 
 #[cfg(all(test, unix))]

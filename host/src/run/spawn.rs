@@ -354,11 +354,12 @@ fn prepare_and_supervise(
         command.process_group(0);
         let mut child = command.spawn().map_err(|e| spawn_error_from_io(&e))?;
         drop(command); // closes our copy of the stdin file
+        let live = LiveGroup::register(child.id());
         let pipes = Pipes {
             stdout: child.stdout.take(),
             stderr: child.stderr.take(),
         };
-        Ok(supervise(
+        let supervised = supervise(
             child,
             pipes,
             stdout_sink.as_mut(),
@@ -366,8 +367,62 @@ fn prepare_and_supervise(
             start,
             deadline,
         )
-        .await)
+        .await;
+        drop(live);
+        Ok(supervised)
     })
+}
+
+/// Process groups of lane children still being supervised, and whether [`kill_all_live_groups`]
+/// was called (after which every newly started group is killed at once).
+static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+static SHUTTING_DOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A registration in [`LIVE_GROUPS`], removed on drop.
+struct LiveGroup(Option<u32>);
+
+impl LiveGroup {
+    fn register(group: Option<u32>) -> LiveGroup {
+        if let Some(group) = group {
+            if let Ok(mut groups) = LIVE_GROUPS.lock() {
+                groups.push(group);
+            }
+            if SHUTTING_DOWN.load(std::sync::atomic::Ordering::SeqCst) {
+                #[cfg(unix)]
+                sys::kill_process_group(group);
+            }
+        }
+        LiveGroup(group)
+    }
+}
+
+impl Drop for LiveGroup {
+    fn drop(&mut self) {
+        if let (Some(group), Ok(mut groups)) = (self.0, LIVE_GROUPS.lock()) {
+            if let Some(at) = groups.iter().position(|g| *g == group) {
+                groups.swap_remove(at);
+            }
+        }
+    }
+}
+
+/// Kills (SIGKILL) the process group of every lane child still being supervised, and every
+/// one started from now on (the SIGINT/SIGTERM path of `review`). Each supervising call then
+/// sees its child end and returns as after any kill.
+pub fn kill_all_live_groups() {
+    SHUTTING_DOWN.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    #[cfg(unix)]
+    for group in groups {
+        sys::kill_process_group(group);
+    }
+    #[cfg(not(unix))]
+    let _ = groups;
+}
+
+/// The number of lane process groups currently supervised (diagnostics and tests).
+pub fn live_group_count() -> usize {
+    LIVE_GROUPS.lock().map(|g| g.len()).unwrap_or(0)
 }
 
 /// The child's output pipes still being read.

@@ -1,39 +1,125 @@
 //! The trust layer (trust.md): disclosure, signature, consent store, egress re-verification.
 //!
-//! Scaffolding: the consent gate activates no project overlay and the egress check blocks
-//! nothing until the trust layer lands.
+//! - [`disclosure`]: what a manifest runs or where it sends data (§3), total over any JSON.
+//! - [`signature`] and [`stable`]: the byte-exact disclosure signature (§4) and the extended
+//!   lane binding (§4.8).
+//! - [`render`]: the human rendering, inert and unambiguous (§3.9).
+//! - [`consent`]: the shared store format, its lock, atomic writes, bounded reads and the bundle
+//!   content hash (§5).
+//! - [`pins`]: first-use destination pins for lanes without a consented host (§6.9).
+//! - [`egress`]: the per-run host check (§6).
+//! - [`policy`]: third-party lane rules (§6.7, §7.5, §7.12).
+//! - [`winshim`]: the Windows batch-shim rules (§7.4).
+//!
+//! The two entry points wired into the commands are [`consent_gate`] (overlay activation) and
+//! [`egress_check`] (every lane run).
 
-use std::path::Path;
+pub mod bundle;
+pub mod consent;
+pub mod disclosure;
+pub mod egress;
+pub mod locality;
+pub mod pins;
+pub mod policy;
+pub mod render;
+pub mod signature;
+pub mod stable;
+pub mod winshim;
 
-use crate::plan::Refusal;
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::config::ProjectConfig;
 use crate::project::HostEnv;
 use crate::registry::ConsentGate;
 use crate::run::lane::EgressCheck;
+use consent::{ConsentStore, Records};
 
-/// No project-scope overlay is activated.
-pub struct NoConsent;
+/// The canonical project root used in consent keys (trust.md §1): symlinks resolved, else the
+/// plain absolute path.
+pub fn canonical_root(project_root: &Path) -> String {
+    std::fs::canonicalize(project_root)
+        .unwrap_or_else(|_| {
+            std::path::absolute(project_root).unwrap_or_else(|_| project_root.to_path_buf())
+        })
+        .display()
+        .to_string()
+}
 
-impl ConsentGate for NoConsent {
-    fn is_consented(&self, _: &Path, _: &str, _: &Path) -> bool {
-        false
+/// The destination an `openai-http` lane of `manifest` resolves to now, with the same function
+/// plans use ([`crate::plan::resolve_host`]): `Some((hostConfigKey, host))` for a lane whose
+/// transport is exactly `openai-http` and whose `invoke` is an object; the host may be empty.
+pub fn lane_host(manifest: &Value, config: &ProjectConfig) -> Option<(String, String)> {
+    let body = manifest.get("reviewer")?.as_object()?;
+    if body.get("transport").and_then(Value::as_str) != Some("openai-http") {
+        return None;
+    }
+    let invoke: &Map<String, Value> = body.get("invoke")?.as_object()?;
+    Some(crate::plan::resolve_host(invoke, config))
+}
+
+/// The display resolver of a disclosure: the same function as [`lane_host`], for the lane's key.
+pub fn host_resolver<'a>(
+    manifest: &'a Value,
+    config: &'a ProjectConfig,
+) -> impl Fn(&str) -> Option<String> + 'a {
+    move |key: &str| {
+        let invoke = manifest.get("reviewer")?.get("invoke")?.as_object()?;
+        let (declared, host) = crate::plan::resolve_host(invoke, config);
+        (declared == key && !host.is_empty()).then_some(host)
     }
 }
 
-/// No destination is bound, so none is blocked.
-pub struct NoBoundHosts;
+/// The consent fingerprint shown with a prompt (trust.md §5.9 step 6): the first 12 hex digits
+/// of SHA-256 over the signature, the resolved host and the bundle content hash.
+pub fn fingerprint(signature: &str, host: &str, content_hash: &str) -> String {
+    let digest = Sha256::digest(format!("{signature}\n{host}\n{content_hash}"));
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
 
-impl EgressCheck for NoBoundHosts {
-    fn check(&self, _: &gsd_lane_sdk::LanePlan) -> Result<(), Refusal> {
-        Ok(())
+/// Activates project-scope overlays that carry a matching consent record.
+pub struct StoreConsentGate {
+    store: Option<ConsentStore>,
+    records: OnceCell<Records>,
+}
+
+impl ConsentGate for StoreConsentGate {
+    fn is_consented(&self, project_root: &Path, id: &str, dir: &Path) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
+        if !consent::valid_id(id) {
+            return false;
+        }
+        let root = canonical_root(project_root);
+        let records = self.records.get_or_init(|| store.read());
+        let Some(record) = records.get(&root, id) else {
+            return false;
+        };
+        match consent::hash::content_hash(dir) {
+            Ok(hash) => !hash.is_empty() && record.content_hash() == hash,
+            Err(_) => false,
+        }
     }
 }
 
 /// The consent gate for overlay loading in `project_root`.
-pub fn consent_gate(_env: &HostEnv, _project_root: &Path) -> Box<dyn ConsentGate> {
-    Box::new(NoConsent)
+pub fn consent_gate(env: &HostEnv, project_root: &Path) -> Box<dyn ConsentGate> {
+    let _ = project_root;
+    Box::new(StoreConsentGate {
+        store: env.gsd_home().map(|home| ConsentStore::new(&home)),
+        records: OnceCell::new(),
+    })
 }
 
 /// The egress check for lane runs in `project_root`.
-pub fn egress_check(_env: &HostEnv, _project_root: &Path) -> Box<dyn EgressCheck> {
-    Box::new(NoBoundHosts)
+pub fn egress_check(env: &HostEnv, project_root: &Path) -> Box<dyn EgressCheck> {
+    let home: Option<PathBuf> = env.gsd_home();
+    Box::new(egress::StoreEgressCheck::new(
+        home.as_deref(),
+        canonical_root(project_root),
+    ))
 }

@@ -1,0 +1,1 @@
+"""HTTP handlers of the sample project (placeholder code for the example review)."""

@@ -1,0 +1,474 @@
+//! `gsd-lane install <folder>` and `gsd-lane remove <id>`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::super::Context;
+use super::prompt::{ask, Answer};
+use super::view::policy_messages;
+use super::{ConsentArgs, InstallArgs, RemoveArgs, ScopeArgs};
+use crate::error::Failure;
+use crate::output;
+use crate::registry::{self, read, Scope};
+use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
+use crate::trust::disclosure::{disclose, Disclosure};
+use crate::trust::pins::{Pin, PinSource, PinStore};
+use crate::trust::render::{escape_text, summary_lines};
+use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
+use crate::trust::{bundle, canonical_root, fingerprint, host_resolver, lane_host};
+
+/// Id prefixes reserved for first-party capabilities (trust.md §2.3).
+const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
+
+/// Ids of the first-party capabilities.
+fn first_party_ids() -> Vec<String> {
+    registry::Registry::first_party()
+        .entries
+        .iter()
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+fn scope_of(args: &ScopeArgs) -> Scope {
+    if args.project_scope {
+        Scope::Project
+    } else {
+        Scope::Global
+    }
+}
+
+/// `(capabilities dir, staging root)` of a scope.
+fn scope_dirs(context: &Context, scope: Scope) -> Result<(PathBuf, PathBuf), Failure> {
+    match scope {
+        Scope::Project => {
+            let base = context.project_root.join(".gsd");
+            Ok((base.join("capabilities"), base.join(".staging")))
+        }
+        _ => {
+            let home = context.env.gsd_home().ok_or_else(|| {
+                Failure::new("no GSD home: set GSD_HOME or HOME to install in the global scope")
+            })?;
+            let base = home.join(".gsd");
+            Ok((base.join("capabilities"), base.join(".staging")))
+        }
+    }
+}
+
+/// Prints a refusal (consent declined, policy gate) and returns status 1.
+pub(super) fn report_refusal(
+    json_output: bool,
+    envelope: &Value,
+    lines: &[String],
+    problems: &[String],
+    hint: &str,
+) -> u8 {
+    if json_output {
+        output::print_json(envelope);
+    } else {
+        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+    }
+    for line in lines {
+        if json_output {
+            output::eprint_line(line);
+        }
+    }
+    for problem in problems {
+        output::eprint_line(&format!("refused: {}", escape_text(problem)));
+    }
+    if !hint.is_empty() {
+        output::eprint_line(hint);
+    }
+    1
+}
+
+/// Asks for consent after the disclosure was printed; `Err` carries the reason code.
+pub(super) fn obtain_consent(
+    args: &ConsentArgs,
+    computed: &str,
+    question: &str,
+) -> Result<(), &'static str> {
+    if let Some(expected) = &args.fingerprint {
+        if !expected.eq_ignore_ascii_case(computed) {
+            return Err("fingerprint-mismatch");
+        }
+    }
+    match ask(question, args.yes) {
+        Answer::Yes => Ok(()),
+        Answer::No => Err("declined"),
+        Answer::NoTerminal => Err("no-terminal"),
+    }
+}
+
+/// The hint printed when consent was not given.
+pub(super) fn consent_hint(reason: &str, fingerprint: &str) -> String {
+    match reason {
+        "fingerprint-mismatch" => format!(
+            "the capability or its destination changed since you were shown fingerprint {fingerprint}: read the disclosure again"
+        ),
+        "no-terminal" => format!(
+            "consent is needed and there is no terminal to ask: re-run with --yes --fingerprint {fingerprint} once you have read the disclosure"
+        ),
+        _ => "nothing was written".to_owned(),
+    }
+}
+
+/// The manifests of every installed overlay except `skip_id` in `skip_scope_dir`.
+fn other_overlays(context: &Context, skip: &Path) -> Vec<PathBuf> {
+    let dirs = [
+        context.env.global_capabilities(),
+        Some(crate::project::project_capabilities(&context.project_root)),
+    ];
+    let mut found = Vec::new();
+    for dir in dirs.into_iter().flatten() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut folders: Vec<PathBuf> = listing
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p != skip)
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        folders.sort();
+        found.extend(folders.into_iter().map(|f| f.join("capability.json")));
+    }
+    found
+}
+
+/// Every reason the staged capability may not be installed.
+fn gate(
+    context: &Context,
+    value: &Value,
+    staged: &Path,
+    destination: &Path,
+    disclosure: &Disclosure,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let staged_manifest = staged.join("capability.json");
+    let mut paths = other_overlays(context, destination);
+    paths.push(staged_manifest.clone());
+    let report = registry::validate_files(&paths);
+    for diagnostic in report
+        .errors
+        .iter()
+        .filter(|d| d.file.as_deref() == Some(&staged_manifest))
+    {
+        problems.push(format!(
+            "capability.json {} [{}]: {}",
+            diagnostic.field,
+            diagnostic.code,
+            diagnostic.detail()
+        ));
+    }
+    for message in policy_messages(value, staged) {
+        problems.push(format!("capability.json {message}"));
+    }
+    for artifact in &disclosure.missing_artifacts {
+        problems.push(format!(
+            "declared file {artifact:?} is missing from the bundle (or escapes it)"
+        ));
+    }
+    if let Some(range) = value
+        .get("engines")
+        .and_then(|e| e.get("gsd"))
+        .and_then(Value::as_str)
+    {
+        if !range.trim().is_empty()
+            && !crate::manifest::semver::range_satisfied(range, &context.compat_version)
+        {
+            problems.push(format!(
+                "capability.json engines.gsd {range:?} is not satisfied by host version {}",
+                context.compat_version
+            ));
+        }
+    }
+    problems
+}
+
+/// Runs `install`.
+///
+/// # Errors
+///
+/// An unreadable folder or manifest, or a failed promotion.
+pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
+    let json_output = args.consent.json;
+    let scope = scope_of(&args.scope);
+    let source = context.env.cwd.join(&args.folder);
+    let manifest_path = source.join("capability.json");
+    if !source.is_dir() {
+        return Err(Failure::new(format!(
+            "{}: not a capability folder (give the folder that holds capability.json)",
+            source.display()
+        )));
+    }
+    let file = read::read_manifest(&manifest_path)
+        .map_err(|err| Failure::new(format!("{}: {err}", manifest_path.display())))?;
+    let id = file
+        .value
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut early = Vec::new();
+    if !valid_id(&id) {
+        early.push(format!(
+            "capability.json id {:?} must match ^[a-z][a-z0-9-]*$",
+            escape_text(&id)
+        ));
+    }
+    if let Some(prefix) = RESERVED_PREFIXES
+        .iter()
+        .find(|p| id.to_ascii_lowercase().starts_with(**p))
+    {
+        early.push(format!("capability.json id: the prefix {prefix} is reserved for first-party capabilities; choose another id"));
+    }
+    if first_party_ids().contains(&id) {
+        early.push(format!("capability.json id: {id} is a first-party capability; a third-party capability needs its own id"));
+    }
+    let envelope_base = json!({"id": id, "scope": scope.as_str()});
+    if !early.is_empty() {
+        let mut envelope = envelope_base;
+        envelope["status"] = json!("refused");
+        envelope["problems"] = json!(early);
+        return Ok(report_refusal(json_output, &envelope, &[], &early, ""));
+    }
+    let (caps_dir, staging_root) = scope_dirs(context, scope)?;
+    let destination = caps_dir.join(&id);
+    let staged = bundle::stage(&source, &staging_root, &id).map_err(Failure::new)?;
+    let config = context.config();
+    let resolver = host_resolver(&file.value, &config);
+    let disclosure = disclose(&file.value, Some(&resolver), Some(staged.dir()));
+    let lines = summary_lines(&disclosure);
+    let mut problems = gate(
+        context,
+        &file.value,
+        staged.dir(),
+        &destination,
+        &disclosure,
+    );
+    let host = lane_host(&file.value, &config);
+    if let Some((key, resolved)) = &host {
+        if resolved.is_empty() {
+            problems.push(format!(
+                "the destination of this openai-http lane cannot be resolved ({key} is unset and there is no defaultHost); consent would bind no host"
+            ));
+        }
+    }
+    let content_hash = hash::content_hash(staged.dir())
+        .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
+        .unwrap_or_default();
+    let signature = signature_for_manifest(&file.value);
+    let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
+    let fp = fingerprint(&signature, &host_text, &content_hash);
+    let previous = read::read_manifest(&destination.join("capability.json"))
+        .ok()
+        .map(|f| f.value);
+    let root = canonical_root(&context.project_root);
+    let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
+    let old_record = store
+        .as_ref()
+        .and_then(|s| s.read().get(&root, &id).cloned());
+    let changes = json!({
+        "update": previous.is_some(),
+        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != signature),
+        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(&file.value)),
+        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
+    });
+    let mut envelope = envelope_base;
+    envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
+    envelope["disclosure"] = json!(lines);
+    envelope["requiresConsent"] = json!(disclosure.has_executable);
+    envelope["fingerprint"] = json!(fp);
+    envelope["changes"] = changes;
+    if !problems.is_empty() {
+        envelope["status"] = json!("refused");
+        envelope["problems"] = json!(problems);
+        return Ok(report_refusal(
+            json_output,
+            &envelope,
+            &lines,
+            &problems,
+            "nothing was installed",
+        ));
+    }
+    if disclosure.has_executable {
+        if !json_output {
+            output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+            output::print(&format!("fingerprint {fp}\n"));
+        }
+        let question = format!(
+            "install {id} into the {} scope and let it run on every review?",
+            scope.as_str()
+        );
+        if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
+            envelope["status"] = json!("aborted");
+            envelope["reason"] = json!(reason);
+            let hint = consent_hint(reason, &fp);
+            let shown: &[String] = if json_output { &lines } else { &[] };
+            return Ok(report_refusal(json_output, &envelope, shown, &[], &hint));
+        }
+    }
+    bundle::promote(&staged, &destination).map_err(Failure::new)?;
+    drop(staged);
+    let mut warnings = Vec::new();
+    match scope {
+        Scope::Project => {
+            let installed_hash = hash::content_hash(&destination);
+            let recorded = match (&store, installed_hash) {
+                (Some(store), Ok(installed_hash)) => store
+                    .record(Record::new(NewRecord {
+                        project_root: root.clone(),
+                        id: id.clone(),
+                        integrity: content_hash.clone(),
+                        disclosure_signature: signature.clone(),
+                        content_hash: installed_hash,
+                        consented_at: iso_now(),
+                        reviewer_host: host.as_ref().map(|(_, h)| h.clone()),
+                        lane_binding_v2: lane_binding_v2(&file.value),
+                    }))
+                    .map_err(|e| e.to_string()),
+                (None, _) => {
+                    Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned())
+                }
+                (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
+            };
+            envelope["consentRecorded"] = json!(recorded.is_ok());
+            if let Err(why) = recorded {
+                warnings.push(format!(
+                    "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
+                    store.as_ref().map_or_else(|| "the consent store".to_owned(), |s| s.path().display().to_string())
+                ));
+            }
+        }
+        _ => {
+            if let (Some(home), Some((_, resolved))) = (context.env.gsd_home(), &host) {
+                let pins = PinStore::new(&home);
+                let pin = Pin {
+                    project_root: root.clone(),
+                    id: id.clone(),
+                    host: resolved.clone(),
+                    pinned_at: iso_now(),
+                    source: PinSource::Approved.as_str().to_owned(),
+                };
+                if let Err(err) = pins.set(&ConsentStore::new(&home).lock_path(), pin, false) {
+                    warnings.push(format!("the destination could not be pinned ({err})"));
+                }
+            }
+        }
+    }
+    envelope["status"] = json!("installed");
+    envelope["path"] = json!(destination.display().to_string());
+    envelope["warnings"] = json!(warnings);
+    for warning in &warnings {
+        output::eprint_line(&format!("warning: {warning}"));
+    }
+    if json_output {
+        output::print_json(&envelope);
+    } else {
+        output::print(&format!("installed {id} into {}\n", destination.display()));
+    }
+    Ok(0)
+}
+
+/// Runs `remove`.
+///
+/// # Errors
+///
+/// An id installed in no scope (or in both without a scope flag), or a folder that cannot be
+/// moved out of the capabilities directory.
+pub fn remove(context: &Context, args: &RemoveArgs) -> Result<u8, Failure> {
+    if first_party_ids().contains(&args.id) {
+        return Err(Failure::new(format!(
+            "{} is a first-party lane shipped with gsd-lane; it cannot be removed (leave it unselected instead)",
+            args.id
+        )));
+    }
+    if !valid_id(&args.id) {
+        return Err(Failure::usage(format!(
+            "capability id {:?} must match ^[a-z][a-z0-9-]*$",
+            escape_text(&args.id)
+        )));
+    }
+    let candidates: Vec<Scope> = [Scope::Global, Scope::Project]
+        .into_iter()
+        .filter(|s| match s {
+            Scope::Global => !args.scope.project_scope,
+            _ => !args.scope.global,
+        })
+        .filter(|s| {
+            scope_dirs(context, *s)
+                .map(|(dir, _)| dir.join(&args.id).is_dir())
+                .unwrap_or(false)
+        })
+        .collect();
+    let scope = match candidates.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(Failure::new(format!(
+                "{} is not installed{}",
+                args.id,
+                if args.scope.global {
+                    " in the global scope"
+                } else if args.scope.project_scope {
+                    " in the project scope"
+                } else {
+                    ""
+                }
+            )))
+        }
+        _ => {
+            return Err(Failure::usage(format!(
+                "{} is installed in both scopes: say --global or --project",
+                args.id
+            )))
+        }
+    };
+    let (caps_dir, staging_root) = scope_dirs(context, scope)?;
+    let folder = caps_dir.join(&args.id);
+    bundle::remove(&folder, &staging_root).map_err(Failure::new)?;
+    let root = canonical_root(&context.project_root);
+    let (revoked, clean, hint) = if scope == Scope::Project {
+        match context
+            .env
+            .gsd_home()
+            .map(|home| ConsentStore::new(&home).revoke(&root, &args.id))
+        {
+            Some(Ok(removed)) => (removed, true, None),
+            Some(Err(err)) => (
+                false,
+                false,
+                Some(format!(
+                    "the consent record was not revoked ({err}); run `gsd-lane trust revoke {}`",
+                    args.id
+                )),
+            ),
+            None => (false, true, None),
+        }
+    } else {
+        (false, true, None)
+    };
+    let envelope = json!({"status": "removed", "id": args.id, "scope": scope.as_str(),
+        "path": folder.display().to_string(), "revoked": revoked, "clean": clean, "hint": hint});
+    if let Some(hint) = &hint {
+        output::eprint_line(&format!("warning: {hint}"));
+    }
+    if args.json {
+        output::print_json(&envelope);
+    } else {
+        output::print(&format!(
+            "removed {} from {}{}\n",
+            args.id,
+            folder.display(),
+            if revoked {
+                "; its consent record was revoked"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(if clean { 0 } else { 1 })
+}

@@ -1,0 +1,421 @@
+//! `gsd-lane trust list|approve|revoke|rebind-host`.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::super::Context;
+use super::install::{consent_hint, obtain_consent, report_refusal};
+use super::view::policy_messages;
+use super::{IdArgs, IdConsentArgs, ListArgs};
+use crate::config::normalize_host;
+use crate::error::Failure;
+use crate::output;
+use crate::registry::{self, read};
+use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
+use crate::trust::disclosure::disclose;
+use crate::trust::egress::class_of;
+use crate::trust::pins::{Pin, PinSource, PinStore};
+use crate::trust::render::{escape_text, summary_lines};
+use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
+use crate::trust::{canonical_root, fingerprint, host_resolver, lane_host};
+
+fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
+    let home = context.env.gsd_home().ok_or_else(|| {
+        Failure::new("no GSD home: set GSD_HOME or HOME (the consent store lives there)")
+    })?;
+    let store = ConsentStore::new(&home);
+    Ok((home, store))
+}
+
+/// Runs `trust list`.
+///
+/// # Errors
+///
+/// No GSD home.
+pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
+    let (home, store) = home_store(context)?;
+    let root = canonical_root(&context.project_root);
+    let records: Vec<Value> = store
+        .read()
+        .all()
+        .iter()
+        .filter(|r| args.all || r.project_root() == root)
+        .map(|r| {
+            let mut row = r.to_json();
+            row["reviewerHostClass"] = json!(r.reviewer_host().map(class_of));
+            row["thisProject"] = json!(r.project_root() == root);
+            row
+        })
+        .collect();
+    let pins: Vec<Value> = PinStore::new(&home)
+        .read()
+        .iter()
+        .filter(|p| args.all || p.project_root == root)
+        .map(|p| {
+            let mut row = p.to_json();
+            row["hostClass"] = json!(class_of(&p.host));
+            row
+        })
+        .collect();
+    if args.json {
+        output::print_json(
+            &json!({"store": store.path().display().to_string(), "projectRoot": root,
+            "records": records, "pins": pins}),
+        );
+        return Ok(0);
+    }
+    let mut text = format!("consent records in {}\n", store.path().display());
+    if records.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    for r in &records {
+        let s = |k: &str| escape_text(r[k].as_str().unwrap_or(""));
+        text.push_str(&format!(
+            "  {} (project {})\n    consented {}  content {}\n    destination {}\n    signature {}\n",
+            s("id"),
+            s("projectRoot"),
+            s("consentedAt"),
+            s("contentHash"),
+            match r["reviewerHost"].as_str() {
+                Some(h) if !h.is_empty() => format!("{} ({})", escape_text(h), class_of(h)),
+                _ => "not pinned by this record".to_owned(),
+            },
+            s("disclosureSignature"),
+        ));
+    }
+    text.push_str("destination pins (lanes without a consented host)\n");
+    if pins.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    for p in &pins {
+        let s = |k: &str| escape_text(p[k].as_str().unwrap_or(""));
+        text.push_str(&format!(
+            "  {} -> {} ({}) {} {}\n",
+            s("id"),
+            s("host"),
+            s("hostClass"),
+            s("source"),
+            s("pinnedAt")
+        ));
+    }
+    output::print(&text);
+    Ok(0)
+}
+
+/// Runs `trust revoke`: the project root is derived exactly as when recording.
+///
+/// # Errors
+///
+/// No GSD home, or a store that cannot be rewritten.
+pub fn revoke(context: &Context, args: &IdArgs) -> Result<u8, Failure> {
+    let (_, store) = home_store(context)?;
+    let root = canonical_root(&context.project_root);
+    let removed = store
+        .revoke(&root, &args.id)
+        .map_err(|err| Failure::new(err.to_string()))?;
+    let status = if removed { "revoked" } else { "not-found" };
+    if args.json {
+        output::print_json(&json!({"status": status, "removed": removed, "id": args.id,
+            "projectRoot": root, "scope": "project"}));
+    } else if removed {
+        output::print(&format!(
+            "revoked consent for {} in {root}; its lane is inactive until approved again\n",
+            escape_text(&args.id)
+        ));
+    } else {
+        output::print(&format!(
+            "nothing to revoke: no consent record for {} in {root}\n",
+            escape_text(&args.id)
+        ));
+    }
+    Ok(0)
+}
+
+/// The project-scope folder of `id` (or of the lane whose slug is `id`).
+fn project_folder(context: &Context, id: &str) -> Option<(String, PathBuf)> {
+    let dir = crate::project::project_capabilities(&context.project_root);
+    if valid_id(id) && dir.join(id).join("capability.json").is_file() {
+        return Some((id.to_owned(), dir.join(id)));
+    }
+    let registry = context.registry();
+    registry
+        .entries
+        .iter()
+        .find(|e| e.scope == registry::Scope::Project && e.slug.as_deref() == Some(id))
+        .and_then(|e| Some((e.id.clone(), e.path.parent()?.to_path_buf())))
+}
+
+/// Runs `trust approve`: activates a project-scope lane already on disk.
+///
+/// # Errors
+///
+/// No such project-scope capability, an unreadable manifest, or no GSD home.
+pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
+    let json_output = args.consent.json;
+    let (id, folder) = project_folder(context, &args.id).ok_or_else(|| {
+        Failure::new(format!(
+            "no project-scope capability {:?} in {}; `trust approve` activates a lane already on disk (use `gsd-lane install --project <folder>` to add one)",
+            escape_text(&args.id),
+            crate::project::project_capabilities(&context.project_root).display()
+        ))
+    })?;
+    let (_, store) = home_store(context)?;
+    let manifest_path = folder.join("capability.json");
+    let file = read::read_manifest(&manifest_path)
+        .map_err(|err| Failure::new(format!("{}: {err}", manifest_path.display())))?;
+    let config = context.config();
+    let resolver = host_resolver(&file.value, &config);
+    let disclosure = disclose(&file.value, Some(&resolver), Some(&folder));
+    let lines = summary_lines(&disclosure);
+    let mut problems = Vec::new();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if let Some(global) = context.env.global_capabilities() {
+        if let Ok(listing) = std::fs::read_dir(global) {
+            let mut found: Vec<PathBuf> = listing
+                .flatten()
+                .map(|e| e.path().join("capability.json"))
+                .filter(|p| p.is_file())
+                .collect();
+            found.sort();
+            paths.extend(found);
+        }
+    }
+    paths.push(manifest_path.clone());
+    for diagnostic in registry::validate_files(&paths)
+        .errors
+        .iter()
+        .filter(|d| d.file.as_deref() == Some(manifest_path.as_path()))
+    {
+        problems.push(format!(
+            "capability.json {} [{}]: {}",
+            diagnostic.field,
+            diagnostic.code,
+            diagnostic.detail()
+        ));
+    }
+    problems.extend(
+        policy_messages(&file.value, &folder)
+            .into_iter()
+            .map(|m| format!("capability.json {m}")),
+    );
+    for artifact in &disclosure.missing_artifacts {
+        problems.push(format!(
+            "declared file {artifact:?} is missing from the bundle (or escapes it)"
+        ));
+    }
+    let host = lane_host(&file.value, &config);
+    if let Some((key, resolved)) = &host {
+        if resolved.is_empty() {
+            problems.push(format!(
+                "the destination of this openai-http lane cannot be resolved ({key} is unset and there is no defaultHost); consent would bind no host"
+            ));
+        }
+    }
+    let content_hash = hash::content_hash(&folder)
+        .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
+        .unwrap_or_default();
+    let signature = signature_for_manifest(&file.value);
+    let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
+    let fp = fingerprint(&signature, &host_text, &content_hash);
+    let root = canonical_root(&context.project_root);
+    let mut envelope = json!({"id": id, "projectRoot": root, "scope": "project", "disclosure": lines,
+        "requiresConsent": disclosure.has_executable, "fingerprint": fp, "contentHash": content_hash,
+        "reviewerHost": host.as_ref().map(|(_, h)| h.clone())});
+    if !problems.is_empty() {
+        envelope["status"] = json!("refused");
+        envelope["problems"] = json!(problems);
+        return Ok(report_refusal(
+            json_output,
+            &envelope,
+            &lines,
+            &problems,
+            "nothing was recorded",
+        ));
+    }
+    let existing = store.read().get(&root, &id).cloned();
+    let unchanged = existing.as_ref().is_some_and(|r| {
+        r.content_hash() == content_hash
+            && r.reviewer_host().map(normalize_host)
+                == host.as_ref().map(|(_, h)| normalize_host(h))
+    });
+    if unchanged {
+        envelope["status"] = json!("already-approved");
+        if json_output {
+            output::print_json(&envelope);
+        } else {
+            output::print(&format!(
+                "{id} is already approved for {root}; nothing changed\n"
+            ));
+        }
+        return Ok(0);
+    }
+    if !json_output {
+        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        output::print(&format!("fingerprint {fp}\n"));
+    }
+    let question = format!("activate {id} for {root} and let it run on every review?");
+    if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
+        envelope["status"] = json!("aborted");
+        envelope["reason"] = json!(reason);
+        let shown: &[String] = if json_output { &lines } else { &[] };
+        return Ok(report_refusal(
+            json_output,
+            &envelope,
+            shown,
+            &[],
+            &consent_hint(reason, &fp),
+        ));
+    }
+    let record = Record::new(NewRecord {
+        project_root: root.clone(),
+        id: id.clone(),
+        integrity: content_hash.clone(),
+        disclosure_signature: signature,
+        content_hash,
+        consented_at: iso_now(),
+        reviewer_host: host.map(|(_, h)| h),
+        lane_binding_v2: lane_binding_v2(&file.value),
+    });
+    store
+        .record(record)
+        .map_err(|err| Failure::new(err.to_string()))?;
+    envelope["status"] = json!("approved");
+    if json_output {
+        output::print_json(&envelope);
+    } else {
+        output::print(&format!("approved {id} for {root}\n"));
+    }
+    Ok(0)
+}
+
+/// Runs `trust rebind-host`: re-approves a changed destination, rewriting only the host.
+///
+/// # Errors
+///
+/// No such lane, a lane that is not `openai-http`, an unresolvable destination, or a store that
+/// cannot be written.
+pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
+    let json_output = args.consent.json;
+    let registry = context.registry();
+    let from_registry = registry
+        .lanes
+        .iter()
+        .find(|l| l.capability_id == args.id || l.slug == args.id)
+        .map(|l| (l.capability_id.clone(), l.manifest.clone()));
+    let (id, manifest) = match from_registry {
+        Some(found) => found,
+        None => {
+            let (id, folder) = project_folder(context, &args.id).ok_or_else(|| {
+                Failure::new(format!(
+                    "no lane with id or slug {:?}",
+                    escape_text(&args.id)
+                ))
+            })?;
+            let path = folder.join("capability.json");
+            let file = read::read_manifest(&path)
+                .map_err(|err| Failure::new(format!("{}: {err}", path.display())))?;
+            (id, file.value)
+        }
+    };
+    let config = context.config();
+    let (key, new_host) = lane_host(&manifest, &config).ok_or_else(|| {
+        Failure::new(format!(
+            "{id} is not an openai-http lane: it has no destination to rebind"
+        ))
+    })?;
+    if new_host.is_empty() {
+        return Err(Failure::new(format!(
+            "{id}: {key} is unset and the manifest has no defaultHost, so there is no destination to approve"
+        )));
+    }
+    let (home, store) = home_store(context)?;
+    let root = canonical_root(&context.project_root);
+    let record = store.read().get(&root, &id).cloned();
+    let pins = PinStore::new(&home);
+    let (binding, old_host) = match (&record, pins.get(&root, &id)) {
+        (Some(r), _) if r.reviewer_host().is_some() => {
+            ("consent", r.reviewer_host().map(str::to_owned))
+        }
+        (Some(_), pin) => ("consent", pin.map(|p| p.host)),
+        (None, pin) => ("pin", pin.map(|p| p.host)),
+    };
+    let old_text = old_host.clone().unwrap_or_default();
+    let slug = manifest["reviewer"]["slug"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let mut envelope = json!({"id": id, "slug": slug, "hostConfigKey": key, "projectRoot": root,
+        "binding": binding,
+        "old": old_host.as_ref().map(|h| json!({"host": h, "local": class_of(h) == "local"})),
+        "new": {"host": new_host, "local": class_of(&new_host) == "local"}});
+    if old_host.as_deref().map(normalize_host) == Some(normalize_host(&new_host)) {
+        envelope["status"] = json!("unchanged");
+        if json_output {
+            output::print_json(&envelope);
+        } else {
+            output::print(&format!(
+                "{id}: the approved destination is already {}\n",
+                escape_text(&new_host)
+            ));
+        }
+        return Ok(0);
+    }
+    let fp = fingerprint(&signature_for_manifest(&manifest), &new_host, &old_text);
+    envelope["fingerprint"] = json!(fp);
+    let lines = vec![
+        format!("lane {} ({id}) takes its destination from {}", escape_text(&slug), escape_text(&key)),
+        format!(
+            "  approved: {}",
+            old_host.as_ref().map_or_else(|| "(nothing yet)".to_owned(), |h| format!("{} ({})", escape_text(h), class_of(h)))
+        ),
+        format!("  now:      {} ({})", escape_text(&new_host), class_of(&new_host)),
+        "  every later review sends plan text, requirements, research findings and CONTEXT.md decisions there".to_owned(),
+        format!("fingerprint {fp}"),
+    ];
+    if !json_output {
+        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+    }
+    let question = format!("send every future review of {slug} to {new_host}?");
+    if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
+        envelope["status"] = json!("aborted");
+        envelope["reason"] = json!(reason);
+        let shown: &[String] = if json_output { &lines } else { &[] };
+        return Ok(report_refusal(
+            json_output,
+            &envelope,
+            shown,
+            &[],
+            &consent_hint(reason, &fp),
+        ));
+    }
+    let now = iso_now();
+    if record.is_some() {
+        store
+            .update(|records| {
+                if let Some(mut current) = records.get(&root, &id).cloned() {
+                    current.rebind(&new_host, &now);
+                    records.put(current)?;
+                }
+                Ok(())
+            })
+            .map_err(|err| Failure::new(err.to_string()))?;
+    } else {
+        let pin = Pin {
+            project_root: root.clone(),
+            id: id.clone(),
+            host: new_host.clone(),
+            pinned_at: now,
+            source: PinSource::Approved.as_str().to_owned(),
+        };
+        pins.set(&store.lock_path(), pin, false)
+            .map_err(|err| Failure::new(err.to_string()))?;
+    }
+    envelope["status"] = json!("rebound");
+    if json_output {
+        output::print_json(&envelope);
+    } else {
+        output::print(&format!("{id} now sends to {}\n", escape_text(&new_host)));
+    }
+    Ok(0)
+}

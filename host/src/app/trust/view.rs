@@ -1,0 +1,315 @@
+//! What a careful user needs to decide about one capability: the disclosure of trust.md §3, the
+//! resolved plan with the current config, where the program is, what environment it gets, the
+//! destination and its binding, and the trust rules it breaks.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::super::Context;
+use crate::config::ProjectConfig;
+use crate::plan::{self, PlanInputs};
+use crate::run::path_lookup;
+use crate::trust::consent::{hash, ConsentStore};
+use crate::trust::disclosure::{disclose, Disclosure};
+use crate::trust::egress::class_of;
+use crate::trust::pins::PinStore;
+use crate::trust::render::{escape_text, quote_if_needed, summary_lines};
+use crate::trust::signature::{disclosure_signature, lane_binding_v2};
+use crate::trust::{canonical_root, fingerprint, host_resolver, lane_host, policy};
+
+/// One capability to disclose.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// Capability id (`""` when the manifest has none).
+    pub id: String,
+    /// `first-party`, `global`, `project` or `file`.
+    pub scope: &'static str,
+    /// The manifest file (a label for first-party manifests).
+    pub path: PathBuf,
+    /// `active`, `inactive`, `skipped`, … (`not installed` for `--manifest`).
+    pub status: String,
+    /// Why it is not active.
+    pub reason: Option<String>,
+    /// The raw manifest.
+    pub manifest: Value,
+}
+
+impl Subject {
+    fn install_root(&self) -> Option<&Path> {
+        (self.scope != "first-party")
+            .then(|| self.path.parent())
+            .flatten()
+    }
+}
+
+/// The environment a lane of `scope` starts with (trust.md §7.9).
+fn environment(scope: &str) -> Value {
+    if scope == "first-party" {
+        json!({"kind": "inherited", "detail": "the whole environment of gsd-lane, every credential in it included (first-party CLIs authenticate through it)"})
+    } else {
+        json!({"kind": "minimal", "variables": ["PATH", "HOME", "USERPROFILE", "LANG", "LANGUAGE", "LC_*", "TMPDIR", "TMP", "TEMP"],
+               "detail": "only these variables; every credential in your environment is withheld"})
+    }
+}
+
+/// The destination binding of an HTTP lane: what the next run compares against.
+fn binding(context: &Context, id: &str, current: &str) -> Value {
+    let Some(home) = context.env.gsd_home() else {
+        return json!({"kind": "none", "detail": "no GSD home: destinations cannot be pinned"});
+    };
+    let root = canonical_root(&context.project_root);
+    let record = ConsentStore::new(&home).read().get(&root, id).cloned();
+    if let Some(host) = record.as_ref().and_then(|r| r.reviewer_host()) {
+        return json!({"kind": "consent", "host": host, "local": class_of(host) == "local",
+                      "matches": crate::config::normalize_host(host) == crate::config::normalize_host(current)});
+    }
+    match PinStore::new(&home).get(&root, id) {
+        Some(pin) => {
+            json!({"kind": "pin", "host": pin.host, "local": class_of(&pin.host) == "local",
+                            "source": pin.source, "pinnedAt": pin.pinned_at,
+                            "matches": crate::config::normalize_host(&pin.host) == crate::config::normalize_host(current)})
+        }
+        None => json!({"kind": "none", "legacyRecord": record.is_some(),
+                       "detail": "not pinned yet: the first run pins the destination it uses"}),
+    }
+}
+
+/// The JSON object and the human lines for one capability.
+pub fn capability_view(
+    context: &Context,
+    config: &ProjectConfig,
+    subject: &Subject,
+) -> (Value, Vec<String>) {
+    let resolver = host_resolver(&subject.manifest, config);
+    let staged = (subject.scope != "first-party")
+        .then(|| subject.path.parent())
+        .flatten();
+    let disclosure: Disclosure = disclose(&subject.manifest, Some(&resolver), staged);
+    let signature = disclosure_signature(&disclose(&subject.manifest, None, None));
+    let lines = summary_lines(&disclosure);
+    let violations: Vec<Value> = if subject.scope == "first-party" {
+        Vec::new()
+    } else {
+        policy::violations(&subject.manifest, subject.install_root())
+            .into_iter()
+            .map(|v| json!({"code": v.code, "field": v.field, "message": v.message}))
+            .collect()
+    };
+    let current_host = lane_host(&subject.manifest, config).map(|(_, host)| host);
+    let content_hash = match subject.install_root() {
+        Some(root) => hash::content_hash(root).ok(),
+        None => None,
+    };
+    let mut object = json!({
+        "id": subject.id,
+        "scope": subject.scope,
+        "path": subject.path.display().to_string(),
+        "status": subject.status,
+        "reason": subject.reason,
+        "disclosure": disclosure,
+        "requiresConsent": disclosure.has_executable,
+        "disclosureSignature": signature,
+        "laneBindingV2": lane_binding_v2(&subject.manifest),
+        "summary": lines,
+        "policy": violations,
+        "contentHash": content_hash,
+        "fingerprint": fingerprint(&signature, current_host.as_deref().unwrap_or(""), content_hash.as_deref().unwrap_or("")),
+    });
+    let mut human = vec![format!(
+        "{} ({}, {}) {}",
+        escape_text(if subject.id.is_empty() {
+            "(id?)"
+        } else {
+            &subject.id
+        }),
+        subject.scope,
+        subject.status,
+        escape_text(&subject.path.display().to_string())
+    )];
+    if let Some(reason) = &subject.reason {
+        human.push(format!("  not active: {}", escape_text(reason)));
+    }
+    human.extend(lines.iter().map(|l| format!("  {l}")));
+    if disclosure.lane().is_some() {
+        let run = lane_run(context, config, subject);
+        human.extend(run.1);
+        object["run"] = run.0;
+    }
+    for violation in &violations {
+        human.push(format!(
+            "  refused for a third-party lane: {} {}",
+            violation["field"].as_str().unwrap_or(""),
+            escape_text(violation["message"].as_str().unwrap_or(""))
+        ));
+    }
+    human.push(format!("  signature:   {}", escape_text(&signature)));
+    human.push(format!(
+        "  fingerprint: {}",
+        object["fingerprint"].as_str().unwrap_or("")
+    ));
+    (object, human)
+}
+
+/// What the lane would do now: the plan with the current config, and its bounds.
+fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Value, Vec<String>) {
+    let body = subject
+        .manifest
+        .get("reviewer")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let inputs = PlanInputs {
+        run_dir: "<run-dir>".to_owned(),
+        repo_root: context.repo_root(None),
+        ..PlanInputs::default()
+    };
+    let mut lines = Vec::new();
+    let plan = match plan::resolve(&subject.id, &body, config, &inputs) {
+        Ok(plan) => plan,
+        Err(refusal) => {
+            lines.push(format!(
+                "  cannot run as declared: {} ({})",
+                refusal.reason,
+                escape_text(&refusal.detail)
+            ));
+            return (
+                json!({"ok": false, "reason": refusal.reason, "detail": refusal.detail}),
+                lines,
+            );
+        }
+    };
+    let mut run = json!({"ok": true, "plan": plan, "timeoutMs": plan.timeout_ms});
+    let model_key = body.get("modelConfigKey").and_then(Value::as_str);
+    let model_line = match (model_key, config.configured_string(model_key.unwrap_or(""))) {
+        (None, _) => "the lane accepts no model setting".to_owned(),
+        (Some(key), Some(model)) => {
+            format!("{} from {}", quote_if_needed(&model), escape_text(key))
+        }
+        (Some(key), None) => match plan.http() {
+            Some(http) if http.models_url.is_some() => format!(
+                "{} is unset: the first model the server lists, else {}",
+                escape_text(key),
+                quote_if_needed(&http.fallback_model)
+            ),
+            Some(http) => format!(
+                "{} is unset: {}",
+                escape_text(key),
+                quote_if_needed(&http.fallback_model)
+            ),
+            None => format!("{} is unset: the tool's own default", escape_text(key)),
+        },
+    };
+    lines.push(format!("  model:       {model_line}"));
+    run["model"] = json!(model_line);
+    if let Some(spawn) = plan.spawn() {
+        let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
+        let command: Vec<String> = std::iter::once(&spawn.binary)
+            .chain(&spawn.argv)
+            .map(|a| quote_if_needed(a))
+            .collect();
+        lines.push(format!("  runs now:    {}", command.join(" ")));
+        lines.push(format!(
+            "  program:     {}",
+            found.as_ref().map_or_else(
+                || format!("{} is not on PATH here", escape_text(&spawn.binary)),
+                |p| escape_text(&p.display().to_string())
+            )
+        ));
+        lines.push(format!(
+            "  prompt:      {}",
+            match &spawn.stdin {
+                Some(path) => format!("streamed on stdin from {}", escape_text(path)),
+                None => "named on the command line (a file path; plan text never goes in argv)"
+                    .to_owned(),
+            }
+        ));
+        lines.push(format!(
+            "  review:      {}",
+            match &spawn.output_target {
+                gsd_lane_sdk::OutputTarget::Stdout => "its standard output".to_owned(),
+                gsd_lane_sdk::OutputTarget::File(path) =>
+                    format!("the file it writes ({})", escape_text(path)),
+            }
+        ));
+        let env = environment(subject.scope);
+        lines.push(format!(
+            "  environment: {} — {}",
+            env["kind"].as_str().unwrap_or(""),
+            env["detail"].as_str().unwrap_or("")
+        ));
+        run["program"] = json!(found.map(|p| p.display().to_string()));
+        run["environment"] = env;
+        lines.push(format!(
+            "  bounds:      killed with its whole process tree after {} s; output capped",
+            plan.timeout_ms / 1000
+        ));
+        lines.push("  sandbox:     none — it runs with your privileges, can read every file you can and send it anywhere".to_owned());
+    }
+    if let Some(http_plan) = plan.http() {
+        let class = class_of(&http_plan.host);
+        let configured = config
+            .configured_string(&http_plan.host_config_key)
+            .is_some();
+        lines.push(format!(
+            "  destination: {} ({class}) from {}{}",
+            escape_text(&http_plan.host),
+            escape_text(&http_plan.host_config_key),
+            if configured {
+                ""
+            } else {
+                " (unset, so the manifest's defaultHost)"
+            }
+        ));
+        let mut requests = vec![format!("POST {} (the whole prompt as JSON)", http_plan.url)];
+        if let Some(models) = &http_plan.models_url {
+            requests.push(format!("GET {models} (model discovery)"));
+        }
+        if let gsd_lane_sdk::Probe::HttpReachable { path, .. } = &plan.probe {
+            requests.push(format!("GET {}{path} (reachability probe)", http_plan.host));
+        }
+        for request in &requests {
+            lines.push(format!("  request:     {}", escape_text(request)));
+        }
+        let binding = binding(context, &subject.id, &http_plan.host);
+        lines.push(format!("  pinned:      {}", describe_binding(&binding)));
+        lines.push(
+            "  transport:   no redirects followed, no proxy used, response capped at 16 MiB"
+                .to_owned(),
+        );
+        if class == "local" {
+            lines.push("  note:        a loopback port can belong to a different program than the one you have in mind".to_owned());
+        }
+        run["destination"] = json!({"host": http_plan.host, "local": class == "local",
+            "hostConfigKey": http_plan.host_config_key, "configured": configured, "requests": requests});
+        run["binding"] = binding;
+    }
+    (run, lines)
+}
+
+fn describe_binding(binding: &Value) -> String {
+    let host = binding["host"].as_str().unwrap_or("");
+    match binding["kind"].as_str() {
+        Some("consent") | Some("pin") => {
+            let by = if binding["kind"] == "consent" {
+                "by consent"
+            } else {
+                "on first use"
+            };
+            let verdict = if binding["matches"] == Value::Bool(true) {
+                "matches; runs are allowed"
+            } else {
+                "DIFFERS: the next run is blocked until you re-approve (gsd-lane trust rebind-host)"
+            };
+            format!("{} ({}) {by}; {verdict}", escape_text(host), class_of(host))
+        }
+        _ => binding["detail"].as_str().unwrap_or("").to_owned(),
+    }
+}
+
+/// The trust rules of an overlay manifest at `dir`, as one message per violation.
+pub fn policy_messages(manifest: &Value, dir: &Path) -> Vec<String> {
+    policy::violations(manifest, Some(dir))
+        .into_iter()
+        .map(|v| v.to_string())
+        .collect()
+}

@@ -1,0 +1,549 @@
+//! Per-lane prompt budgets (review-workflow.md §8): resolution, the UTF-16 token estimate, the
+//! trimming algorithm, the trim note, metadata and the two failure reasons.
+
+use serde_json::{json, Value};
+
+use super::rundir::RunDir;
+use crate::plan::{Reason, Refusal};
+
+/// Safety margin (percent).
+const MARGIN_PCT: f64 = 10.0;
+/// Tokens reserved for the trim note under pressure.
+const NOTE_RESERVE: i64 = 80;
+/// PROJECT.md head-shrink (lines).
+const PROJECT_LINES: usize = 40;
+/// Plan floor (UTF-16 units).
+const PLAN_FLOOR: usize = 1024;
+
+/// UTF-16 length of `text`.
+pub fn utf16_len(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// `est(t) = ceil(len16(t) / 4)`.
+pub fn est(text: &str) -> i64 {
+    i64::try_from(utf16_len(text).div_ceil(4)).unwrap_or(i64::MAX)
+}
+
+/// The first `units` UTF-16 code units of `text`, never splitting a surrogate pair.
+pub fn cut16(text: &str, units: usize) -> &str {
+    let mut used = 0;
+    for (index, c) in text.char_indices() {
+        if used + c.len_utf16() > units {
+            return text.get(..index).unwrap_or(text);
+        }
+        used += c.len_utf16();
+    }
+    text
+}
+
+/// The integer budget `B` from the resolved number (truncated toward zero).
+pub fn integer_budget(number: &serde_json::Number) -> i64 {
+    if let Some(i) = number.as_i64() {
+        return i;
+    }
+    // Finite by construction (plan::prompt_budget); saturating conversion after truncation.
+    #[allow(clippy::cast_possible_truncation)]
+    let truncated = number.as_f64().map_or(0, |f| f.trunc() as i64);
+    truncated
+}
+
+/// The metadata file's content (§8.5), keys in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metadata {
+    /// `B`.
+    pub budget: i64,
+    /// `E`.
+    pub effective_budget: i64,
+    /// `est(prompt)`, 0 for a minimum-set hard fail.
+    pub estimated_tokens: i64,
+    /// Dropped ids in drop order.
+    pub omitted: Vec<String>,
+    /// PROJECT.md was head-shrunk.
+    pub project_md_shrunk: bool,
+    /// Unrounded truncation percent.
+    pub plan_truncation_pct: f64,
+    /// The budget step hard-failed.
+    pub hard_failed: bool,
+    /// A trim note was injected.
+    pub note_injected: bool,
+}
+
+impl Metadata {
+    /// The JSON document (2-space indentation when rendered).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "budget": self.budget,
+            "effectiveBudget": self.effective_budget,
+            "estimatedTokens": self.estimated_tokens,
+            "omitted": self.omitted,
+            "projectMdShrunk": self.project_md_shrunk,
+            "planTruncationPct": number(self.plan_truncation_pct),
+            "hardFailed": self.hard_failed,
+            "noteInjected": self.note_injected,
+        })
+    }
+
+    /// Whether REVIEWS.md lists it under `trimmed_reviewers` (§11.2).
+    pub fn qualifies(&self) -> bool {
+        self.hard_failed
+            || !self.omitted.is_empty()
+            || self.project_md_shrunk
+            || self.plan_truncation_pct > 0.0
+    }
+
+    /// The rounded percent (halves up).
+    pub fn rounded_pct(&self) -> i64 {
+        round_half_up(self.plan_truncation_pct)
+    }
+}
+
+fn number(value: f64) -> Value {
+    #[allow(clippy::cast_possible_truncation)]
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}
+
+fn round_half_up(value: f64) -> i64 {
+    #[allow(clippy::cast_possible_truncation)]
+    let rounded = (value + 0.5).floor() as i64;
+    rounded
+}
+
+/// The inputs of one trimming run (the section files' contents).
+#[derive(Debug, Clone, Default)]
+pub struct Sections {
+    /// Instructions file.
+    pub instructions: String,
+    /// Roadmap file.
+    pub roadmap: String,
+    /// Project excerpt (empty when absent).
+    pub project: String,
+    /// Plans: original file name and content.
+    pub plans: Vec<(String, String)>,
+    /// Context (empty when absent).
+    pub context: String,
+    /// Research (empty when absent).
+    pub research: String,
+    /// Requirements (empty when absent).
+    pub requirements: String,
+}
+
+/// What trimming produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trim {
+    /// The prompt fits.
+    Fits {
+        /// The assembled prompt.
+        prompt: String,
+        /// Its metadata.
+        metadata: Metadata,
+    },
+    /// Hard fail (minimum set, or the assembled prompt still over `E`).
+    TooSmall(Metadata),
+}
+
+/// The trim note (§8.4).
+pub fn note(budget: i64, omitted: &[String], pct: f64) -> String {
+    let list = if omitted.is_empty() {
+        "none".to_owned()
+    } else {
+        omitted.join(", ")
+    };
+    format!(
+        "<note>\nPrompt automatically trimmed to fit a {budget}-token budget.\nOmitted sections: {list}.\nPlan content truncated by approximately {}%.\nTreat any missing context as out-of-scope rather than a review concern.\n</note>",
+        round_half_up(pct)
+    )
+}
+
+/// The effective budget `E = floor(B × 0.9)`.
+pub fn effective(budget: i64) -> i64 {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let e = (budget as f64 * (1.0 - MARGIN_PCT / 100.0)).floor() as i64;
+    e
+}
+
+/// The trimming algorithm (§8.3) for budget `B > 0`.
+pub fn trim(s: &Sections, budget: i64) -> Trim {
+    let e = effective(budget);
+    let minimum = est(&s.instructions)
+        + est(&s.roadmap)
+        + s.plans
+            .iter()
+            .map(|(_, p)| est(cut16(p, PLAN_FLOOR)))
+            .sum::<i64>();
+    let mut metadata = Metadata {
+        budget,
+        effective_budget: e,
+        estimated_tokens: 0,
+        omitted: Vec::new(),
+        project_md_shrunk: false,
+        plan_truncation_pct: 0.0,
+        hard_failed: true,
+        note_injected: false,
+    };
+    if minimum > e {
+        return Trim::TooSmall(metadata);
+    }
+    metadata.hard_failed = false;
+    let mut project = s.project.clone();
+    let mut plans: Vec<(String, String)> = s.plans.clone();
+    let mut context = s.context.clone();
+    let mut research = s.research.clone();
+    let mut requirements = s.requirements.clone();
+    let cost = |wrapper: &str, content: &str, required: bool| {
+        if required || !content.is_empty() {
+            est(wrapper) + est(content)
+        } else {
+            0
+        }
+    };
+    let total = |project: &str,
+                 plans: &[(String, String)],
+                 context: &str,
+                 research: &str,
+                 requirements: &str| {
+        est(&s.instructions)
+            + cost("## Roadmap\n\n", &s.roadmap, true)
+            + cost("## Project\n\n", project, false)
+            + cost("## Plans\n\n", "", true)
+            + plans
+                .iter()
+                .map(|(name, content)| cost(&format!("### {name}\n\n"), content, true))
+                .sum::<i64>()
+            + cost("## Context\n\n", context, false)
+            + cost("## Research\n\n", research, false)
+            + cost("## Requirements\n\n", requirements, false)
+    };
+    let initial = total(&project, &plans, &context, &research, &requirements);
+    let c = if initial > e { e - NOTE_RESERVE } else { e };
+    // projectMd
+    if total(&project, &plans, &context, &research, &requirements) > c && !project.is_empty() {
+        let shrunk = match project.match_indices('\n').nth(PROJECT_LINES - 1) {
+            Some((at, _)) => project.get(..at).unwrap_or(&project).to_owned(),
+            None => project.clone(),
+        };
+        if shrunk != project {
+            metadata.project_md_shrunk = true;
+            project = shrunk;
+        }
+    }
+    // plans
+    let now = total(&project, &plans, &context, &research, &requirements);
+    if now > c {
+        let m: i64 = plans.iter().map(|(_, p)| est(p)).sum();
+        let g = c - (now - m);
+        if 0 < g && g < m {
+            let o: usize = plans.iter().map(|(_, p)| utf16_len(p)).sum();
+            #[allow(clippy::cast_precision_loss)]
+            let chars = (g * 4) as f64;
+            let mut new_total = 0;
+            for (_, content) in &mut plans {
+                let len = utf16_len(content);
+                #[allow(
+                    clippy::cast_precision_loss,
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss
+                )]
+                let share = if o == 0 {
+                    0
+                } else {
+                    ((len as f64 / o as f64) * chars).floor() as usize
+                };
+                let keep = share.max(PLAN_FLOOR);
+                let cut = cut16(content, keep).to_owned();
+                new_total += utf16_len(&cut);
+                *content = cut;
+            }
+            if o > 0 {
+                #[allow(clippy::cast_precision_loss)]
+                let pct = (o - new_total) as f64 / o as f64 * 100.0;
+                metadata.plan_truncation_pct = pct;
+            }
+        }
+    }
+    if total(&project, &plans, &context, &research, &requirements) > c && !context.is_empty() {
+        context.clear();
+        metadata.omitted.push("context".to_owned());
+    }
+    if total(&project, &plans, &context, &research, &requirements) > c && !research.is_empty() {
+        research.clear();
+        metadata.omitted.push("research".to_owned());
+    }
+    if total(&project, &plans, &context, &research, &requirements) > c && !requirements.is_empty() {
+        requirements.clear();
+        metadata.omitted.push("requirements".to_owned());
+    }
+    let trimmed = !metadata.omitted.is_empty()
+        || metadata.project_md_shrunk
+        || metadata.plan_truncation_pct > 0.0;
+    let mut blocks = vec![s.instructions.clone()];
+    if trimmed {
+        blocks.push(note(
+            budget,
+            &metadata.omitted,
+            metadata.plan_truncation_pct,
+        ));
+        metadata.note_injected = true;
+    }
+    blocks.push(format!("## Roadmap\n\n{}", s.roadmap));
+    if !project.is_empty() {
+        blocks.push(format!("## Project\n\n{project}"));
+    }
+    let plan_blocks: Vec<String> = plans
+        .iter()
+        .map(|(name, content)| format!("### {name}\n\n{content}"))
+        .collect();
+    blocks.push(format!("## Plans\n\n{}", plan_blocks.join("\n\n")));
+    for (heading, text) in [
+        ("## Context", &context),
+        ("## Research", &research),
+        ("## Requirements", &requirements),
+    ] {
+        if !text.is_empty() {
+            blocks.push(format!("{heading}\n\n{text}"));
+        }
+    }
+    let prompt = blocks.join("\n\n");
+    metadata.estimated_tokens = est(&prompt);
+    if metadata.estimated_tokens > e {
+        metadata.hard_failed = true;
+        return Trim::TooSmall(metadata);
+    }
+    Trim::Fits { prompt, metadata }
+}
+
+/// The result of the budget step for one identity.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Run the lane with this prompt file.
+    Run {
+        /// Absolute path of `gsd-review-prompt-<id>.md`.
+        prompt_file: String,
+        /// Metadata (for `trimmed_reviewers`).
+        metadata: Option<Metadata>,
+    },
+    /// Do not run: `budget_too_small` or `budget_tool_failed`.
+    Skip {
+        /// The refusal (reason and detail).
+        refusal: Refusal,
+        /// Metadata when it was written.
+        metadata: Option<Metadata>,
+    },
+}
+
+fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, String> {
+    match std::fs::read(run_dir.file(name)) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => Ok(String::new()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(format!("{name} is missing")),
+        Err(err) => Err(format!("reading {name}: {err}")),
+    }
+}
+
+fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, String> {
+    let mut plans = Vec::new();
+    for (index, name) in plan_names.iter().enumerate() {
+        match read_section(run_dir, &super::prompt::plan_file_name(index), false)? {
+            text if run_dir.file(&super::prompt::plan_file_name(index)).exists() => {
+                plans.push((name.clone(), text));
+            }
+            _ => {}
+        }
+    }
+    if plans.is_empty() {
+        return Err("every plan file is missing".to_owned());
+    }
+    Ok(Sections {
+        instructions: read_section(run_dir, "gsd-review-instructions.md", true)?,
+        roadmap: read_section(run_dir, "gsd-review-roadmap.md", true)?,
+        project: read_section(run_dir, "gsd-review-project.md", false)?,
+        plans,
+        context: read_section(run_dir, "gsd-review-context.md", false)?,
+        research: read_section(run_dir, "gsd-review-research.md", false)?,
+        requirements: read_section(run_dir, "gsd-review-requirements.md", false)?,
+    })
+}
+
+fn write_metadata(run_dir: &RunDir, id: &str, metadata: &Metadata) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(&metadata.to_json()).unwrap_or_default();
+    run_dir
+        .write(
+            &format!("gsd-review-prompt-{id}.metadata.json"),
+            &format!("{text}\n"),
+        )
+        .map_err(|f| f.message)
+}
+
+fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
+    let written = write_metadata(run_dir, id, &metadata)
+        .and_then(|()| run_dir.write(&format!("gsd-review-prompt-{id}.md"), "").map_err(|f| f.message))
+        .and_then(|()| {
+            run_dir
+                .write(
+                    &format!("gsd-review-{id}.md"),
+                    &format!(
+                        "{id} review skipped: prompt budget ({} tokens) too small for the minimum review set.\n",
+                        metadata.budget
+                    ),
+                )
+                .map_err(|f| f.message)
+        });
+    match written {
+        Ok(()) => Step::Skip {
+            refusal: Refusal::new(
+                Reason::BudgetTooSmall,
+                format!(
+                    "prompt budget ({} tokens) too small for the minimum review set",
+                    metadata.budget
+                ),
+            ),
+            metadata: Some(metadata),
+        },
+        Err(detail) => tool_failed(run_dir, id, &detail),
+    }
+}
+
+fn tool_failed(run_dir: &RunDir, id: &str, detail: &str) -> Step {
+    let _ = run_dir.write(
+        &format!("gsd-review-{id}.md"),
+        &format!("{id} review skipped: prompt budget step failed: {detail}\n"),
+    );
+    Step::Skip {
+        refusal: Refusal::new(Reason::BudgetToolFailed, detail.to_owned()),
+        metadata: None,
+    }
+}
+
+/// Runs the budget step of identity `id` (file-safe) for a phase review.
+pub fn phase_step(run_dir: &RunDir, id: &str, budget: i64, plan_names: &[String]) -> Step {
+    let sections = match load_sections(run_dir, plan_names) {
+        Ok(sections) => sections,
+        Err(detail) => return tool_failed(run_dir, id, &detail),
+    };
+    match trim(&sections, budget) {
+        Trim::TooSmall(metadata) => too_small(run_dir, id, metadata),
+        Trim::Fits { prompt, metadata } => {
+            let name = format!("gsd-review-prompt-{id}.md");
+            match write_metadata(run_dir, id, &metadata)
+                .and_then(|()| run_dir.write(&name, &prompt).map_err(|f| f.message))
+            {
+                Ok(()) => Step::Run {
+                    prompt_file: run_dir.file(&name).display().to_string(),
+                    metadata: Some(metadata),
+                },
+                Err(detail) => tool_failed(run_dir, id, &detail),
+            }
+        }
+    }
+}
+
+/// The budget step in the `--prompt-file` form: nothing to trim, so a prompt whose estimate
+/// exceeds `E` ends `budget_too_small` (never a silently truncated prompt).
+pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64) -> Step {
+    let prompt = match read_section(run_dir, "gsd-review-prompt.md", true) {
+        Ok(text) => text,
+        Err(detail) => return tool_failed(run_dir, id, &detail),
+    };
+    let e = effective(budget);
+    let estimated = est(&prompt);
+    if estimated > e {
+        return too_small(
+            run_dir,
+            id,
+            Metadata {
+                budget,
+                effective_budget: e,
+                estimated_tokens: estimated,
+                omitted: Vec::new(),
+                project_md_shrunk: false,
+                plan_truncation_pct: 0.0,
+                hard_failed: true,
+                note_injected: false,
+            },
+        );
+    }
+    Step::Run {
+        prompt_file: run_dir.file("gsd-review-prompt.md").display().to_string(),
+        metadata: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_utf16_units() {
+        assert_eq!(est(""), 0);
+        assert_eq!(est("abcd"), 1);
+        assert_eq!(est("abcde"), 2);
+        assert_eq!(est("😀😀"), 1); // 4 UTF-16 units
+        assert_eq!(cut16("a😀b", 2), "a");
+        assert_eq!(cut16("a😀b", 3), "a😀");
+    }
+
+    fn sections(plan_len: usize) -> Sections {
+        Sections {
+            instructions: "i".repeat(400),
+            roadmap: "r".repeat(40),
+            project: "p\n".repeat(100),
+            plans: vec![("01-01-PLAN.md".into(), "x".repeat(plan_len))],
+            context: "c".repeat(4000),
+            research: "s".repeat(4000),
+            requirements: "q".repeat(40),
+        }
+    }
+
+    #[test]
+    fn minimum_set_hard_fail() {
+        match trim(&sections(2000), 200) {
+            Trim::TooSmall(m) => {
+                assert!(m.hard_failed);
+                assert_eq!(
+                    (m.budget, m.effective_budget, m.estimated_tokens),
+                    (200, 180, 0)
+                );
+            }
+            other => panic!("expected too small: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn drops_in_order_and_notes() {
+        let Trim::Fits { prompt, metadata } = trim(&sections(2000), 1500) else {
+            panic!("fits");
+        };
+        assert_eq!(metadata.omitted, vec!["context", "research"]);
+        assert!(metadata.project_md_shrunk);
+        assert!(metadata.note_injected);
+        assert!(prompt.contains("<note>\nPrompt automatically trimmed to fit a 1500-token budget.\nOmitted sections: context, research.\n"));
+        assert!(prompt.contains("## Requirements\n\nqqqq"));
+        assert!(metadata.estimated_tokens <= 1350);
+    }
+
+    #[test]
+    fn no_pressure_no_note() {
+        let Trim::Fits { prompt, metadata } = trim(&sections(100), 100_000) else {
+            panic!("fits");
+        };
+        assert!(!metadata.qualifies());
+        assert!(!prompt.contains("<note>"));
+        assert!(prompt.starts_with(&"i".repeat(400)));
+    }
+
+    #[test]
+    fn plans_truncate_proportionally() {
+        let mut s = sections(20_000);
+        s.context.clear();
+        s.research.clear();
+        let Trim::Fits { metadata, prompt } = trim(&s, 3000) else {
+            panic!("fits");
+        };
+        assert!(metadata.plan_truncation_pct > 0.0);
+        assert!(prompt.contains("Plan content truncated by approximately"));
+    }
+}

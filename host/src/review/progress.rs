@@ -1,0 +1,264 @@
+//! Progress output (review-workflow.md §10), on stdout.
+//!
+//! - **Plain** (no terminal): the spec's lines, produced in run order whatever the completion
+//!   order: an identity's prefix `◆ Reviewing with <Display>... ` is printed and flushed when it
+//!   has started and every identity before it has finished; its ending follows when it ends.
+//! - **Tty**: one live line per identity (spinner and elapsed time), ending in its outcome.
+//! - **Json**: one compact JSON object per event, in the same order as the plain lines.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{json, Value};
+
+/// The rule line: 40 × U+2501.
+pub const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
+
+/// How an identity ended, for its progress line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A real review.
+    Review,
+    /// A diagnostic stub.
+    Stub,
+    /// Not run, with the reason.
+    Skipped(String),
+    /// Stopped by the interruption.
+    Interrupted,
+}
+
+impl Ending {
+    /// The text after the prefix.
+    pub fn text(&self) -> String {
+        match self {
+            Ending::Review => "done ✓".to_owned(),
+            Ending::Stub => "failed ✗ (diagnostic stub written)".to_owned(),
+            Ending::Skipped(reason) => format!("skipped ({reason})"),
+            Ending::Interrupted => "interrupted ✗ (not completed)".to_owned(),
+        }
+    }
+
+    fn outcome(&self) -> &'static str {
+        match self {
+            Ending::Review => "review",
+            Ending::Stub => "stub",
+            Ending::Skipped(_) => "skipped",
+            Ending::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Which display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Plain lines.
+    Plain,
+    /// Live terminal lines.
+    Tty,
+    /// JSON events.
+    Json,
+}
+
+/// One row of the display.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Identity.
+    pub id: String,
+    /// `<Display>`.
+    pub display: String,
+}
+
+/// The progress display.
+pub struct Progress {
+    mode: Mode,
+    rows: Vec<Row>,
+    started: Vec<Option<Instant>>,
+    ended: Vec<Option<(Ending, Duration)>>,
+    cursor: usize,
+    prefix_shown: bool,
+    bars: Vec<ProgressBar>,
+    multi: Option<MultiProgress>,
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Prints one JSON event line.
+pub fn event(value: &Value) {
+    print(&format!("{value}\n"));
+}
+
+fn prefix(display: &str) -> String {
+    format!("◆ Reviewing with {display}... ")
+}
+
+impl Progress {
+    /// A display for `rows` (run order).
+    pub fn new(mode: Mode, rows: Vec<Row>) -> Progress {
+        let n = rows.len();
+        Progress {
+            mode,
+            rows,
+            started: vec![None; n],
+            ended: vec![None; n],
+            cursor: 0,
+            prefix_shown: false,
+            bars: Vec::new(),
+            multi: None,
+        }
+    }
+
+    /// The banner (or the JSON `review` event) before any lane starts.
+    pub fn banner(&mut self, subject: &str, extra: &Value) {
+        match self.mode {
+            Mode::Json => {
+                let mut value = json!({"event": "review", "subject": subject});
+                if let (Some(map), Some(more)) = (value.as_object_mut(), extra.as_object()) {
+                    map.extend(more.clone());
+                }
+                event(&value);
+            }
+            Mode::Plain | Mode::Tty => {
+                print(&format!(
+                    "{RULE}\n GSD ► CROSS-AI REVIEW — {subject}\n{RULE}\n\n"
+                ));
+            }
+        }
+        if self.mode == Mode::Tty {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
+            for row in &self.rows {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_message(format!("{}queued", prefix(&row.display)));
+                self.bars.push(bar);
+            }
+            self.multi = Some(multi);
+        }
+    }
+
+    /// Identity `index` started.
+    pub fn started(&mut self, index: usize) {
+        if let Some(slot) = self.started.get_mut(index) {
+            slot.get_or_insert_with(Instant::now);
+        }
+        if let (Mode::Tty, Some(bar), Some(row)) =
+            (self.mode, self.bars.get(index), self.rows.get(index))
+        {
+            let style = ProgressStyle::with_template("{msg}{spinner} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner())
+                .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ");
+            bar.set_style(style);
+            bar.set_message(prefix(&row.display));
+            bar.reset_elapsed();
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        self.advance();
+    }
+
+    /// Identity `index` ended.
+    pub fn ended(&mut self, index: usize, ending: Ending) {
+        let elapsed = self
+            .started
+            .get(index)
+            .copied()
+            .flatten()
+            .map_or(Duration::ZERO, |at| at.elapsed());
+        if let (Mode::Tty, Some(bar), Some(row)) =
+            (self.mode, self.bars.get(index), self.rows.get(index))
+        {
+            bar.set_style(
+                ProgressStyle::with_template("{msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            let time = if self.started.get(index).copied().flatten().is_some() {
+                format!(" ({:.1} s)", elapsed.as_secs_f64())
+            } else {
+                String::new()
+            };
+            bar.finish_with_message(format!("{}{}{time}", prefix(&row.display), ending.text()));
+        }
+        if let Some(slot) = self.ended.get_mut(index) {
+            *slot = Some((ending, elapsed));
+        }
+        self.advance();
+    }
+
+    /// Prints what the run order allows (plain and JSON modes).
+    fn advance(&mut self) {
+        if self.mode == Mode::Tty {
+            return;
+        }
+        while let Some(row) = self.rows.get(self.cursor) {
+            let ended = self.ended.get(self.cursor).cloned().flatten();
+            let started = self.started.get(self.cursor).copied().flatten().is_some();
+            if !self.prefix_shown && (started || ended.is_some()) {
+                match self.mode {
+                    Mode::Json => event(
+                        &json!({"event": "lane_start", "identity": row.id, "display": row.display}),
+                    ),
+                    _ => print(&prefix(&row.display)),
+                }
+                self.prefix_shown = true;
+            }
+            let Some((ending, elapsed)) = ended else {
+                return;
+            };
+            match self.mode {
+                Mode::Json => {
+                    let mut value = json!({
+                        "event": "lane_end",
+                        "identity": row.id,
+                        "display": row.display,
+                        "outcome": ending.outcome(),
+                        "elapsed_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                    });
+                    if let (Ending::Skipped(reason), Some(map)) = (&ending, value.as_object_mut()) {
+                        map.insert("reason".into(), json!(reason));
+                    }
+                    event(&value);
+                }
+                _ => print(&format!("{}\n", ending.text())),
+            }
+            self.cursor += 1;
+            self.prefix_shown = false;
+        }
+    }
+
+    /// Ends the live display (terminal mode) and leaves a blank line before what follows.
+    pub fn finish(&mut self) {
+        if let Some(multi) = self.multi.take() {
+            for bar in &self.bars {
+                if !bar.is_finished() {
+                    bar.abandon();
+                }
+            }
+            let _ = multi.clear();
+            for (row, ended) in self.rows.iter().zip(&self.ended) {
+                let ending = ended.as_ref().map_or_else(
+                    || "not completed".to_owned(),
+                    |(e, elapsed)| match e {
+                        Ending::Review | Ending::Stub | Ending::Interrupted => {
+                            format!("{} ({:.1} s)", e.text(), elapsed.as_secs_f64())
+                        }
+                        Ending::Skipped(_) => e.text(),
+                    },
+                );
+                print(&format!("{}{ending}\n", prefix(&row.display)));
+            }
+        }
+        if self.mode != Mode::Json {
+            print("\n");
+        }
+    }
+
+    /// The display mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+}

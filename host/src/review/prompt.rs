@@ -1,0 +1,232 @@
+//! The review prompt and the section files (review-workflow.md §7.1-§7.3).
+
+use std::path::{Path, PathBuf};
+
+use super::rundir::RunDir;
+use crate::error::Failure;
+
+/// The §7.2 preamble (*wording gsd-lane-defined*).
+pub const PREAMBLE: &str = "You are reviewing implementation plans for one phase of a software project. Give structured feedback on plan quality, completeness and risk.";
+
+/// The §7.2 review instructions (*wording gsd-lane-defined*; required fragments verbatim).
+pub const INSTRUCTIONS: &str = "**Verify against source: do not judge the plan text alone. The plans point at real files, migrations, routes and tests in this repository.**
+
+1. Open the files the plans reference and check each claim against the actual code.
+2. Back every strength and concern with concrete `path/to/file:line` evidence plus the mechanism.
+3. Trace any mechanism a plan claims works (a guard, a query filter, a test covering a path) instead of trusting it.
+4. If you cannot read the repo (no file access), say so and downgrade that finding to an open question.
+
+Findings grounded in `file:line` evidence weigh far more than impressions; restating the plan's own claims has little value.
+
+For each plan, provide:
+- **Summary**: one paragraph.
+- **Strengths**: bullets.
+- **Concerns**: bullets, each with severity HIGH, MEDIUM or LOW.
+- **Suggestions**: bullets.
+- **Risk Assessment**: overall LOW, MEDIUM or HIGH, with justification.
+
+Focus on: missing edge cases or error handling; dependency ordering; scope creep or over-engineering; security; performance; whether the plans achieve the phase goals.
+
+Write your review in Markdown.";
+
+/// The prompt's inputs, already read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// The phase argument as given.
+    pub phase: String,
+    /// The phase name.
+    pub phase_name: String,
+    /// PROJECT.md, first 80 lines (if the file exists).
+    pub project: Option<String>,
+    /// The ROADMAP section (empty when there is none).
+    pub roadmap: String,
+    /// REQUIREMENTS.md (if it exists).
+    pub requirements: Option<String>,
+    /// CONTEXT files concatenated (if any).
+    pub context: Option<String>,
+    /// RESEARCH files concatenated (if any).
+    pub research: Option<String>,
+    /// Plans: file name and content, in order.
+    pub plans: Vec<(String, String)>,
+}
+
+/// The first `n` lines of `text` (as `head -n`: each kept line keeps its `\n`).
+pub fn head_lines(text: &str, n: usize) -> String {
+    text.split_inclusive('\n').take(n).collect()
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read(path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map_err(|err| Failure::new(format!("cannot read {}: {err}", path.display())))
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, Failure> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Failure::new(format!(
+            "cannot read {}: {err}",
+            path.display()
+        ))),
+    }
+}
+
+fn concat(paths: &[PathBuf]) -> Result<Option<String>, Failure> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    for path in paths {
+        text.push_str(&read(path)?);
+    }
+    Ok(Some(text))
+}
+
+/// Reads every §7.1 source of `phase`; `planning_root` holds PROJECT.md and REQUIREMENTS.md.
+///
+/// # Errors
+///
+/// A file that exists but cannot be read (status 1).
+pub fn gather(phase: &super::phase::Phase, planning_root: &Path) -> Result<Sources, Failure> {
+    let mut plans = Vec::new();
+    for path in &phase.plans {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        plans.push((name, read(path)?));
+    }
+    Ok(Sources {
+        phase: phase.arg.clone(),
+        phase_name: phase.name.clone(),
+        project: read_optional(&planning_root.join("PROJECT.md"))?.map(|t| head_lines(&t, 80)),
+        roadmap: phase.roadmap.clone().unwrap_or_default(),
+        requirements: read_optional(&planning_root.join("REQUIREMENTS.md"))?,
+        context: concat(&phase.context)?,
+        research: concat(&phase.research)?,
+        plans,
+    })
+}
+
+fn block(heading: &str, content: &str) -> String {
+    format!("{heading}\n{}", content.trim_end_matches(['\n', '\r']))
+}
+
+/// The instructions section file: title, preamble, the whole Review Instructions block.
+pub fn instructions_text() -> String {
+    format!(
+        "# Cross-AI Plan Review Request\n\n{PREAMBLE}\n\n## Review Instructions\n{INSTRUCTIONS}\n"
+    )
+}
+
+/// Assembles `gsd-review-prompt.md` (§7.2).
+pub fn prompt_text(s: &Sources) -> String {
+    let mut blocks = vec![
+        "# Cross-AI Plan Review Request".to_owned(),
+        PREAMBLE.to_owned(),
+    ];
+    if let Some(project) = &s.project {
+        blocks.push(block("## Project Context", project));
+    }
+    let phase_heading = format!("## Phase {}: {}", s.phase, s.phase_name);
+    if s.roadmap.trim().is_empty() {
+        blocks.push(phase_heading);
+    } else {
+        blocks.push(format!(
+            "{phase_heading}\n{}",
+            block("### Roadmap Section", &s.roadmap)
+        ));
+    }
+    if let Some(requirements) = &s.requirements {
+        blocks.push(block("### Requirements Addressed", requirements));
+    }
+    if let Some(context) = &s.context {
+        blocks.push(block("### User Decisions (CONTEXT.md)", context));
+    }
+    if let Some(research) = &s.research {
+        blocks.push(block("### Research Findings", research));
+    }
+    let plans: Vec<String> = s
+        .plans
+        .iter()
+        .map(|(name, content)| format!("#### {name}\n\n{}", content.trim_end_matches(['\n', '\r'])))
+        .collect();
+    blocks.push(format!("### Plans to Review\n{}", plans.join("\n\n")));
+    blocks.push(block("## Review Instructions", INSTRUCTIONS));
+    let mut text = blocks.join("\n\n");
+    text.push('\n');
+    text
+}
+
+/// Writes the prompt and every §7.3 section file into the run dir.
+///
+/// # Errors
+///
+/// I/O errors (status 1).
+pub fn write_files(run_dir: &RunDir, s: &Sources) -> Result<(), Failure> {
+    run_dir.write("gsd-review-prompt.md", &prompt_text(s))?;
+    run_dir.write("gsd-review-instructions.md", &instructions_text())?;
+    run_dir.write("gsd-review-roadmap.md", &s.roadmap)?;
+    for (index, (_, content)) in s.plans.iter().enumerate() {
+        run_dir.write(&plan_file_name(index), content)?;
+    }
+    let optional = [
+        ("gsd-review-project.md", &s.project),
+        ("gsd-review-context.md", &s.context),
+        ("gsd-review-research.md", &s.research),
+        ("gsd-review-requirements.md", &s.requirements),
+    ];
+    for (name, content) in optional {
+        if let Some(content) = content {
+            run_dir.write(name, content)?;
+        }
+    }
+    Ok(())
+}
+
+/// `gsd-review-plan-NN.md`.
+pub fn plan_file_name(index: usize) -> String {
+    format!("gsd-review-plan-{index:02}.md")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_blocks_and_headings() {
+        let s = Sources {
+            phase: "3".into(),
+            phase_name: "Billing".into(),
+            project: Some("# P\n".into()),
+            roadmap: "### Phase 3: Billing\ngoal".into(),
+            requirements: None,
+            context: Some("ctx\n".into()),
+            research: None,
+            plans: vec![
+                ("03-01-PLAN.md".into(), "one\n".into()),
+                ("03-02-PLAN.md".into(), "two".into()),
+            ],
+        };
+        let text = prompt_text(&s);
+        assert!(text.starts_with("# Cross-AI Plan Review Request\n\nYou are reviewing"));
+        assert!(text.contains("\n\n## Project Context\n# P\n\n## Phase 3: Billing\n### Roadmap Section\n### Phase 3: Billing\ngoal\n\n### User Decisions (CONTEXT.md)\nctx\n\n### Plans to Review\n#### 03-01-PLAN.md\n\none\n\n#### 03-02-PLAN.md\n\ntwo\n\n## Review Instructions\n**Verify against source"));
+        assert!(!text.contains("Requirements Addressed"));
+        for fragment in [
+            "Verify against source",
+            "check each claim against the actual code",
+            "`path/to/file:line`",
+            "If you cannot read the repo (no file access)",
+            "downgrade that finding to an open question",
+        ] {
+            assert!(text.contains(fragment), "{fragment}");
+        }
+    }
+
+    #[test]
+    fn head_keeps_lines() {
+        assert_eq!(head_lines("a\nb\nc", 2), "a\nb\n");
+        assert_eq!(head_lines("a", 80), "a");
+    }
+}

@@ -1,0 +1,350 @@
+//! `REVIEWS.md` (review-workflow.md §11): frontmatter, notes, one section per identity in run
+//! order, the diff-only caveat, and the Consensus Summary skeleton. Pure: text in, text out.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::budget::Metadata;
+
+/// The diff-only caveat line (§11.3).
+pub const DIFF_ONLY_CAVEAT: &str = "> [diff-only] This reviewer examined the working-tree diff, not the source tree, and never received the review prompt — fold its findings in as diff observations; do not weight its verdict as a grounded plan review.";
+
+/// What became of one identity, as far as REVIEWS.md cares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fate {
+    /// It ran: a review or a diagnostic stub (`content` = the review file).
+    Ran {
+        /// True for a diagnostic stub.
+        stubbed: bool,
+        /// The review file's contents.
+        content: String,
+    },
+    /// The budget step failed; `content` is the skip notice.
+    BudgetFailed {
+        /// The skip notice.
+        content: String,
+    },
+    /// The run was interrupted before this identity finished.
+    Interrupted {
+        /// The not-completed notice.
+        content: String,
+    },
+    /// Not run (unavailable at run time, or excluded with `egress_host_changed`).
+    NotRun {
+        /// The reason's wire name.
+        reason: String,
+    },
+}
+
+/// One identity (or excluded candidate) in run order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Identity (slug or instance name).
+    pub id: String,
+    /// Lane slug it runs through.
+    pub cli: String,
+    /// True for an instance.
+    pub instance: bool,
+    /// The lane's `reviewsSection`.
+    pub section: String,
+    /// The lane's `evidenceClass` is `diff-only`.
+    pub diff_only: bool,
+    /// Budget metadata, when the budget step wrote one.
+    pub metadata: Option<Metadata>,
+    /// What happened.
+    pub fate: Fate,
+}
+
+impl Entry {
+    /// `<reviewsSection>` or `<reviewsSection> (<instance>)`.
+    pub fn display(&self) -> String {
+        if self.instance {
+            format!("{} ({})", self.section, self.id)
+        } else {
+            self.section.clone()
+        }
+    }
+
+    fn heading(&self) -> String {
+        if self.instance {
+            format!("{} Review ({})", self.section, self.id)
+        } else {
+            format!("{} Review", self.section)
+        }
+    }
+}
+
+/// The document's inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// `phase:` value and title subject (`Phase <N>`).
+    pub phase: String,
+    /// The title after `— ` (`Phase 3`, or the prompt file's name).
+    pub subject: String,
+    /// `reviewed_at`.
+    pub reviewed_at: String,
+    /// Plan file names, sorted.
+    pub plans: Vec<String>,
+    /// Every entry in run order.
+    pub entries: Vec<Entry>,
+}
+
+/// Whether a review counts as blind (§11.3).
+pub fn is_blind(content: &str) -> bool {
+    let mut lines = content.split('\n');
+    if lines
+        .clone()
+        .next()
+        .is_some_and(|l| l.contains("[reviewed-without-repo-access]"))
+    {
+        return true;
+    }
+    lines
+        .by_ref()
+        .take(5)
+        .any(|l| l.contains("REVIEWED-WITHOUT-REPO-ACCESS"))
+}
+
+fn scalar(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'));
+    if plain {
+        value.to_owned()
+    } else {
+        serde_json::Value::String(value.to_owned()).to_string()
+    }
+}
+
+fn list(values: &[String]) -> String {
+    let items: Vec<String> = values.iter().map(|v| scalar(v)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn names(list: &[String]) -> String {
+    match list.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// Renders the whole file.
+pub fn render(doc: &Doc) -> String {
+    let mut out = String::from("---\n");
+    out.push_str(&format!("phase: {}\n", scalar(&doc.phase)));
+    let reviewers: Vec<String> = doc
+        .entries
+        .iter()
+        .filter(|e| matches!(e.fate, Fate::Ran { .. }))
+        .map(|e| e.id.clone())
+        .collect();
+    out.push_str(&format!("reviewers: {}\n", list(&reviewers)));
+    out.push_str(&format!("reviewed_at: {}\n", doc.reviewed_at));
+    out.push_str(&format!("plans_reviewed: {}\n", list(&doc.plans)));
+    let trimmed: Vec<(&Entry, &Metadata)> = doc
+        .entries
+        .iter()
+        .filter(|e| matches!(e.fate, Fate::Ran { .. } | Fate::BudgetFailed { .. }))
+        .filter_map(|e| {
+            e.metadata
+                .as_ref()
+                .filter(|m| m.qualifies())
+                .map(|m| (e, m))
+        })
+        .collect();
+    if !trimmed.is_empty() {
+        out.push_str("trimmed_reviewers:\n");
+        for (entry, m) in trimmed {
+            out.push_str(&format!("  {}:\n", scalar(&entry.id)));
+            out.push_str(&format!("    budget: {}\n", m.budget));
+            out.push_str(&format!("    effective_budget: {}\n", m.effective_budget));
+            out.push_str(&format!("    estimated_tokens: {}\n", m.estimated_tokens));
+            out.push_str(&format!("    omitted: {}\n", list(&m.omitted)));
+            out.push_str(&format!("    project_md_shrunk: {}\n", m.project_md_shrunk));
+            out.push_str(&format!("    plan_truncation_pct: {}\n", m.rounded_pct()));
+            out.push_str(&format!("    hard_failed: {}\n", m.hard_failed));
+            out.push_str(&format!("    note_injected: {}\n", m.note_injected));
+        }
+    }
+    out.push_str("---\n\n");
+    // Shared-adapter notes: one line per cli with ≥2 instances among the identities that ran.
+    let ran_instances: Vec<&Entry> = doc
+        .entries
+        .iter()
+        .filter(|e| e.instance && matches!(e.fate, Fate::Ran { .. }))
+        .collect();
+    let mut clis: Vec<&str> = Vec::new();
+    for e in &ran_instances {
+        if !clis.contains(&e.cli.as_str()) {
+            clis.push(&e.cli);
+        }
+    }
+    let mut notes = Vec::new();
+    for cli in clis {
+        let ids: Vec<String> = ran_instances
+            .iter()
+            .filter(|e| e.cli == cli)
+            .map(|e| e.id.clone())
+            .collect();
+        if ids.len() >= 2 {
+            notes.push(format!(
+                "> Note: {} share the {cli} adapter; their consensus is cross-model, not cross-tool.",
+                names(&ids)
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        out.push_str(&notes.join("\n"));
+        out.push_str("\n\n");
+    }
+    let not_run: Vec<String> = doc
+        .entries
+        .iter()
+        .filter_map(|e| match &e.fate {
+            Fate::NotRun { reason } => Some(format!("{} ({reason})", e.display())),
+            _ => None,
+        })
+        .collect();
+    if !not_run.is_empty() {
+        out.push_str(&format!("> Not run: {}\n\n", not_run.join(", ")));
+    }
+    out.push_str(&format!("# Cross-AI Plan Review — {}\n\n", doc.subject));
+    let mut down_weighted = Vec::new();
+    for e in &doc.entries {
+        let content = match &e.fate {
+            Fate::Ran { content, .. }
+            | Fate::BudgetFailed { content }
+            | Fate::Interrupted { content } => content,
+            Fate::NotRun { .. } => continue,
+        };
+        out.push_str(&format!("## {}\n\n", e.heading()));
+        if e.diff_only {
+            out.push_str(DIFF_ONLY_CAVEAT);
+            out.push_str("\n\n");
+        }
+        out.push_str(content.trim_end_matches(['\r', '\n']));
+        out.push_str("\n\n---\n\n");
+        let kind = match &e.fate {
+            Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
+            Fate::Interrupted { .. } => Some("not completed (review run interrupted)"),
+            Fate::Ran { .. } if e.diff_only => Some("diff-only (never received the review prompt)"),
+            Fate::Ran { content, .. } if is_blind(content) => Some("reviewed-without-repo-access"),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            down_weighted.push(format!("- {} — {kind}", e.display()));
+        }
+    }
+    out.push_str("## Consensus Summary\n\n");
+    out.push_str("<!-- Synthesize the concerns shared across reviewers; weight file:line-grounded findings above impressions.\n");
+    if !down_weighted.is_empty() {
+        out.push_str(
+            "Do not count these verdicts at full consensus weight (note their findings only):\n",
+        );
+        for line in &down_weighted {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("-->\n\n");
+    out.push_str("### Agreed Strengths\n<!-- strengths raised by 2+ reviewers -->\n\n");
+    out.push_str(
+        "### Agreed Concerns\n<!-- concerns raised by 2+ reviewers — highest priority -->\n\n",
+    );
+    out.push_str("### Divergent Views\n<!-- where reviewers disagreed — worth investigating -->\n");
+    out
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SS.sssZ`.
+pub fn utc_now() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_utc(since.as_millis())
+}
+
+/// Formats milliseconds since the epoch (civil-from-days, proleptic Gregorian).
+pub fn format_utc(millis: u128) -> String {
+    let ms = millis % 1000;
+    let secs = millis / 1000;
+    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_format() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc(1_785_333_785_120), "2026-07-29T14:03:05.120Z");
+    }
+
+    #[test]
+    fn blind_tells() {
+        assert!(is_blind("> [reviewed-without-repo-access] x\n\nreview"));
+        assert!(is_blind("a\nb\nc\nd\nREVIEWED-WITHOUT-REPO-ACCESS\n"));
+        assert!(!is_blind("a\nb\nc\nd\ne\nREVIEWED-WITHOUT-REPO-ACCESS\n"));
+    }
+
+    #[test]
+    fn scalars_quote_when_needed() {
+        assert_eq!(scalar("03-01-PLAN.md"), "03-01-PLAN.md");
+        assert_eq!(scalar("a b"), "\"a b\"");
+        assert_eq!(names(&["a".into(), "b".into(), "c".into()]), "a, b and c");
+    }
+
+    fn entry(id: &str, cli: &str, instance: bool, fate: Fate) -> Entry {
+        Entry {
+            id: id.into(),
+            cli: cli.into(),
+            instance,
+            section: "OpenCode".into(),
+            diff_only: false,
+            metadata: None,
+            fate,
+        }
+    }
+
+    #[test]
+    fn not_run_line_and_shared_adapter_note() {
+        let ran = |c: &str| Fate::Ran {
+            stubbed: false,
+            content: c.into(),
+        };
+        let doc = Doc {
+            phase: "3".into(),
+            subject: "Phase 3".into(),
+            reviewed_at: "2026-07-29T14:03:05.120Z".into(),
+            plans: vec!["03-01-PLAN.md".into()],
+            entries: vec![
+                entry("op-a", "opencode", true, ran("a\r\n\n")),
+                entry("op-b", "opencode", true, ran("b")),
+                entry("op-c", "opencode", true, ran("c")),
+                entry(
+                    "ollama",
+                    "ollama",
+                    false,
+                    Fate::NotRun {
+                        reason: "egress_host_changed".into(),
+                    },
+                ),
+            ],
+        };
+        let text = render(&doc);
+        assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");
+        assert!(!text.contains("Do not count"));
+    }
+}

@@ -1,0 +1,162 @@
+//! The private run directory (review-workflow.md §7): `<tmp>/gsd-review-XXXXXX`, mode 0700,
+//! every file 0600; and the atomic write used for `REVIEWS.md`.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::Failure;
+
+/// The run's private directory.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    /// Absolute path.
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    /// Creates `<TMPDIR or platform temp>/gsd-review-XXXXXX` (0700).
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be created.
+    pub fn create() -> Result<RunDir, Failure> {
+        let dir = tempfile::Builder::new()
+            .prefix("gsd-review-")
+            .rand_bytes(6)
+            .tempdir()
+            .map_err(|err| Failure::new(format!("creating the run dir: {err}")))?;
+        let path = dir.keep();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+                .map_err(|err| Failure::new(format!("securing {}: {err}", path.display())))?;
+        }
+        Ok(RunDir { path })
+    }
+
+    /// `<run dir>/<name>`.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// The path as the plan wants it (a string).
+    pub fn as_str(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Writes (truncating) `name` with mode 0600.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors, naming the file.
+    pub fn write(&self, name: &str, text: &str) -> Result<(), Failure> {
+        write_private(&self.file(name), text.as_bytes(), false)
+    }
+
+    /// Appends `text` to `name` (created 0600).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors, naming the file.
+    pub fn append(&self, name: &str, text: &str) -> Result<(), Failure> {
+        write_private(&self.file(name), text.as_bytes(), true)
+    }
+
+    /// Removes the directory and everything in it (best effort).
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Writes a file readable by its owner only.
+///
+/// # Errors
+///
+/// I/O errors, naming the file.
+pub fn write_private(path: &Path, bytes: &[u8], append: bool) -> Result<(), Failure> {
+    let mut options = OpenOptions::new();
+    options.create(true).write(true);
+    if append {
+        options.append(true);
+    } else {
+        options.truncate(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes))
+        .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
+}
+
+/// Writes `path` atomically: a temporary file in the same directory, then a rename, so a crash
+/// never leaves a half-written file nor destroys the previous one. The result is 0644.
+///
+/// # Errors
+///
+/// I/O errors, naming the file.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let fail =
+        |err: &dyn std::fmt::Display| Failure::new(format!("writing {}: {err}", path.display()));
+    let mut temp = tempfile::Builder::new()
+        .prefix(".gsd-reviews-")
+        .tempfile_in(dir)
+        .map_err(|e| fail(&e))?;
+    temp.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
+    temp.as_file().sync_all().map_err(|e| fail(&e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| fail(&e))?;
+    }
+    temp.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(unix)]
+    fn private_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let run = RunDir::create().expect("run dir");
+        run.write("a.md", "x").expect("write");
+        let dir_mode = std::fs::metadata(&run.path)
+            .expect("meta")
+            .permissions()
+            .mode();
+        let file_mode = std::fs::metadata(run.file("a.md"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+        assert_eq!(file_mode & 0o777, 0o600);
+        assert!(run
+            .path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("gsd-review-")));
+        run.remove();
+    }
+
+    #[test]
+    fn atomic_write_replaces() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("R.md");
+        std::fs::write(&path, "old").expect("old");
+        write_atomic(&path, "new").expect("write");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+}

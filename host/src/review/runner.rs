@@ -1,0 +1,400 @@
+//! The invocation loop (review-workflow.md §9): lanes concurrently, the identities of one lane
+//! one at a time in run order, `--jobs` caps how many lanes run at once (FIFO in run order, so
+//! `--jobs 1` is the reference's sequential run). Each identity runs on its lane's own thread
+//! under `catch_unwind`: one lane's failure, hang or panic never affects another's result.
+//!
+//! The coordinator (the caller's thread) receives [`Event`]s and returns the results in run
+//! order; an explicitly named identity ending `ok:false` stops new starts (running lanes
+//! finish); SIGINT/SIGTERM kills every live lane process group and, after at most
+//! [`INTERRUPT_GRACE`], marks whatever has not finished as interrupted.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::budget::{self, Metadata, Step};
+use super::interrupt;
+use super::rundir::RunDir;
+use super::selection::Identity;
+use crate::config::ProjectConfig;
+use crate::plan::{Instance, PlanInputs, Refusal};
+use crate::project::HostEnv;
+use crate::registry::Lane;
+use crate::run::lane::{self, Outcome, RunSetup};
+
+/// How long after an interruption the coordinator waits for killed lanes to report.
+pub const INTERRUPT_GRACE: Duration = Duration::from_millis(700);
+
+/// One identity to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Position in run order.
+    pub index: usize,
+    /// The identity.
+    pub identity: Identity,
+    /// Its lane.
+    pub lane: Lane,
+    /// Named by an explicit flag.
+    pub explicit: bool,
+    /// The budget `B` when `> 0`.
+    pub budget: Option<i64>,
+}
+
+/// What every lane thread shares.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// Project configuration.
+    pub config: ProjectConfig,
+    /// Environment (PATH, HOME, GSD_HOME).
+    pub env: HostEnv,
+    /// Project root (consent lookups).
+    pub project_root: PathBuf,
+    /// The run dir.
+    pub run_dir: RunDir,
+    /// Repository root.
+    pub repo_root: String,
+    /// Handler lock directory.
+    pub lock_dir: PathBuf,
+    /// Plan file names (phase form), `None` in the `--prompt-file` form.
+    pub plan_names: Option<Vec<String>>,
+}
+
+/// How one identity ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Done {
+    /// It ran: a review or a stub.
+    Ran {
+        /// True for a diagnostic stub.
+        stubbed: bool,
+    },
+    /// The budget step failed; the notice is the review file.
+    Budget(Refusal),
+    /// The run pipeline refused it at run time.
+    Unavailable(Refusal),
+    /// Not started: an explicitly named identity failed first.
+    Cancelled,
+    /// Interrupted (killed, or never started after SIGINT/SIGTERM).
+    Interrupted,
+}
+
+/// One identity's result.
+#[derive(Debug, Clone)]
+pub struct LaneResult {
+    /// The ending.
+    pub done: Done,
+    /// Budget metadata, when written.
+    pub metadata: Option<Metadata>,
+    /// Whether it started (for interrupted identities).
+    pub started: bool,
+}
+
+impl LaneResult {
+    /// `ok` of the run result (ran, stub or not).
+    pub fn ok(&self) -> bool {
+        matches!(self.done, Done::Ran { .. })
+    }
+}
+
+/// What lane threads tell the coordinator.
+#[derive(Debug)]
+pub enum Event {
+    /// Identity `index` started.
+    Started(usize),
+    /// Identity `index` ended.
+    Finished(usize, LaneResult),
+    /// SIGINT or SIGTERM arrived (lanes already killed).
+    Interrupted,
+}
+
+/// A FIFO gate: lanes acquire in run order, at most `jobs` at once.
+struct Gate {
+    state: Mutex<(usize, usize)>, // (next ticket to serve, running)
+    wake: Condvar,
+    jobs: usize,
+}
+
+impl Gate {
+    /// Waits for `ticket`'s turn; `false` when the run stopped meanwhile.
+    fn acquire(&self, ticket: usize, stop: &AtomicBool) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        loop {
+            if stop.load(Ordering::SeqCst) || interrupt::interrupted() {
+                // Give up the turn so later tickets are not blocked behind this one.
+                if state.0 == ticket {
+                    state.0 += 1;
+                    self.wake.notify_all();
+                }
+                return false;
+            }
+            if state.0 == ticket && state.1 < self.jobs {
+                state.0 += 1;
+                state.1 += 1;
+                self.wake.notify_all();
+                return true;
+            }
+            match self.wake.wait_timeout(state, Duration::from_millis(50)) {
+                Ok((next, _)) => state = next,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    fn release(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.1 = state.1.saturating_sub(1);
+            self.wake.notify_all();
+        }
+    }
+}
+
+/// Runs every job; `on_event` sees each event in arrival order (progress display). Returns the
+/// results in run order and whether the run was interrupted.
+pub fn run_all(
+    jobs: Vec<Job>,
+    shared: &Shared,
+    max_jobs: usize,
+    mut on_event: impl FnMut(&Event, &[Job]),
+) -> (Vec<LaneResult>, bool) {
+    let (tx, rx) = mpsc::channel::<Event>();
+    let watcher = {
+        let tx = tx.clone();
+        interrupt::Watcher::install(move || {
+            let _ = tx.send(Event::Interrupted);
+        })
+    };
+    if let Err(err) = &watcher {
+        crate::output::eprint_line(&format!("warning: {err}; Ctrl-C ends the review abruptly"));
+    }
+    // Group jobs by lane, in run order of each lane's first identity.
+    let mut groups: Vec<Vec<Job>> = Vec::new();
+    for job in &jobs {
+        match groups.iter_mut().find(|g| {
+            g.first()
+                .is_some_and(|f| f.identity.cli == job.identity.cli)
+        }) {
+            Some(group) => group.push(job.clone()),
+            None => groups.push(vec![job.clone()]),
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(Gate {
+        state: Mutex::new((0, 0)),
+        wake: Condvar::new(),
+        jobs: max_jobs.max(1),
+    });
+    let shared = Arc::new(shared.clone());
+    for (ticket, group) in groups.into_iter().enumerate() {
+        let tx = tx.clone();
+        let stop = Arc::clone(&stop);
+        let gate = Arc::clone(&gate);
+        let shared = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new()
+            .name(format!("gsd-review-{ticket}"))
+            .spawn(move || run_group(&group, ticket, &shared, &gate, &stop, &tx));
+        if let Err(err) = spawned {
+            crate::output::eprint_line(&format!("error: starting a lane thread: {err}"));
+        }
+    }
+    drop(tx);
+    let results = coordinate(&jobs, &rx, &stop, &mut on_event);
+    drop(watcher);
+    (results, interrupt::interrupted())
+}
+
+fn coordinate(
+    jobs: &[Job],
+    rx: &Receiver<Event>,
+    stop: &AtomicBool,
+    on_event: &mut impl FnMut(&Event, &[Job]),
+) -> Vec<LaneResult> {
+    let mut results: BTreeMap<usize, LaneResult> = BTreeMap::new();
+    let mut started: Vec<bool> = vec![false; jobs.len()];
+    let mut deadline: Option<Instant> = None;
+    while results.len() < jobs.len() {
+        let event = match deadline {
+            None => match rx.recv() {
+                Ok(event) => event,
+                Err(_) => break,
+            },
+            Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(event) => event,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            },
+        };
+        match &event {
+            Event::Started(index) => {
+                if let Some(flag) = started.get_mut(*index) {
+                    *flag = true;
+                }
+            }
+            Event::Finished(index, result) => {
+                let explicit = jobs.get(*index).is_some_and(|j| j.explicit);
+                if explicit
+                    && !result.ok()
+                    && !matches!(result.done, Done::Cancelled | Done::Interrupted)
+                {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                results.insert(*index, result.clone());
+            }
+            Event::Interrupted => {
+                deadline.get_or_insert_with(|| Instant::now() + INTERRUPT_GRACE);
+            }
+        }
+        on_event(&event, jobs);
+    }
+    // Whatever did not report (interrupted and not back within the grace, or a lost thread).
+    for (index, job) in jobs.iter().enumerate() {
+        if let std::collections::btree_map::Entry::Vacant(slot) = results.entry(index) {
+            let result = LaneResult {
+                done: Done::Interrupted,
+                metadata: None,
+                started: started.get(index).copied().unwrap_or(false),
+            };
+            let _ = job;
+            on_event(&Event::Finished(index, result.clone()), jobs);
+            slot.insert(result);
+        }
+    }
+    results.into_values().collect()
+}
+
+fn run_group(
+    group: &[Job],
+    ticket: usize,
+    shared: &Shared,
+    gate: &Gate,
+    stop: &AtomicBool,
+    tx: &Sender<Event>,
+) {
+    let admitted = gate.acquire(ticket, stop);
+    for job in group {
+        if !admitted || stop.load(Ordering::SeqCst) || interrupt::interrupted() {
+            let done = if interrupt::interrupted() {
+                Done::Interrupted
+            } else {
+                Done::Cancelled
+            };
+            let _ = tx.send(Event::Finished(
+                job.index,
+                LaneResult {
+                    done,
+                    metadata: None,
+                    started: false,
+                },
+            ));
+            continue;
+        }
+        let _ = tx.send(Event::Started(job.index));
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(job, shared)));
+        let mut result = outcome.unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            internal_stub(
+                job,
+                shared,
+                &format!("gsd-lane internal error (panic): {message}"),
+            )
+        });
+        if interrupt::interrupted() {
+            result.done = Done::Interrupted;
+        }
+        result.started = true;
+        let _ = tx.send(Event::Finished(job.index, result));
+    }
+    if admitted {
+        gate.release();
+    }
+}
+
+/// A lane whose run failed inside gsd-lane: it ran, and its review file is the generic stub
+/// with the error as the extra diagnostic (the stub's first line is preserved).
+fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
+    let id = crate::plan::safe_instance_name(&job.identity.id);
+    let err = shared.run_dir.file(&format!("gsd-review-{id}.err"));
+    let sidecar = crate::run::review_file::read_sidecar(&err);
+    let stub = crate::run::review_file::stub_text(&job.lane.slug, &sidecar, Some(message));
+    let _ = shared.run_dir.write(&format!("gsd-review-{id}.md"), &stub);
+    LaneResult {
+        done: Done::Ran { stubbed: true },
+        metadata: None,
+        started: true,
+    }
+}
+
+/// Budget step, then the run pipeline.
+fn execute(job: &Job, shared: &Shared) -> LaneResult {
+    let id = crate::plan::safe_instance_name(&job.identity.id);
+    let mut metadata = None;
+    let mut prompt_file = None;
+    if let Some(b) = job.budget.filter(|b| *b > 0) {
+        let step = match &shared.plan_names {
+            Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
+            None => budget::prompt_file_step(&shared.run_dir, &id, b),
+        };
+        match step {
+            Step::Run {
+                prompt_file: file,
+                metadata: meta,
+            } => {
+                metadata = meta;
+                prompt_file = Some(file);
+            }
+            Step::Skip {
+                refusal,
+                metadata: meta,
+            } => {
+                return LaneResult {
+                    done: Done::Budget(refusal),
+                    metadata: meta,
+                    started: true,
+                }
+            }
+        }
+    }
+    let egress = crate::trust::egress_check(&shared.env, &shared.project_root);
+    let setup = RunSetup {
+        config: &shared.config,
+        inputs: PlanInputs {
+            run_dir: shared.run_dir.as_str(),
+            repo_root: shared.repo_root.clone(),
+            prompt_file,
+            instance: Instance {
+                name: job.identity.instance.then(|| job.identity.id.clone()),
+                model: job.identity.model.clone(),
+                agent: job.identity.agent.clone(),
+            },
+            effort: None,
+        },
+        path_var: shared.env.path.clone(),
+        home: shared.env.home.clone(),
+        lock_dir: shared.lock_dir.clone(),
+        egress: egress.as_ref(),
+        handler_override: None,
+    };
+    let done = match lane::run_lane(&job.lane, &setup) {
+        Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),
+        Ok(Outcome::Completed(completion)) => Done::Ran {
+            stubbed: completion.stubbed,
+        },
+        Err(failure) => {
+            let mut result = internal_stub(job, shared, &failure.message);
+            result.metadata = metadata;
+            return result;
+        }
+    };
+    LaneResult {
+        done,
+        metadata,
+        started: true,
+    }
+}

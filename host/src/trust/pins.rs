@@ -1,0 +1,205 @@
+//! First-use destination pins (trust.md §6.9 `[HARD]`): `<GSD home>/.gsd/egress-pins.json`.
+//!
+//! An `openai-http` lane without a consent record (first-party, global scope, or a legacy record
+//! without `reviewerHost`) is pinned to the normalized host of its first run, keyed by
+//! (canonical project root, capability id). Later runs compare against the pin exactly as
+//! against a consented host. Pins live in the user's GSD home, never in a repository, in a file
+//! of their own (a GSD installation rewriting `consent.json` cannot drop them), and they are not
+//! consent records: they never activate a project overlay. The file shares the store's lock and
+//! its atomic replacement.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use super::consent::{atomic, lock, read_bounded, store_key, ReadOutcome, StoreError, MAX_RECORDS};
+use super::stable;
+
+/// How a pin came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinSource {
+    /// Recorded by the first run of the lane.
+    FirstUse,
+    /// Set by an explicit re-approval (`trust rebind-host`) or at install.
+    Approved,
+}
+
+impl PinSource {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PinSource::FirstUse => "first-use",
+            PinSource::Approved => "approved",
+        }
+    }
+}
+
+/// One pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Canonical project root.
+    pub project_root: String,
+    /// Capability id.
+    pub id: String,
+    /// Normalized host.
+    pub host: String,
+    /// When it was set (ISO-8601 UTC).
+    pub pinned_at: String,
+    /// `first-use` or `approved`.
+    pub source: String,
+}
+
+impl Pin {
+    fn from_raw(value: &Value) -> Option<Pin> {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let pin = Pin {
+            project_root: text("projectRoot").filter(|s| !s.is_empty())?,
+            id: text("id").filter(|s| super::consent::valid_id(s))?,
+            host: text("host").filter(|s| !s.is_empty())?,
+            pinned_at: text("pinnedAt").unwrap_or_default(),
+            source: text("source").unwrap_or_default(),
+        };
+        Some(pin)
+    }
+
+    /// The pin as JSON.
+    pub fn to_json(&self) -> Value {
+        json!({"projectRoot": self.project_root, "id": self.id, "host": self.host,
+               "pinnedAt": self.pinned_at, "source": self.source})
+    }
+}
+
+/// The pin file of one GSD home.
+#[derive(Debug, Clone)]
+pub struct PinStore {
+    dir: PathBuf,
+}
+
+impl PinStore {
+    /// The pins under `<gsd_home>/.gsd/`.
+    pub fn new(gsd_home: &Path) -> PinStore {
+        PinStore {
+            dir: gsd_home.join(".gsd"),
+        }
+    }
+
+    /// `<GSD home>/.gsd/egress-pins.json`.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join("egress-pins.json")
+    }
+
+    fn decode(text: &str) -> Result<Vec<Pin>, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        let pins = match value.get("pins") {
+            None => return Ok(Vec::new()),
+            Some(pins) => pins.as_object().ok_or("pins is not an object")?,
+        };
+        if pins.len() > MAX_RECORDS {
+            return Err(format!("more than {MAX_RECORDS} pins"));
+        }
+        let mut out: Vec<Pin> = Vec::new();
+        for pin in pins.values().filter_map(Pin::from_raw) {
+            out.retain(|p| !(p.project_root == pin.project_root && p.id == pin.id));
+            out.push(pin);
+        }
+        Ok(out)
+    }
+
+    /// Every valid pin; a missing or unreadable file has none.
+    pub fn read(&self) -> Vec<Pin> {
+        match read_bounded(&self.path()) {
+            ReadOutcome::Text(text) => PinStore::decode(&text).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The pin of (root, id).
+    pub fn get(&self, root: &str, id: &str) -> Option<Pin> {
+        self.read()
+            .into_iter()
+            .find(|p| p.project_root == root && p.id == id)
+    }
+
+    /// Sets the pin of (root, id) under the store lock.
+    ///
+    /// With `only_if_absent`, an existing pin is kept and returned instead (two first runs
+    /// racing cannot replace each other's pin).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the lock is not acquired, the file is unreadable (left untouched),
+    /// full, or cannot be written.
+    pub fn set(&self, lock_path: &Path, pin: Pin, only_if_absent: bool) -> Result<Pin, StoreError> {
+        let _guard = lock::acquire(lock_path).map_err(StoreError::Lock)?;
+        let path = self.path();
+        let mut pins = match read_bounded(&path) {
+            ReadOutcome::Missing => Vec::new(),
+            ReadOutcome::Text(text) => {
+                PinStore::decode(&text).map_err(|why| StoreError::Unreadable {
+                    path: path.clone(),
+                    why,
+                })?
+            }
+            ReadOutcome::Refused(why) => return Err(StoreError::Unreadable { path, why }),
+        };
+        let existing = pins
+            .iter()
+            .position(|p| p.project_root == pin.project_root && p.id == pin.id);
+        match existing {
+            Some(index) if only_if_absent => return Ok(pins[index].clone()),
+            Some(index) => pins[index] = pin.clone(),
+            None if pins.len() >= MAX_RECORDS => return Err(StoreError::Full { path }),
+            None => pins.push(pin.clone()),
+        }
+        let mut map = Map::new();
+        for p in &pins {
+            map.insert(store_key(&p.project_root, &p.id), p.to_json());
+        }
+        let text = format!(
+            "{}\n",
+            stable::pretty(&json!({"version": "1", "pins": Value::Object(map)}))
+        );
+        atomic::replace(&path, text.as_bytes()).map_err(StoreError::Write)?;
+        Ok(pin)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn pin(host: &str) -> Pin {
+        Pin {
+            project_root: "/p".into(),
+            id: "ollama".into(),
+            host: host.into(),
+            pinned_at: "t".into(),
+            source: PinSource::FirstUse.as_str().into(),
+        }
+    }
+
+    #[test]
+    fn first_use_keeps_the_existing_pin_and_approval_replaces_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pins = PinStore::new(dir.path());
+        let lock = dir.path().join(".gsd/.consent.lock");
+        assert_eq!(pins.get("/p", "ollama"), None);
+        pins.set(&lock, pin("http://localhost:11434"), true)
+            .expect("pin");
+        let kept = pins
+            .set(&lock, pin("https://evil.example"), true)
+            .expect("pin");
+        assert_eq!(kept.host, "http://localhost:11434");
+        pins.set(&lock, pin("http://127.0.0.1:9"), false)
+            .expect("rebind");
+        assert_eq!(
+            pins.get("/p", "ollama").map(|p| p.host).as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert!(
+            !dir.path().join(".gsd/consent.json").exists(),
+            "pins are not consent records"
+        );
+    }
+}

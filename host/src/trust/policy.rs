@@ -1,0 +1,288 @@
+//! Trust rules for third-party lanes that manifest validation does not express (trust.md §6.7,
+//! §7.5, §7.12): checked at install and approval (refused), shown by `disclose`, and enforced
+//! again on the run path (`malformed_lane`) for every overlay lane.
+//!
+//! First-party lanes ship inside the distribution and are not subject to these rules.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::plan::{Reason, Refusal};
+use crate::registry::{Lane, Scope};
+
+/// One rule a third-party lane breaks, with the field and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Stable code (`TR-BINARY-PATH`, …).
+    pub code: &'static str,
+    /// The field, as a dotted path from the manifest root.
+    pub field: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.code, self.field, self.message)
+    }
+}
+
+/// The rules a third-party lane body breaks; `install_root` is the capability folder.
+pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let Some(body) = manifest.get("reviewer").and_then(Value::as_object) else {
+        return found;
+    };
+    let transport = body.get("transport").and_then(Value::as_str).unwrap_or("");
+    let invoke = body.get("invoke");
+    let probe = body.get("probe");
+    let text = |object: Option<&Value>, key: &str| {
+        object
+            .and_then(|o| o.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    for (field, binary) in [
+        ("reviewer.invoke.binary", text(invoke, "binary")),
+        ("reviewer.probe.binary", text(probe, "binary")),
+    ] {
+        if let Some(binary) = binary {
+            if let Some(violation) = binary_violation(field, &binary, install_root) {
+                found.push(violation);
+            }
+        }
+    }
+    if transport == "spawn" && text(probe, "kind").as_deref() == Some("http-reachable") {
+        found.push(Violation {
+            code: "TR-SPAWN-HTTP-PROBE",
+            field: "reviewer.probe.kind".into(),
+            message: "an http-reachable probe on a spawn lane contacts a destination nothing pins; use command-exists or command-capability".into(),
+        });
+    }
+    if let Some(handler) = body.get("handler").and_then(Value::as_str) {
+        let fits = match handler {
+            "openai-compatible" => transport == "openai-http",
+            "antigravity" | "opencode" => transport == "spawn",
+            _ => true,
+        };
+        if !fits {
+            found.push(Violation {
+                code: "TR-HANDLER-TRANSPORT",
+                field: "reviewer.handler".into(),
+                message: format!(
+                    "handler {handler} does not drive {transport:?} lanes (openai-compatible goes with openai-http; antigravity and opencode with spawn)"
+                ),
+            });
+        }
+    }
+    for (field, path) in [
+        ("reviewer.invoke.path", text(invoke, "path")),
+        ("reviewer.probe.path", text(probe, "path")),
+    ] {
+        if let Some(path) = path.filter(|p| !p.is_empty() && !p.starts_with('/')) {
+            found.push(Violation {
+                code: "TR-PATH-AUTHORITY",
+                field: field.into(),
+                message: format!(
+                    "{:?} must start with \"/\"; anything else can move the request to another host",
+                    super::render::escape_text(&path)
+                ),
+            });
+        }
+    }
+    found
+}
+
+/// A binary naming a path is allowed only inside the install root (covered by the bundle
+/// hash); a relative path would run a file of the working directory, usually the repository.
+fn binary_violation(field: &str, binary: &str, install_root: Option<&Path>) -> Option<Violation> {
+    if !binary.contains('/') && !binary.contains('\\') {
+        return None;
+    }
+    let path = Path::new(binary);
+    let inside = path.is_absolute()
+        && install_root.is_some_and(|root| {
+            match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+                (Ok(file), Ok(root)) => file.starts_with(root),
+                _ => false,
+            }
+        });
+    if inside {
+        return None;
+    }
+    Some(Violation {
+        code: "TR-BINARY-PATH",
+        field: field.into(),
+        message: format!(
+            "{:?} is a path outside the capability's install folder; a third-party lane names a command on PATH (e.g. \"acme\") or an absolute path inside its own folder, so a repository file that any pull request can change is never run",
+            super::render::escape_text(binary)
+        ),
+    })
+}
+
+/// The run-path check of an overlay lane: `malformed_lane` when it breaks a rule.
+///
+/// # Errors
+///
+/// A [`Refusal`] with [`Reason::MalformedLane`] naming the first violation.
+pub fn check_lane(lane: &Lane) -> Result<(), Refusal> {
+    if lane.scope == Scope::FirstParty {
+        return Ok(());
+    }
+    match violations(&lane.manifest, lane.path.parent())
+        .into_iter()
+        .next()
+    {
+        Some(violation) => Err(Refusal::new(
+            Reason::MalformedLane,
+            format!("third-party lane refused: {violation}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The same rules applied to a resolved plan of a third-party lane, for every caller that plans
+/// and probes (the run pipeline and the review pre-flight both pass through the egress check).
+///
+/// `install_roots` are the folders the capability may live in (its global and project install
+/// folders); a binary naming a path must be absolute and inside one of them.
+///
+/// # Errors
+///
+/// A [`Refusal`] with [`Reason::MalformedLane`] naming the offending field.
+pub fn check_plan(
+    plan: &gsd_lane_sdk::LanePlan,
+    install_roots: &[std::path::PathBuf],
+) -> Result<(), Refusal> {
+    let mut binaries: Vec<(&str, &str)> = Vec::new();
+    if let Some(spawn) = plan.spawn() {
+        binaries.push(("reviewer.invoke.binary", spawn.binary.as_str()));
+    }
+    match &plan.probe {
+        gsd_lane_sdk::Probe::CommandExists { binary }
+        | gsd_lane_sdk::Probe::CommandCapability { binary, .. } => {
+            binaries.push(("reviewer.probe.binary", binary.as_str()));
+        }
+        gsd_lane_sdk::Probe::HttpReachable { .. } if plan.spawn().is_some() => {
+            return Err(Refusal::new(
+                Reason::MalformedLane,
+                "third-party lane refused: TR-SPAWN-HTTP-PROBE reviewer.probe.kind: an http-reachable probe on a spawn lane contacts a destination nothing pins",
+            ));
+        }
+        _ => {}
+    }
+    for (field, binary) in binaries {
+        let inside_a_root = install_roots
+            .iter()
+            .any(|root| binary_violation(field, binary, Some(root)).is_none());
+        if !inside_a_root {
+            if let Some(violation) = binary_violation(field, binary, None) {
+                return Err(Refusal::new(
+                    Reason::MalformedLane,
+                    format!("third-party lane refused: {violation}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn codes(manifest: &Value, root: Option<&Path>) -> Vec<&'static str> {
+        violations(manifest, root)
+            .into_iter()
+            .map(|v| v.code)
+            .collect()
+    }
+
+    #[test]
+    fn w14_repo_relative_binary_is_refused_for_third_party_lanes() {
+        let relative = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "./scripts/review.sh"}}});
+        assert_eq!(codes(&relative, None), vec!["TR-BINARY-PATH"]);
+        let climbing = json!({"reviewer": {"transport": "spawn", "probe": {"binary": "../x"}, "invoke": {"binary": "acme"}}});
+        assert_eq!(codes(&climbing, None), vec!["TR-BINARY-PATH"]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\n").expect("write");
+        let inside = dir.path().join("run.sh").display().to_string();
+        let pinned = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": inside}}});
+        assert!(codes(&pinned, Some(dir.path())).is_empty());
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            codes(&pinned, Some(elsewhere.path())),
+            vec!["TR-BINARY-PATH"]
+        );
+        let bare = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "acme"}}});
+        assert!(codes(&bare, None).is_empty());
+    }
+
+    #[test]
+    fn w20_handler_must_fit_the_transport() {
+        for (handler, transport, ok) in [
+            ("openai-compatible", "spawn", false),
+            ("openai-compatible", "openai-http", true),
+            ("opencode", "openai-http", false),
+            ("antigravity", "openai-http", false),
+            ("antigravity", "spawn", true),
+        ] {
+            let m = json!({"reviewer": {"handler": handler, "transport": transport}});
+            assert_eq!(codes(&m, None).is_empty(), ok, "{handler} on {transport}");
+        }
+    }
+
+    #[test]
+    fn plans_are_held_to_the_same_rules() {
+        use gsd_lane_sdk::{
+            EmptyOutputPolicy, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan, Transport,
+        };
+        let plan = |binary: &str, probe: Probe| LanePlan {
+            slug: "a".into(),
+            capability_id: "acme".into(),
+            transport: Transport::Spawn,
+            prompt_path: String::new(),
+            review_path: String::new(),
+            err_path: String::new(),
+            timeout_ms: 1,
+            empty_output: EmptyOutputPolicy::StubWithStderr,
+            handler: None,
+            requires_binaries: vec![],
+            probe,
+            shape: PlanShape::Spawn(SpawnPlan {
+                binary: binary.into(),
+                argv: vec![],
+                stdin: None,
+                output_target: OutputTarget::Stdout,
+            }),
+        };
+        let exists = |b: &str| Probe::CommandExists { binary: b.into() };
+        assert!(check_plan(&plan("acme", exists("acme")), &[]).is_ok());
+        assert!(check_plan(&plan("./x.sh", exists("acme")), &[]).is_err());
+        assert!(check_plan(&plan("acme", exists("scripts/x")), &[]).is_err());
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("run"), "").expect("write");
+        let inside = dir.path().join("run").display().to_string();
+        assert!(check_plan(&plan(&inside, exists("acme")), &[dir.path().to_path_buf()]).is_ok());
+        let http = Probe::HttpReachable {
+            host_config_key: "k".into(),
+            path: "/".into(),
+            timeout_ms: 1,
+        };
+        assert!(check_plan(&plan("acme", http), &[]).is_err());
+    }
+
+    #[test]
+    fn spawn_lane_http_probe_and_relative_paths_are_refused() {
+        let m = json!({"reviewer": {"transport": "spawn", "probe": {"kind": "http-reachable", "path": "v1"}}});
+        assert_eq!(
+            codes(&m, None),
+            vec!["TR-SPAWN-HTTP-PROBE", "TR-PATH-AUTHORITY"]
+        );
+        let m = json!({"reviewer": {"transport": "openai-http", "invoke": {"path": "@evil.example/v1"}}});
+        assert_eq!(codes(&m, None), vec!["TR-PATH-AUTHORITY"]);
+    }
+}

@@ -1,0 +1,311 @@
+//! Rendering disclosures for people (trust.md §3.9): the `[REF]` layout, made inert and
+//! unambiguous (`[HARD]`).
+//!
+//! Every value taken from a manifest or a config goes through [`escape_text`], so a hostile
+//! value cannot rewrite or hide terminal lines with ANSI sequences, carriage returns or bidi
+//! overrides. Argv members are shown so that different arrays never look alike
+//! ([`render_arg`]).
+
+use serde_json::Value;
+
+use super::disclosure::{Disclosure, LaneSurface};
+use super::stable::compact;
+
+/// Replaces every C0/C1 control, DEL, bidi control and line/paragraph separator with a visible
+/// `\u{…}` escape.
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// Renders one argv member.
+///
+/// A string prints as itself (`[REF]`), except that an empty string, one containing whitespace
+/// or quote characters, or one that looks like a rendered non-string (`<…>`) is double-quoted
+/// with `\` and `"` escaped (`[HARD]`), so `["--flag value"]` and `["--flag", "value"]` differ
+/// and an empty member is visible. Any other JSON value prints as `<` + compact JSON + `>`.
+pub fn render_arg(value: &Value) -> String {
+    match value {
+        Value::String(text) => quote_if_needed(text),
+        other => escape_text(&format!("<{}>", compact(other))),
+    }
+}
+
+/// Quotes a string argument when it would otherwise be ambiguous (see [`render_arg`]).
+pub fn quote_if_needed(text: &str) -> String {
+    let ambiguous = text.is_empty()
+        || text
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`'))
+        || (text.starts_with('<') && text.ends_with('>'));
+    if ambiguous {
+        let inner = text.replace('\\', "\\\\").replace('"', "\\\"");
+        format!("\"{}\"", escape_text(&inner))
+    } else {
+        escape_text(text)
+    }
+}
+
+/// The target of one lane line: `[openai-http] key => host [local]`, or the binary and every
+/// raw argument.
+pub fn lane_target(lane: &LaneSurface) -> String {
+    if lane.is_http_shaped() {
+        let key = if lane.host_config_key.is_empty() {
+            "(hostConfigKey?)".to_owned()
+        } else {
+            escape_text(&lane.host_config_key)
+        };
+        let local = if lane.is_local_destination {
+            " [local]"
+        } else {
+            ""
+        };
+        return format!(
+            "[openai-http] {key} => {}{local}",
+            escape_text(&lane.resolved_host)
+        );
+    }
+    let pieces: Vec<String> = std::iter::once(escape_text(&lane.binary))
+        .filter(|b| !b.is_empty())
+        .chain(lane.raw_args.iter().map(render_arg))
+        .filter(|piece| !piece.is_empty())
+        .collect();
+    if pieces.is_empty() {
+        "(no binary declared)".to_owned()
+    } else {
+        pieces.join(" ")
+    }
+}
+
+/// The summary lines of a disclosure (trust.md §3.9).
+pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
+    if !disclosure.has_executable {
+        return vec![
+            "This capability is declarative only: it ships no executable surface.".to_owned(),
+        ];
+    }
+    let mut lines = vec!["This capability ships executable surfaces:".to_owned()];
+    if !disclosure.hooks.is_empty() {
+        lines.push(format!(
+            "  hooks ({}): run on the named events",
+            disclosure.hooks.len()
+        ));
+        for hook in &disclosure.hooks {
+            lines.push(format!(
+                "    - {} -> {}",
+                escape_text(&hook.event),
+                quote_if_needed(&hook.script)
+            ));
+        }
+    }
+    if !disclosure.command_modules.is_empty() {
+        lines.push(format!(
+            "  command modules ({}): code loaded into the host",
+            disclosure.command_modules.len()
+        ));
+        for module in &disclosure.command_modules {
+            lines.push(format!(
+                "    - {} -> {} {}",
+                escape_text(&module.family),
+                quote_if_needed(&module.module),
+                quote_if_needed(&module.router)
+            ));
+        }
+    }
+    if !disclosure.mcp_servers.is_empty() {
+        lines.push(format!(
+            "  MCP servers ({}): started or contacted by the agent",
+            disclosure.mcp_servers.len()
+        ));
+        for server in &disclosure.mcp_servers {
+            let target = if server.command.is_empty() {
+                escape_text(&server.url)
+            } else {
+                std::iter::once(escape_text(&server.command))
+                    .chain(server.raw_args.iter().map(render_arg))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            lines.push(format!("    - {} -> {target}", escape_text(&server.name)));
+        }
+    }
+    if !disclosure.reviewer_lanes.is_empty() {
+        lines.push(format!(
+            "  reviewer lane ({}): each review run hands your plans to this outside reviewer",
+            disclosure.reviewer_lanes.len()
+        ));
+        for lane in &disclosure.reviewer_lanes {
+            let slug = if lane.slug.is_empty() {
+                "(slug?)".to_owned()
+            } else {
+                escape_text(&lane.slug)
+            };
+            lines.push(format!("    - {slug} -> {}", lane_target(lane)));
+            if !lane.handler.is_empty() {
+                lines.push(format!("        handler: {}", escape_text(&lane.handler)));
+            }
+            lines.push(format!(
+                "        sends: {}",
+                lane.egress_payload_classes.join(", ")
+            ));
+            if !lane.additional_egress.is_empty() {
+                lines.push(format!(
+                    "        also reaches it: {}",
+                    lane.additional_egress.join(", ")
+                ));
+            }
+        }
+    }
+    if !disclosure.missing_artifacts.is_empty() {
+        lines.push("  warning: declared files are missing from the bundle:".to_owned());
+        for artifact in &disclosure.missing_artifacts {
+            lines.push(format!("    - {}", quote_if_needed(artifact)));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::trust::disclosure::{disclose, UNRESOLVED_HOST_MARKER};
+    use serde_json::json;
+
+    #[test]
+    fn d02_summary_shows_non_string_members() {
+        let d = disclose(
+            &json!({"reviewer": {"slug": "a", "invoke": {"binary": "acme", "args": ["-p", 7, {"mode": "fast"}, true]}}}),
+            None,
+            None,
+        );
+        let text = summary_lines(&d).join("\n");
+        assert!(
+            text.contains("- a -> acme -p <7> <{\"mode\":\"fast\"}> <true>"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn d03_http_line_layout() {
+        let resolve = |_: &str| Some("http://192.168.1.50:1234".to_owned());
+        let d = disclose(
+            &json!({"reviewer": {"slug": "example_llm", "transport": "openai-http", "handler": "openai-compatible",
+                "invoke": {"hostConfigKey": "review.example_llm_host"}}}),
+            Some(&resolve),
+            None,
+        );
+        let lines = summary_lines(&d);
+        assert!(lines.contains(&"    - example_llm -> [openai-http] review.example_llm_host => http://192.168.1.50:1234".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"        handler: openai-compatible".to_owned()));
+        assert!(lines.contains(
+            &"        sends: plan text, requirements, research findings, CONTEXT.md decisions"
+                .to_owned()
+        ));
+        assert!(!lines.join("\n").contains("[local]"));
+    }
+
+    #[test]
+    fn d05_local_tag() {
+        let resolve = |_: &str| Some("http://localhost:11434".to_owned());
+        let d = disclose(
+            &json!({"reviewer": {"slug": "o", "transport": "openai-http", "invoke": {"hostConfigKey": "k"}}}),
+            Some(&resolve),
+            None,
+        );
+        assert!(summary_lines(&d)
+            .join("\n")
+            .contains("=> http://localhost:11434 [local]"));
+    }
+
+    #[test]
+    fn d13_never_no_binary_declared_for_http_shaped() {
+        let d = disclose(
+            &json!({"reviewer": {"slug": "o", "transport": "OpenAI-HTTP", "invoke": {"hostConfigKey": "k"}}}),
+            None,
+            None,
+        );
+        let text = summary_lines(&d).join("\n");
+        assert!(!text.contains("(no binary declared)"));
+        assert!(text.contains(UNRESOLVED_HOST_MARKER));
+        let empty = disclose(&json!({"reviewer": {"transport": "spawn"}}), None, None);
+        assert!(summary_lines(&empty)
+            .join("\n")
+            .contains("- (slug?) -> (no binary declared)"));
+    }
+
+    #[test]
+    fn d16_rendering_is_inert_and_unambiguous() {
+        let d = disclose(
+            &json!({"reviewer": {"slug": "evil\nline", "invoke": {"binary": "b",
+                "args": ["\u{1b}[2K\r    - safe -> ok", "a b", "", "\u{202e}txt", "<7>"]}}}),
+            None,
+            None,
+        );
+        let text = summary_lines(&d).join("\n");
+        for line in summary_lines(&d) {
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "raw control in {line:?}"
+            );
+            assert!(!line.contains('\u{202e}'));
+        }
+        assert!(text.contains("evil\\u{a}line"), "{text}");
+        assert!(text.contains("\"a b\""), "{text}");
+        assert!(text.contains(" \"\" "), "{text}");
+        assert!(
+            text.contains("\"<7>\""),
+            "a string that looks like a number is quoted: {text}"
+        );
+    }
+
+    #[test]
+    fn w13_disclosure_rendering_is_inert_and_unambiguous() {
+        let split = json!(["--flag", "value"]);
+        let joined = json!(["--flag value"]);
+        let render = |args: &Value| {
+            let d = disclose(
+                &json!({"reviewer": {"slug": "a", "invoke": {"binary": "b", "args": args}}}),
+                None,
+                None,
+            );
+            lane_target(&d.reviewer_lanes[0])
+        };
+        assert_ne!(render(&split), render(&joined));
+        assert_eq!(render(&json!([7])), "b <7>");
+        assert_ne!(render(&json!([7])), render(&json!(["<7>"])));
+        assert_eq!(
+            escape_text("\u{7f}\u{85}\u{2028}"),
+            "\\u{7f}\\u{85}\\u{2028}"
+        );
+        // Classification cannot be fooled by oversized IPv4 parts ([HARD]).
+        assert!(!crate::trust::locality::is_local_destination("383.0.0.1"));
+    }
+
+    #[test]
+    fn declarative_only_is_one_line() {
+        let d = disclose(&json!({"id": "x", "reviewer": {}}), None, None);
+        assert_eq!(summary_lines(&d).len(), 1);
+    }
+}

@@ -1,0 +1,914 @@
+//! `gsd-lane review` end to end (review-workflow.md, planning-layout.md): the real binary, fake
+//! reviewer lanes (one POSIX sh script, `tests/fixtures/review/bin/fake-lane`, installed under
+//! several names) declared as global overlays, and a small GSD project
+//! (`tests/fixtures/review/project`).
+//!
+//! Every fake lane appends `start <ns> <pid>` / `end <ns> <pid>` to `$HOME/marks/<name>.log`, so
+//! the tests judge "did it start" and "did they overlap" from the lanes' own timestamps, never
+//! from wall-clock thresholds.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Outcome, Scope, TestEnv};
+
+/// Bound on one command (a hang fails the test instead of blocking the suite).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Lab {
+    env: TestEnv,
+    bin: PathBuf,
+    tmp: PathBuf,
+}
+
+/// One line of a lane's log.
+#[derive(Debug, Clone, PartialEq)]
+struct Mark {
+    kind: String,
+    ns: u128,
+    pid: u32,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let env = TestEnv::new();
+        copy_dir(&util::fixture("review/project"), &env.project);
+        std::fs::create_dir_all(env.project.join(".git")).expect("git marker");
+        let bin = env.root.path().join("bin");
+        let tmp = env.root.path().join("tmp");
+        for dir in [&bin, &tmp, &env.home.join("behave")] {
+            std::fs::create_dir_all(dir).expect("dirs");
+        }
+        Lab { env, bin, tmp }
+    }
+
+    /// Installs fake lane `slug` (binary `fake-<slug>`, flag `--<slug>`, section = `Slug`).
+    fn lane(&self, slug: &str, edit: impl FnOnce(&mut Value)) {
+        let mut lane = util::read_json(&util::fixture("review/lane/capability.json"));
+        let id = format!("fake-{slug}");
+        let section = format!("{}{}", slug[..1].to_uppercase(), &slug[1..]);
+        lane["id"] = json!(id);
+        lane["reviewer"]["slug"] = json!(slug);
+        lane["reviewer"]["flags"] = json!([format!("--{slug}")]);
+        lane["reviewer"]["probe"]["binary"] = json!(id);
+        lane["reviewer"]["invoke"]["binary"] = json!(id);
+        lane["reviewer"]["reviewsSection"] = json!(section);
+        lane["reviewer"]["modelConfigKey"] = json!(format!("review.models.{slug}"));
+        lane["config"] = json!({
+            format!("review.models.{slug}"): {"type": "string", "default": "", "description": "Model."}
+        });
+        edit(&mut lane);
+        self.env.write_overlay(Scope::Global, &id, &lane);
+        let script = self.bin.join(&id);
+        std::fs::copy(util::fixture("review/bin/fake-lane"), &script).expect("copy fake lane");
+    }
+
+    /// A lane with a prompt budget key `review.max_prompt_tokens_per_reviewer.<slug>`.
+    fn budget_lane(&self, slug: &str) {
+        self.lane(slug, |lane| {
+            let key = format!("review.max_prompt_tokens_per_reviewer.{slug}");
+            lane["reviewer"]["promptBudgetKey"] = json!(key);
+            lane["config"][key] =
+                json!({"type": "number", "default": -1, "description": "Budget."});
+        });
+    }
+
+    fn behave(&self, slug: &str, what: &str) {
+        std::fs::write(
+            self.env.home.join("behave").join(format!("fake-{slug}")),
+            what,
+        )
+        .expect("behave");
+    }
+
+    fn config(&self, value: &Value) {
+        std::fs::write(
+            self.env.project.join(".planning/config.json"),
+            serde_json::to_string_pretty(value).expect("json"),
+        )
+        .expect("config");
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(util::bin());
+        command
+            .env_clear()
+            .env("HOME", &self.env.home)
+            .env("GSD_HOME", &self.env.gsd_home)
+            .env("TMPDIR", &self.tmp)
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
+            .current_dir(&self.env.project)
+            .arg("review")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn review(&self, args: &[&str]) -> Outcome {
+        let child = self.command(args).spawn().expect("spawn gsd-lane");
+        finish(child, &format!("review {args:?}"))
+    }
+
+    fn marks(&self, slug: &str) -> Vec<Mark> {
+        let path = self.env.home.join("marks").join(format!("fake-{slug}.log"));
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.split(' ');
+                Some(Mark {
+                    kind: parts.next()?.to_owned(),
+                    ns: parts.next()?.parse().ok()?,
+                    pid: parts.next()?.parse().ok()?,
+                })
+            })
+            .collect()
+    }
+
+    fn started(&self, slug: &str) -> bool {
+        self.marks(slug).iter().any(|m| m.kind == "start")
+    }
+
+    /// (start, end) of every run of `slug`, in start order.
+    fn intervals(&self, slug: &str) -> Vec<(u128, u128)> {
+        let marks = self.marks(slug);
+        let mut out: Vec<(u128, u128)> = marks
+            .iter()
+            .filter(|m| m.kind == "start")
+            .filter_map(|s| {
+                marks
+                    .iter()
+                    .find(|e| e.kind == "end" && e.pid == s.pid)
+                    .map(|e| (s.ns, e.ns))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Every prompt `slug` received on stdin.
+    fn prompts(&self, slug: &str) -> Vec<String> {
+        let dir = self.env.home.join("marks");
+        let prefix = format!("fake-{slug}.prompt.");
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                out.push(std::fs::read_to_string(entry.path()).expect("prompt"));
+            }
+        }
+        out
+    }
+
+    fn reviews_path(&self) -> PathBuf {
+        self.env
+            .project
+            .join(".planning/phases/03-billing/03-REVIEWS.md")
+    }
+
+    fn reviews(&self) -> String {
+        std::fs::read_to_string(self.reviews_path())
+            .unwrap_or_else(|err| panic!("reading {}: {err}", self.reviews_path().display()))
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+fn finish(mut child: Child, description: &str) -> Outcome {
+    let mut stdout_pipe = child.stdout.take().expect("stdout");
+    let mut stderr_pipe = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let err = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{description} did not finish within {COMMAND_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Outcome {
+        description: description.to_owned(),
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out.join().expect("stdout")).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().expect("stderr")).into_owned(),
+    }
+}
+
+fn selection_line(out: &Outcome) -> String {
+    out.stderr
+        .lines()
+        .find(|l| l.starts_with("review: selection "))
+        .unwrap_or_else(|| panic!("no selection line:\n{}", out.stderr))
+        .to_owned()
+}
+
+/// `reviewed_at` varies; everything else in REVIEWS.md is deterministic.
+fn normalize(reviews: &str) -> String {
+    reviews
+        .lines()
+        .map(|line| {
+            if line.starts_with("reviewed_at: ") {
+                "reviewed_at: <timestamp>".to_owned()
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run_dir_of(out: &Outcome) -> PathBuf {
+    let line = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("review: run dir kept: "))
+        .unwrap_or_else(|| panic!("no kept run dir:\n{}", out.stderr));
+    PathBuf::from(line)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection (§5) and self-skip (§6)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn explicit_flags_beat_all_and_default_reviewers() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    lab.config(&json!({"review": {"default_reviewers": ["beta"]}}));
+    let out = lab.review(&["--phase", "3", "--alpha", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(
+        selection_line(&out),
+        "review: selection source=explicit_flags reviewers=alpha"
+    );
+    assert!(lab.started("alpha"));
+    assert!(!lab.started("beta"), "beta was not asked for");
+    assert!(out.stdout.contains("◆ Reviewing with Alpha... done ✓\n"));
+    assert!(out.stdout.contains("Phase 3 reviewed by 1 AI systems."));
+}
+
+#[test]
+fn all_flag_ignores_default_reviewers() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    lab.config(&json!({"review": {"default_reviewers": ["beta"]}}));
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(
+        selection_line(&out),
+        "review: selection source=all_flag reviewers=alpha,beta"
+    );
+    assert!(lab.started("alpha") && lab.started("beta"));
+}
+
+#[test]
+fn default_reviewers_pick_listed_lanes_and_report_the_undetected() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    lab.config(&json!({"review": {"default_reviewers": ["Beta", "gemini", "nosuch"]}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(
+        selection_line(&out),
+        "review: selection source=config_default reviewers=beta"
+    );
+    assert!(out
+        .stderr
+        .contains("info: configured reviewers not detected on this host: gemini\n"));
+    assert!(out
+        .stderr
+        .contains("warning: unknown reviewer slug in review.default_reviewers: nosuch\n"));
+    assert!(!lab.started("alpha"));
+    assert!(lab.started("beta"));
+}
+
+#[test]
+fn no_flags_no_config_runs_every_detected_lane() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(
+        selection_line(&out),
+        "review: selection source=no_config_all_detected reviewers=alpha,beta"
+    );
+}
+
+#[test]
+fn default_reviewers_errors_fail_before_anything_runs() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.config(&json!({"review": {"default_reviewers": []}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(1);
+    assert!(out
+        .stderr
+        .contains("error: review.default_reviewers cannot be empty\n"));
+    lab.config(&json!({"review": {"default_reviewers": ["ghost"],
+        "reviewer_instances": {"alpha-x": {"cli": "alpha"}}}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_status(2);
+    assert!(out.stderr.contains("error: reviewer instance 'ghost' referenced in review.default_reviewers is not defined in review.reviewer_instances\n"));
+    lab.config(&json!({"review": {"default_reviewers": ["gemini"]}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_status(2);
+    assert!(out
+        .stderr
+        .contains("error: all configured default reviewers are unavailable on this host\n"));
+    assert!(!lab.started("alpha"));
+    assert!(!lab.reviews_path().exists());
+}
+
+#[test]
+fn self_skip_removes_the_driving_agent() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta", "--self", "alpha"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(out
+        .stderr
+        .contains("warning: skipping explicitly named reviewer 'alpha'"));
+    assert!(!lab.started("alpha"));
+    assert!(lab.started("beta"));
+    let out = lab.review(&["--phase", "3", "--alpha", "--self", "alpha"]);
+    out.assert_status(2);
+    assert!(out.stderr.contains(
+        "error: at least one reviewer different from the driving agent (alpha) is required"
+    ));
+}
+
+#[test]
+fn explicit_missing_lane_stops_before_any_lane_starts() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("broken", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("fake-not-installed");
+    });
+    let out = lab.review(&["--phase", "3", "--qwen", "--alpha", "--broken"]);
+    out.assert_no_panic().assert_status(2);
+    assert!(out.stderr.contains(
+        "error: explicit reviewer 'broken' is not available on this host (missing_binary: fake-not-installed is not on PATH)\n"
+    ));
+    assert!(out.stderr.contains(
+        "error: explicit reviewer 'qwen' is not available on this host (missing_binary: qwen is not on PATH)\n"
+    ));
+    assert!(
+        !lab.started("alpha"),
+        "no lane may start when an explicit lane is missing"
+    );
+    assert!(!lab.reviews_path().exists());
+    assert!(
+        out.stdout.is_empty(),
+        "nothing printed as progress: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error_with_a_suggestion() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let out = lab.review(&["--phase", "3", "--alpah"]);
+    out.assert_no_panic().assert_status(1);
+    assert!(out
+        .stderr
+        .contains("unknown option '--alpah' (did you mean '--alpha'?)"));
+    let out = lab.review(&["--phase", "Phase 3"]);
+    out.assert_status(1);
+    assert!(out.stderr.contains("invalid phase 'Phase 3'"));
+    let out = lab.review(&["--phase", "9", "--alpha"]);
+    out.assert_status(1);
+    assert!(out.stderr.contains(
+        "phase 9 not found in .planning/phases/, .planning/milestones/v*-phases/ or ROADMAP.md"
+    ));
+    let out = lab.review(&["--phase", "4", "--alpha"]);
+    out.assert_status(1);
+    assert!(out
+        .stderr
+        .contains("phase 4 (Reports) has no directory under .planning/phases/; plan it first"));
+    assert!(!lab.started("alpha"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run dir and prompt (§7)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.behave("alpha", "stub");
+    let out = lab.review(&["--phase", "03", "--alpha"]);
+    out.assert_no_panic().assert_status(2);
+    assert!(out
+        .stdout
+        .contains("◆ Reviewing with Alpha... failed ✗ (diagnostic stub written)\n"));
+    let reviews = lab.reviews();
+    assert!(reviews.contains(
+        "## Alpha Review\n\nalpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\n---\n"
+    ));
+    assert!(reviews.contains("reviewers: [alpha]\n"));
+    let run_dir = run_dir_of(&out);
+    let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode(&run_dir), 0o700);
+    assert!(run_dir
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("gsd-review-")));
+    let mut names: Vec<String> = std::fs::read_dir(&run_dir)
+        .expect("ls")
+        .flatten()
+        .map(|e| {
+            assert_eq!(mode(&e.path()), 0o600, "{}", e.path().display());
+            e.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "gsd-review-alpha.err",
+            "gsd-review-alpha.md",
+            "gsd-review-context.md",
+            "gsd-review-instructions.md",
+            "gsd-review-lane-results.jsonl",
+            "gsd-review-lanes.json",
+            "gsd-review-plan-00.md",
+            "gsd-review-plan-01.md",
+            "gsd-review-project.md",
+            "gsd-review-prompt.md",
+            "gsd-review-requirements.md",
+            "gsd-review-research.md",
+            "gsd-review-roadmap.md",
+        ]
+    );
+    let results =
+        std::fs::read_to_string(run_dir.join("gsd-review-lane-results.jsonl")).expect("results");
+    assert_eq!(
+        results,
+        "{\"slug\":\"alpha\",\"ok\":true,\"stubbed\":true,\"identity\":\"alpha\"}\n"
+    );
+    let prompt = std::fs::read_to_string(run_dir.join("gsd-review-prompt.md")).expect("prompt");
+    assert_eq!(lab.prompts("alpha"), vec![prompt.clone()]);
+    assert!(prompt.starts_with("# Cross-AI Plan Review Request\n\n"));
+    assert!(
+        prompt.contains("\n\n## Phase 03: Billing\n### Roadmap Section\n### Phase 3: Billing\n")
+    );
+    assert!(prompt.contains("### Plans to Review\n#### 03-01-PLAN.md\n\n# Plan 03-01"));
+    assert!(prompt.contains("\n\n#### 03-02-PLAN.md\n\n"));
+    assert!(prompt.contains("### User Decisions (CONTEXT.md)\nDecision:"));
+    assert!(prompt.contains("### Research Findings\nResearch:"));
+    assert!(prompt.contains("### Requirements Addressed\n# Requirements"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Budgets (§8)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn budget_too_small_is_visible_and_the_lane_never_starts() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.budget_lane("tiny");
+    lab.config(&json!({"review": {"max_prompt_tokens_per_reviewer": {"tiny": 50}}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(out
+        .stdout
+        .contains("◆ Reviewing with Tiny... skipped (budget_too_small)\n"));
+    assert!(!lab.started("tiny"));
+    let reviews = lab.reviews();
+    assert!(reviews.contains("reviewers: [alpha]\n"));
+    assert!(reviews.contains("trimmed_reviewers:\n  tiny:\n    budget: 50\n    effective_budget: 45\n    estimated_tokens: 0\n    omitted: []\n    project_md_shrunk: false\n    plan_truncation_pct: 0\n    hard_failed: true\n    note_injected: false\n---\n"));
+    assert!(reviews.contains("## Tiny Review\n\ntiny review skipped: prompt budget (50 tokens) too small for the minimum review set.\n\n---\n"));
+
+    // Explicitly named, the same lane fails the review before REVIEWS.md is written.
+    std::fs::remove_file(lab.reviews_path()).expect("rm");
+    let out = lab.review(&["--phase", "3", "--tiny", "--alpha", "--jobs", "1"]);
+    out.assert_status(2);
+    assert!(out
+        .stderr
+        .contains("error: explicit reviewer 'tiny' could not run (budget_too_small"));
+    assert!(!lab.reviews_path().exists());
+}
+
+#[test]
+fn budget_trims_in_the_specified_order_and_the_global_fallback_works() {
+    let lab = Lab::new();
+    lab.budget_lane("tiny");
+    let research = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-RESEARCH.md");
+    std::fs::write(&research, "r".repeat(4000)).expect("research");
+    lab.config(
+        &json!({"review": {"max_prompt_tokens_per_reviewer": {"tiny": -1},
+        "max_prompt_tokens": 700}}),
+    );
+    let out = lab.review(&["--phase", "3", "--tiny"]);
+    out.assert_no_panic().assert_status(0);
+    let prompts = lab.prompts("tiny");
+    assert_eq!(prompts.len(), 1);
+    let prompt = &prompts[0];
+    assert!(prompt.contains("<note>\nPrompt automatically trimmed to fit a 700-token budget.\nOmitted sections: context, research.\nPlan content truncated by approximately 0%.\nTreat any missing context as out-of-scope rather than a review concern.\n</note>\n\n## Roadmap\n\n### Phase 3: Billing"), "{prompt}");
+    assert!(prompt.contains("\n\n## Plans\n\n### 03-01-PLAN.md\n\n# Plan 03-01"));
+    assert!(prompt.contains("\n\n## Requirements\n\n# Requirements"));
+    assert!(!prompt.contains("rrrr"));
+    assert!(!prompt.contains("## Context"));
+    let reviews = lab.reviews();
+    assert!(reviews.contains("  tiny:\n    budget: 700\n    effective_budget: 630\n"));
+    assert!(reviews.contains("    omitted: [context, research]\n"));
+    assert!(reviews.contains("    hard_failed: false\n    note_injected: true\n"));
+
+    // A per-lane 0 means "do not trim": no fallback to the global value.
+    lab.config(
+        &json!({"review": {"max_prompt_tokens_per_reviewer": {"tiny": 0},
+        "max_prompt_tokens": 10}}),
+    );
+    let out = lab.review(&["--phase", "3", "--tiny"]);
+    out.assert_status(0);
+    let untrimmed = lab.prompts("tiny");
+    assert!(untrimmed
+        .iter()
+        .any(|p| p.starts_with("# Cross-AI Plan Review Request") && p.contains("rrrr")));
+    assert!(!lab.reviews().contains("trimmed_reviewers"));
+}
+
+#[test]
+fn prompt_file_form_reports_a_budget_below_the_estimate() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.budget_lane("tiny");
+    lab.config(&json!({"review": {"max_prompt_tokens_per_reviewer": {"tiny": 20}}}));
+    let doc = lab.env.project.join("design.md");
+    std::fs::write(&doc, format!("# Design\n\n{}\n", "word ".repeat(100))).expect("doc");
+    let out = lab.review(&["--prompt-file", "design.md", "--out", "out/REVIEWS.md"]);
+    out.assert_no_panic().assert_status(1);
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+    assert!(!lab.started("alpha"), "checked before any lane runs");
+    std::fs::create_dir_all(lab.env.project.join("out")).expect("out");
+    let out = lab.review(&["--prompt-file", "design.md", "--out", "out/REVIEWS.md"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = std::fs::read_to_string(lab.env.project.join("out/REVIEWS.md")).expect("out");
+    assert!(reviews.starts_with("---\nphase: design.md\nreviewers: [alpha]\n"));
+    assert!(reviews.contains("plans_reviewed: [design.md]\ntrimmed_reviewers:\n  tiny:\n    budget: 20\n    effective_budget: 18\n    estimated_tokens: 128\n"));
+    assert!(reviews.contains("## Tiny Review\n\ntiny review skipped: prompt budget (20 tokens) too small for the minimum review set.\n"));
+    assert!(!lab.started("tiny"));
+    assert_eq!(
+        lab.prompts("alpha"),
+        vec![std::fs::read_to_string(&doc).expect("doc")]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency (§9)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn four_lanes_run_concurrently() {
+    let lab = Lab::new();
+    let slugs = ["alpha", "beta", "gamma", "delta"];
+    for slug in slugs {
+        lab.lane(slug, |_| {});
+        lab.behave(slug, "sleep 2");
+    }
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    let runs: Vec<(u128, u128)> = slugs
+        .iter()
+        .map(|s| {
+            let i = lab.intervals(s);
+            assert_eq!(i.len(), 1, "{s} ran once");
+            i[0]
+        })
+        .collect();
+    let last_start = runs.iter().map(|r| r.0).max().expect("starts");
+    let first_end = runs.iter().map(|r| r.1).min().expect("ends");
+    assert!(
+        last_start < first_end,
+        "every lane started before any finished: {runs:?}"
+    );
+    // Progress and results stay in run order.
+    // Run order = descriptor order: global overlays are accepted in folder-name order.
+    let order: Vec<usize> = ["Alpha", "Beta", "Delta", "Gamma"]
+        .iter()
+        .map(|d| {
+            out.stdout
+                .find(&format!("◆ Reviewing with {d}... done ✓"))
+                .expect("line")
+        })
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{}", out.stdout);
+}
+
+#[test]
+fn jobs_one_is_sequential_in_run_order() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+        lab.behave(slug, "sleep 0.3");
+    }
+    let out = lab.review(&["--phase", "3", "--all", "--jobs", "1"]);
+    out.assert_no_panic().assert_status(0);
+    let alpha = lab.intervals("alpha")[0];
+    let beta = lab.intervals("beta")[0];
+    assert!(
+        alpha.1 <= beta.0,
+        "alpha {alpha:?} ends before beta {beta:?} starts"
+    );
+}
+
+#[test]
+fn instances_of_one_lane_never_overlap() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "sleep 0.5");
+    lab.behave("beta", "sleep 0.5");
+    lab.config(&json!({"review": {
+        "default_reviewers": ["alpha-y", "beta", "alpha-x", "alpha"],
+        "reviewer_instances": {"alpha-x": {"cli": "alpha", "model": "m-x"},
+                               "alpha-y": {"cli": "alpha", "model": "m-y"}}}}));
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(
+        selection_line(&out),
+        "review: selection source=config_default reviewers=alpha,alpha-y,alpha-x,beta"
+    );
+    let runs = lab.intervals("alpha");
+    assert_eq!(runs.len(), 3);
+    for pair in runs.windows(2) {
+        assert!(pair[0].1 <= pair[1].0, "alpha runs overlap: {runs:?}");
+    }
+    let beta = lab.intervals("beta")[0];
+    assert!(
+        beta.0 < runs[0].1,
+        "beta runs alongside alpha: {beta:?} {runs:?}"
+    );
+    let reviews = lab.reviews();
+    assert!(reviews.contains("> Note: alpha-y and alpha-x share the alpha adapter; their consensus is cross-model, not cross-tool.\n"));
+}
+
+#[test]
+fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("slow", |lane| {
+        lane["reviewer"]["timeoutFloorMs"] = json!(1500);
+    });
+    lab.behave("slow", "sleep 30");
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert!(reviews.contains("## Alpha Review\n\n# fake-alpha review"));
+    assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n\n---"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// REVIEWS.md (§11)
+// ---------------------------------------------------------------------------------------------
+
+fn mixed_lab() -> Lab {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.lane("gamma", |lane| {
+        lane["reviewer"]["evidenceClass"] = json!("diff-only");
+        lane["reviewer"]["invoke"]["promptChannel"] = json!("none");
+    });
+    lab.lane("delta", |_| {});
+    lab.budget_lane("tiny");
+    lab.behave("beta", "stub");
+    lab.behave("gamma", "diff");
+    lab.behave("delta", "blind");
+    lab.config(&json!({"review": {
+        "default_reviewers": ["alpha", "beta", "gamma", "delta", "tiny", "alpha-x", "alpha-y", "gemini"],
+        "reviewer_instances": {"alpha-x": {"cli": "alpha", "model": "m-x"},
+                               "alpha-y": {"cli": "alpha", "model": "m-y"}},
+        "max_prompt_tokens_per_reviewer": {"tiny": 50}}}));
+    lab
+}
+
+#[test]
+fn reviews_md_golden_for_a_mixed_run_whatever_the_jobs() {
+    let lab = mixed_lab();
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    let concurrent = normalize(&lab.reviews());
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../fixtures/review/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("mixed_reviews_md", concurrent));
+    assert!(
+        out.stdout.contains("Phase 3 reviewed by 5 AI systems."),
+        "{}",
+        out.stdout
+    );
+
+    let out = lab.review(&["--phase", "3", "--jobs", "1"]);
+    out.assert_status(0);
+    assert_eq!(
+        normalize(&lab.reviews()),
+        concurrent,
+        "REVIEWS.md depends on --jobs"
+    );
+}
+
+#[test]
+fn json_progress_is_one_object_per_event() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3", "--all", "--json"]);
+    out.assert_no_panic().assert_status(0);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "review",
+            "lane_start",
+            "lane_end",
+            "lane_start",
+            "lane_end",
+            "complete"
+        ]
+    );
+    assert_eq!(events[2]["outcome"], "review");
+    assert_eq!(events[4]["outcome"], "stub");
+    assert_eq!(events[5]["count"], 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interruption
+// ---------------------------------------------------------------------------------------------
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn sigint_kills_every_lane_and_still_writes_reviews_md() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.lane("gamma", |_| {});
+    lab.behave("beta", "sleep 30");
+    lab.behave("gamma", "sleep 30");
+    let child = lab
+        .command(&["--phase", "3", "--all"])
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let children = loop {
+        let kids: Vec<Mark> = ["beta", "gamma"]
+            .iter()
+            .flat_map(|s| lab.marks(s))
+            .filter(|m| m.kind == "child")
+            .collect();
+        if kids.len() == 2 && lab.marks("alpha").iter().any(|m| m.kind == "end") {
+            break kids;
+        }
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = Command::new("/bin/kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = finish(child, "interrupted review");
+    out.assert_no_panic().assert_status(130);
+    for mark in &children {
+        assert!(!alive(mark.ns as u32), "sleep {} survived", mark.ns);
+        assert!(!alive(mark.pid), "lane script {} survived", mark.pid);
+    }
+    let reviews = lab.reviews();
+    assert!(reviews.contains("reviewers: [alpha]\n"));
+    assert!(reviews.contains("## Alpha Review\n\n# fake-alpha review"));
+    assert!(reviews.contains("## Beta Review\n\nbeta review not completed: the review run was interrupted (SIGINT/SIGTERM) before this reviewer finished.\n"));
+    assert!(reviews.contains("- Gamma — not completed (review run interrupted)\n"));
+    assert!(reviews.ends_with("<!-- where reviewers disagreed — worth investigating -->\n"));
+    assert!(run_dir_of(&out).is_dir(), "the run dir is kept");
+}
+
+#[test]
+fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let gemini = lab.bin.join("gemini");
+    std::fs::write(&gemini, "#!/bin/sh\ncat >/dev/null\n").expect("fake gemini");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let out = lab.review(&["--phase", "3", "--gemini", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert!(reviews.contains("reviewers: [gemini, alpha]\n"));
+    assert!(reviews.contains(
+        "## Gemini Review\n\ngemini review failed or returned empty output. stderr:\n\n---\n"
+    ));
+    assert!(reviews.contains("- Gemini — failed (diagnostic stub, no review)\n"));
+    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12).
+    let out = lab.review(&["--phase", "3", "--gemini"]);
+    out.assert_status(2);
+    assert!(lab.reviews().contains("reviewers: [gemini]\n"));
+}
+
+/// The README's main command, minus the release build: the example lane reviews the sample
+/// project (`examples/`), so `bash examples/demo.sh` keeps working.
+#[test]
+fn example_lane_reviews_the_sample_project() {
+    let env = TestEnv::new();
+    let examples = util::workspace_root().join("examples");
+    copy_dir(&examples.join("sample-project"), &env.project);
+    std::fs::create_dir_all(env.project.join(".git")).expect("git marker");
+    let lane = util::read_json(&examples.join("lanes/plan-stats/capability.json"));
+    env.write_overlay(Scope::Global, "plan-stats", &lane);
+    let child = Command::new(util::bin())
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("GSD_HOME", &env.gsd_home)
+        .env("TMPDIR", env.root.path())
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/bin:/bin",
+                examples.join("lanes/plan-stats/bin").display()
+            ),
+        )
+        .current_dir(&env.project)
+        .args(["review", "--phase", "3", "--plan-stats"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let out = finish(child, "example review");
+    out.assert_no_panic().assert_status(0);
+    let reviews = std::fs::read_to_string(
+        env.project
+            .join(".planning/phases/03-invoices/03-REVIEWS.md"),
+    )
+    .expect("REVIEWS.md");
+    assert!(reviews.contains("reviewers: [plan-stats]\n"));
+    assert!(reviews.contains("## Plan Stats Review\n\n**Plan statistics (example lane: a shell script, not an AI reviewer).**"));
+    assert!(
+        reviews.contains("| `03-01-PLAN.md` | 16 | 66 | 4 | 5 |\n"),
+        "{reviews}"
+    );
+    assert!(reviews.contains("Reviewed: Phase 3: Invoices\n"));
+}

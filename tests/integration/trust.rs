@@ -1,0 +1,1944 @@
+//! The trust layer end to end (trust.md §9; the 20 weaknesses of the issue): the real binary,
+//! a private HOME/GSD_HOME, fixture manifests from `tests/fixtures/trust/` and loopback
+//! listeners on `127.0.0.1:0` that count every connection.
+//!
+//! Tests are named after the case they pin: `d17_…`, `c01_…`, `e01_…`, `p01_…` for trust.md
+//! §9, `wNN_…` for the weaknesses. Every assertion is on reason codes, records and connection
+//! counts, not on prose. No address other than 127.0.0.1 is ever contacted: cases about other
+//! hosts (`127.0.0.2`, `evil.example`) assert that the lane is refused before any connection.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Outcome, Scope, TestEnv};
+
+const PROMPT: &str = "Please review PLAN-1.\n";
+const TIMEOUT: Duration = Duration::from_secs(40);
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+struct Lab {
+    env: TestEnv,
+    run_dir: PathBuf,
+}
+
+fn fixture_manifest(case: &str, id: &str) -> Value {
+    util::read_json(&util::fixture(&format!(
+        "trust/{case}/{id}/capability.json"
+    )))
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let env = TestEnv::with_planning();
+        let run_dir = env.root.path().join("run");
+        std::fs::create_dir_all(&run_dir).expect("run dir");
+        std::fs::write(run_dir.join("gsd-review-prompt.md"), PROMPT).expect("prompt");
+        Lab { env, run_dir }
+    }
+
+    fn root(&self) -> String {
+        std::fs::canonicalize(&self.env.project)
+            .expect("canonical project")
+            .display()
+            .to_string()
+    }
+
+    fn path_var(&self) -> String {
+        format!(
+            "{}:{}:/usr/bin:/bin",
+            util::fixture("bin").display(),
+            util::fixture("trust/bin").display()
+        )
+    }
+
+    /// `gsd-lane <args>` in `dir` with extra environment variables.
+    fn gsd_full(&self, dir: &Path, args: &[&str], extra: &[(&str, &str)]) -> Outcome {
+        let mut command = Command::new(util::bin());
+        command
+            .env_clear()
+            .env("PATH", self.path_var())
+            .env("HOME", &self.env.home)
+            .env("GSD_HOME", &self.env.gsd_home)
+            .current_dir(dir)
+            .args(args);
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        run_bounded(command)
+    }
+
+    fn gsd(&self, args: &[&str]) -> Outcome {
+        self.gsd_full(&self.env.project, args, &[])
+    }
+
+    fn config(&self, value: &Value) {
+        std::fs::write(
+            self.env.project.join(".planning/config.json"),
+            value.to_string(),
+        )
+        .expect("config");
+    }
+
+    /// Writes fixture `case/id` (after `edit`) as an overlay folder named after its id.
+    fn overlay(
+        &self,
+        scope: Scope,
+        case: &str,
+        id: &str,
+        edit: impl FnOnce(&mut Value),
+    ) -> PathBuf {
+        let mut manifest = fixture_manifest(case, id);
+        edit(&mut manifest);
+        let folder = manifest["id"].as_str().expect("id").to_owned();
+        self.env.write_overlay(scope, &folder, &manifest);
+        self.env.capabilities_dir(scope).join(folder)
+    }
+
+    /// A source folder outside every scope, for `install`.
+    fn source(&self, case: &str, id: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+        let mut manifest = fixture_manifest(case, id);
+        edit(&mut manifest);
+        let folder = self
+            .env
+            .root
+            .path()
+            .join("sources")
+            .join(format!("{id}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).expect("source folder");
+        std::fs::write(
+            folder.join("capability.json"),
+            serde_json::to_string_pretty(&manifest).expect("json"),
+        )
+        .expect("write source");
+        folder
+    }
+
+    /// `run <slug> --json` (plus `extra`); returns the JSON result and the outcome.
+    fn run_lane(&self, slug: &str, extra: &[&str]) -> (Value, Outcome) {
+        self.run_lane_env(slug, extra, &[])
+    }
+
+    fn run_lane_env(&self, slug: &str, extra: &[&str], env: &[(&str, &str)]) -> (Value, Outcome) {
+        let run_dir = self.run_dir.display().to_string();
+        let repo = self.env.project.display().to_string();
+        let mut args = vec![
+            "run",
+            slug,
+            "--json",
+            "--run-dir",
+            &run_dir,
+            "--repo-root",
+            &repo,
+        ];
+        args.extend_from_slice(extra);
+        let out = self.gsd_full(&self.env.project, &args, env);
+        out.assert_no_panic();
+        (out.json(), out)
+    }
+
+    fn review_path(&self, slug: &str) -> PathBuf {
+        self.run_dir.join(format!("gsd-review-{slug}.md"))
+    }
+
+    fn store_path(&self) -> PathBuf {
+        self.env.gsd_home.join(".gsd/consent.json")
+    }
+
+    fn store(&self) -> Value {
+        std::fs::read_to_string(self.store_path())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    fn record(&self, id: &str) -> Option<Value> {
+        let root = self.root();
+        self.store()["records"]
+            .as_object()?
+            .values()
+            .find(|r| r["id"] == id && r["projectRoot"] == root.as_str())
+            .cloned()
+    }
+
+    fn pins(&self) -> Value {
+        std::fs::read_to_string(self.env.gsd_home.join(".gsd/egress-pins.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Writes a consent record straight into the store (a fixture, as in §9 E1).
+    fn plant_record(&self, id: &str, host: Option<&str>, content_hash: &str) {
+        let root = self.root();
+        let mut record = json!({"projectRoot": root, "id": id, "scope": "project", "integrity": "",
+            "disclosureSignature": "", "contentHash": content_hash,
+            "consentedAt": "2026-07-30T12:34:56.789Z"});
+        if let Some(host) = host {
+            record["reviewerHost"] = json!(host);
+        }
+        let mut store = self.store();
+        if !store.is_object() {
+            store = json!({"version": "1", "records": {}});
+        }
+        let key = json!({"r": root, "i": id}).to_string();
+        store["records"][key] = record;
+        std::fs::create_dir_all(self.env.gsd_home.join(".gsd")).expect("gsd dir");
+        std::fs::write(
+            self.store_path(),
+            serde_json::to_string_pretty(&store).expect("json"),
+        )
+        .expect("write store");
+    }
+
+    /// `trust approve <id> --yes --json`, expecting approval.
+    fn approve(&self, id: &str) -> Value {
+        let out = self.gsd(&["trust", "approve", id, "--yes", "--json"]);
+        out.assert_no_panic().assert_status(0);
+        let result = out.json();
+        assert_eq!(result["status"], "approved", "{result}");
+        result
+    }
+}
+
+fn run_bounded(mut command: Command) -> Outcome {
+    let description = format!("{command:?}");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gsd-lane");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        match child.try_wait().expect("wait") {
+            Some(status) => break status,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{description} hung");
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    Outcome {
+        description,
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out_reader.join().expect("stdout")).into_owned(),
+        stderr: String::from_utf8_lossy(&err_reader.join().expect("stderr")).into_owned(),
+    }
+}
+
+fn assert_reason(result: &Value, reason: &str) {
+    assert_eq!(result["ok"], json!(false), "{result}");
+    assert_eq!(result["reason"], json!(reason), "{result}");
+}
+
+fn assert_ran(result: &Value, stubbed: bool) {
+    assert_eq!(result["ok"], json!(true), "{result}");
+    assert_eq!(result["stubbed"], json!(stubbed), "{result}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loopback listeners that count connections
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+enum Reply {
+    Json(u16, String),
+    Redirect(u16, String),
+    Big(usize),
+}
+
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    target: String,
+    headers: Vec<(String, String)>,
+}
+
+struct Listener {
+    addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Listener {
+    /// A server answering `routes` (`(method, path)`); anything else is 404.
+    fn start(routes: Vec<(&str, &str, Reply)>) -> Listener {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("addr");
+        let routes: Arc<HashMap<(String, String), Reply>> = Arc::new(
+            routes
+                .into_iter()
+                .map(|(m, p, r)| ((m.to_owned(), p.to_owned()), r))
+                .collect(),
+        );
+        let connections = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (count, log) = (Arc::clone(&connections), Arc::clone(&seen));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let (routes, log) = (Arc::clone(&routes), Arc::clone(&log));
+                std::thread::spawn(move || serve(stream, &routes, &log));
+            }
+        });
+        Listener {
+            addr,
+            connections,
+            seen,
+        }
+    }
+
+    /// A listener that only counts (every request gets 404).
+    fn counting() -> Listener {
+        Listener::start(Vec::new())
+    }
+
+    /// An OpenAI-compatible server answering the probe, discovery and chat.
+    fn openai() -> Listener {
+        Listener::start(vec![
+            (
+                "GET",
+                "/v1/models",
+                Reply::Json(200, json!({"data": [{"id": "acme-7b"}]}).to_string()),
+            ),
+            (
+                "POST",
+                "/v1/chat/completions",
+                Reply::Json(200, completion("looks fine")),
+            ),
+        ])
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+
+    fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    fn connections(&self) -> usize {
+        // Give a connection that is on its way a moment to be counted.
+        std::thread::sleep(Duration::from_millis(20));
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().expect("seen").clone()
+    }
+
+    fn posts(&self) -> usize {
+        self.seen().iter().filter(|s| s.method == "POST").count()
+    }
+}
+
+fn completion(text: &str) -> String {
+    json!({"model": "acme-7b", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
+        .to_string()
+}
+
+fn serve(stream: TcpStream, routes: &HashMap<(String, String), Reply>, seen: &Mutex<Vec<Seen>>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(read_half);
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let target = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return;
+        }
+        let header = header.trim_end().to_owned();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let path = target.split('?').next().unwrap_or("").to_owned();
+    seen.lock().expect("seen").push(Seen {
+        method: method.clone(),
+        target,
+        headers,
+    });
+    let reply = routes
+        .get(&(method, path))
+        .cloned()
+        .unwrap_or_else(|| Reply::Json(404, "{\"error\":\"no route\"}".into()));
+    let mut stream = stream;
+    let (status, extra, body): (u16, String, Vec<u8>) = match reply {
+        Reply::Json(status, body) => (
+            status,
+            "Content-Type: application/json\r\n".into(),
+            body.into_bytes(),
+        ),
+        Reply::Redirect(status, location) => {
+            (status, format!("Location: {location}\r\n"), Vec::new())
+        }
+        Reply::Big(size) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![b'a'; 64 * 1024];
+            let mut left = size;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                if stream.write_all(&chunk[..n]).is_err() {
+                    return;
+                }
+                left -= n;
+            }
+            return;
+        }
+    };
+    let head = format!(
+        "HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(&body));
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = std::io::copy(&mut reader, &mut std::io::sink());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenario helpers
+// ---------------------------------------------------------------------------------------------
+
+/// The project-scope HTTP lane `acme` (capability `acme-reviewer`), approved with its key set
+/// to `host`.
+fn approved_http_lane(host: &str) -> Lab {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": host}}));
+    lab.approve("acme-reviewer");
+    lab
+}
+
+/// Asserts the lane was blocked before anything was sent anywhere.
+fn assert_blocked_silently(lab: &Lab, slug: &str, result: &Value, listeners: &[&Listener]) {
+    assert_reason(result, "egress_host_changed");
+    for listener in listeners {
+        assert_eq!(
+            listener.connections(),
+            0,
+            "a blocked lane connected to {}",
+            listener.url()
+        );
+    }
+    assert!(
+        !lab.review_path(slug).exists(),
+        "a blocked lane wrote a review"
+    );
+    assert!(!lab.run_dir.join(format!("gsd-review-{slug}.err")).exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9.1 disclosure and the commands
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn d17_prompt_shows_the_host_the_record_binds() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": "http://10.1.2.3:8000/"}}));
+    let asked = lab.gsd(&["trust", "approve", "acme-reviewer", "--json"]);
+    asked.assert_status(1);
+    let envelope = asked.json();
+    assert_eq!(envelope["status"], "aborted");
+    assert_eq!(envelope["reason"], "no-terminal");
+    let shown = envelope["disclosure"].to_string();
+    assert!(
+        shown.contains("review.acme_host => http://10.1.2.3:8000\""),
+        "{shown}"
+    );
+    assert_eq!(envelope["reviewerHost"], "http://10.1.2.3:8000");
+    assert!(
+        lab.record("acme-reviewer").is_none(),
+        "nothing recorded without consent"
+    );
+    let fp = envelope["fingerprint"]
+        .as_str()
+        .expect("fingerprint")
+        .to_owned();
+    let out = lab.gsd(&[
+        "trust",
+        "approve",
+        "acme-reviewer",
+        "--yes",
+        "--fingerprint",
+        &fp,
+        "--json",
+    ]);
+    out.assert_status(0);
+    let record = lab.record("acme-reviewer").expect("record");
+    assert_eq!(record["reviewerHost"], "http://10.1.2.3:8000");
+}
+
+#[test]
+fn disclose_json_carries_records_and_signature_for_every_lane() {
+    let lab = Lab::new();
+    let out = lab.gsd(&["disclose", "--json"]);
+    out.assert_status(0);
+    let all = out.json();
+    let rows = all.as_array().expect("array");
+    assert_eq!(rows.len(), 12, "the twelve first-party lanes");
+    let ollama = rows.iter().find(|r| r["id"] == "ollama").expect("ollama");
+    let lane = &ollama["disclosure"]["reviewerLanes"][0];
+    assert_eq!(lane["hostConfigKey"], "review.ollama_host");
+    assert_eq!(lane["resolvedHost"], "http://localhost:11434");
+    assert_eq!(lane["isLocalDestination"], true);
+    assert_eq!(ollama["requiresConsent"], true);
+    assert_eq!(
+        ollama["disclosureSignature"],
+        "[[],[],[],[\"[\\\"lane\\\",\\\"ollama\\\",\\\"openai-http\\\",\\\"\\\",[],\\\"review.ollama_host\\\",\\\"\\\",\\\"openai-compatible\\\"]\"]]"
+    );
+    assert_eq!(ollama["run"]["binding"]["kind"], "none");
+    let codex = lab.gsd(&["disclose", "codex", "--json"]).json();
+    let lane = &codex[0]["disclosure"]["reviewerLanes"][0];
+    assert_eq!(lane["binary"], "codex");
+    assert_eq!(
+        lane["rawArgs"],
+        json!([
+            "exec",
+            "--ephemeral",
+            "{{model}}",
+            "{{effort}}",
+            "--skip-git-repo-check",
+            "{{output}}",
+            "-"
+        ])
+    );
+    assert_eq!(codex[0]["run"]["environment"]["kind"], "inherited");
+}
+
+#[test]
+fn disclose_manifest_reads_invalid_manifests_and_refuses_non_json() {
+    let lab = Lab::new();
+    let folder = lab.source("spawn-lane", "acme-spawn", |m| {
+        m["reviewer"]["transport"] = json!("grpc");
+        m["reviewer"]["invoke"]["args"] = json!(["-p", 7, {"mode": "fast"}, true]);
+    });
+    let out = lab.gsd(&[
+        "disclose",
+        "--json",
+        "--manifest",
+        folder.to_str().expect("utf8"),
+    ]);
+    out.assert_status(0);
+    let view = &out.json()[0];
+    assert_eq!(view["scope"], "file");
+    assert_eq!(
+        view["disclosure"]["reviewerLanes"][0]["args"],
+        json!(["-p"])
+    );
+    assert_eq!(view["run"]["reason"], "unknown_transport");
+    let bad = folder.join("capability.json");
+    std::fs::write(&bad, "{ not json").expect("write");
+    lab.gsd(&["disclose", "--manifest", bad.to_str().expect("utf8")])
+        .assert_status(1);
+    lab.gsd(&["disclose", "no-such-capability"])
+        .assert_status(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9.3 consent records through the commands
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn c01_recorded_host_is_normalized() {
+    let lab = approved_http_lane("HTTP://LocalHost:8080/");
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["reviewerHost"],
+        "http://localhost:8080"
+    );
+}
+
+#[test]
+fn c02_unset_key_records_the_default_host() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]["defaultHost"] = json!("http://localhost:8000");
+    });
+    lab.approve("acme-reviewer");
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["reviewerHost"],
+        "http://localhost:8000"
+    );
+}
+
+#[test]
+fn c03_spawn_and_non_lane_records_have_no_host_key() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.overlay(Scope::Project, "no-lane", "acme-notes", |_| {});
+    lab.approve("acme-spawn");
+    lab.approve("acme-notes");
+    for id in ["acme-spawn", "acme-notes"] {
+        let record = lab.record(id).expect("record");
+        assert!(record.get("reviewerHost").is_none(), "{record}");
+        assert_eq!(record["scope"], "project");
+    }
+    assert_eq!(
+        lab.record("acme-notes").expect("record")["disclosureSignature"],
+        "[[],[],[]]"
+    );
+}
+
+#[test]
+fn c11_revoked_lane_leaves_the_roster_and_an_explicit_run_fails() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.approve("acme-spawn");
+    let rows = lab.gsd(&["list", "--json"]).json();
+    let row = |rows: &Value| {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["id"] == "acme-spawn")
+            .cloned()
+            .expect("row")
+    };
+    assert_eq!(row(&rows)["status"], "active");
+    let revoked = lab.gsd(&["trust", "revoke", "acme-spawn", "--json"]);
+    revoked.assert_status(0);
+    assert_eq!(revoked.json()["removed"], true);
+    let rows = lab.gsd(&["list", "--json"]).json();
+    assert_eq!(row(&rows)["status"], "inactive");
+    assert_eq!(row(&rows)["kind"], "unconsented");
+    let (result, out) = lab.run_lane("acme_spawn", &["--explicit"]);
+    assert_eq!(out.code, Some(2));
+    assert_reason(&result, "malformed_lane");
+    assert!(!lab.review_path("acme_spawn").exists());
+}
+
+#[test]
+fn c12_changed_bundle_deactivates_the_overlay() {
+    let lab = Lab::new();
+    let folder = lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.approve("acme-spawn");
+    std::fs::create_dir(folder.join("empty")).expect("mkdir");
+    let rows = lab.gsd(&["list", "--json"]).json();
+    let row = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["id"] == "acme-spawn")
+        .cloned()
+        .expect("row");
+    assert_eq!(row["status"], "inactive");
+    assert_eq!(row["code"], "LD-UNCONSENTED");
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "malformed_lane");
+}
+
+#[test]
+fn c14_update_without_consent_keeps_the_old_host_and_the_run_blocks() {
+    let a = Listener::openai();
+    let b = Listener::openai();
+    let lab = approved_http_lane(&a.url());
+    lab.config(&json!({"review": {"acme_host": b.url()}}));
+    let source = lab.source("http-lane", "acme-reviewer", |_| {});
+    let out = lab.gsd(&[
+        "install",
+        "--project-scope",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    out.assert_status(1);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "aborted");
+    assert_eq!(envelope["changes"]["hostChanged"], true);
+    assert_eq!(envelope["changes"]["executableSetChanged"], false);
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["reviewerHost"],
+        a.url()
+    );
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_blocked_silently(&lab, "acme", &result, &[&a, &b]);
+}
+
+#[test]
+fn c15_default_host_only_update_needs_consent() {
+    let old = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]["defaultHost"] = json!(old.url());
+    });
+    lab.approve("acme-reviewer");
+    let source = lab.source("http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]["defaultHost"] = json!("https://evil.example");
+    });
+    let out = lab.gsd(&[
+        "install",
+        "--project-scope",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    out.assert_status(1);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "aborted");
+    assert_eq!(
+        envelope["changes"]["executableSetChanged"], false,
+        "[REF] signature unchanged"
+    );
+    assert_eq!(envelope["changes"]["bindingChanged"], true);
+    assert_eq!(envelope["changes"]["hostChanged"], true);
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, false);
+    assert_eq!(
+        old.posts(),
+        1,
+        "the approved destination still gets the review"
+    );
+    // Copying the new version in by hand does not help: the bundle hash no longer matches.
+    std::fs::copy(
+        source.join("capability.json"),
+        lab.env
+            .capabilities_dir(Scope::Project)
+            .join("acme-reviewer/capability.json"),
+    )
+    .expect("copy");
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert_eq!(old.posts(), 1);
+}
+
+#[test]
+fn c16_literal_null_resolves_the_same_at_consent_and_run() {
+    let server = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]["defaultHost"] = json!(server.url());
+    });
+    lab.config(&json!({"review": {"acme_host": "null"}}));
+    lab.approve("acme-reviewer");
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["reviewerHost"],
+        server.url()
+    );
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, false);
+    assert_eq!(server.posts(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9.4 egress re-verification
+// ---------------------------------------------------------------------------------------------
+
+/// The first-party `ollama` lane with a planted record binding `consented`, config at `current`.
+fn ollama_lab(consented: Option<&str>, current: &str) -> Lab {
+    let lab = Lab::new();
+    lab.config(&json!({"review": {"ollama_host": current, "models": {"ollama": "acme-7b"}}}));
+    if let Some(host) = consented {
+        lab.plant_record("ollama", Some(host), "sha512-not-a-bundle");
+    }
+    lab
+}
+
+#[test]
+fn e01_config_edit_blocks_before_any_byte() {
+    let consented = Listener::openai();
+    let moved = Listener::openai();
+    let lab = ollama_lab(Some(&consented.url()), &moved.url());
+    let (result, out) = lab.run_lane("ollama", &[]);
+    assert_blocked_silently(&lab, "ollama", &result, &[&consented, &moved]);
+    for part in [
+        "ollama",
+        consented.url().as_str(),
+        moved.url().as_str(),
+        "review.ollama_host",
+    ] {
+        assert!(
+            out.stderr.contains(part),
+            "stderr lacks {part}: {}",
+            out.stderr
+        );
+    }
+    // The same with a remote name: refused before any lookup or connection.
+    let lab = ollama_lab(Some(&consented.url()), "https://evil.example");
+    let (result, out) = lab.run_lane("ollama", &[]);
+    assert_blocked_silently(&lab, "ollama", &result, &[&consented]);
+    assert!(
+        out.stderr.contains("https://evil.example (remote)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn e02_trailing_slash_is_the_same_destination() {
+    let server = Listener::openai();
+    let lab = ollama_lab(Some(&server.url()), &format!("{}/", server.url()));
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let posts: Vec<Seen> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == "POST")
+        .collect();
+    assert_eq!(posts.len(), 1);
+    assert_eq!(posts[0].target, "/v1/chat/completions");
+}
+
+#[test]
+fn e03_loopback_case_and_slash_edits_do_not_block() {
+    let server = Listener::openai();
+    let consented = format!("http://localhost:{}", server.port());
+    for current in [
+        format!("{}//", server.url()),
+        format!("HTTP://127.0.0.1:{}/", server.port()),
+    ] {
+        let lab = ollama_lab(Some(&server.url()), &current);
+        let (result, _) = lab.run_lane("ollama", &[]);
+        assert_ran(&result, false);
+    }
+    // Different spellings of the same machine are different destinations (E6) …
+    let lab = ollama_lab(Some(&consented), &server.url());
+    let before = server.connections();
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_reason(&result, "egress_host_changed");
+    assert_eq!(server.connections(), before);
+}
+
+#[test]
+fn e04_userinfo_and_query_never_travel() {
+    let server = Listener::openai();
+    let current = format!("http://u:p@127.0.0.1:{}?x=1#f", server.port());
+    let lab = ollama_lab(Some(&server.url()), &current);
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    for seen in server.seen() {
+        assert!(
+            !seen.target.contains('?') && !seen.target.contains('@'),
+            "{seen:?}"
+        );
+        let host = seen
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert_eq!(host, format!("127.0.0.1:{}", server.port()));
+        assert!(!seen
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization")));
+    }
+}
+
+#[test]
+fn e05_userinfo_authority_trick_is_blocked_without_connecting() {
+    let consented = Listener::openai();
+    let current = format!("{}@127.0.0.2:{}", consented.url(), consented.port());
+    let lab = ollama_lab(Some(&consented.url()), &current);
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_blocked_silently(&lab, "ollama", &result, &[&consented]);
+}
+
+#[test]
+fn e06_localhost_and_127_0_0_1_are_different_destinations() {
+    let server = Listener::openai();
+    let lab = ollama_lab(
+        Some(&format!("http://localhost:{}", server.port())),
+        &server.url(),
+    );
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_blocked_silently(&lab, "ollama", &result, &[&server]);
+}
+
+#[test]
+fn e07_scheme_port_and_path_changes_block() {
+    let consented = Listener::openai();
+    let other = Listener::openai();
+    for current in [
+        format!("https://127.0.0.1:{}", consented.port()),
+        other.url(),
+        format!("{}/v1", consented.url()),
+    ] {
+        let lab = ollama_lab(Some(&consented.url()), &current);
+        let (result, _) = lab.run_lane("ollama", &[]);
+        assert_blocked_silently(&lab, "ollama", &result, &[&consented, &other]);
+    }
+}
+
+#[test]
+fn e08_first_party_lane_without_record_runs() {
+    let server = Listener::openai();
+    let lab = ollama_lab(None, &server.url());
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    assert_eq!(server.posts(), 1);
+}
+
+#[test]
+fn e09_records_without_a_host_allow() {
+    let server = Listener::openai();
+    for host in [None, Some("")] {
+        let lab = ollama_lab(None, &server.url());
+        lab.plant_record("ollama", host, "sha512-x");
+        let (result, _) = lab.run_lane("ollama", &[]);
+        assert_ran(&result, false);
+    }
+    assert_eq!(server.posts(), 2);
+}
+
+#[test]
+fn e10_spawn_lane_skips_the_host_check() {
+    let lab = Lab::new();
+    let folder = lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.approve("acme-spawn");
+    let hash = gsd_lane::trust::consent::hash::content_hash(&folder).expect("hash");
+    lab.plant_record("acme-spawn", Some("https://evil.example"), &hash);
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, false);
+}
+
+#[test]
+fn e11_explicit_blocked_lane_is_an_error() {
+    let consented = Listener::openai();
+    let moved = Listener::openai();
+    let lab = ollama_lab(Some(&consented.url()), &moved.url());
+    let (result, out) = lab.run_lane("ollama", &["--explicit"]);
+    assert_eq!(out.code, Some(2));
+    assert_blocked_silently(&lab, "ollama", &result, &[&consented, &moved]);
+}
+
+#[test]
+fn e12_id_differs_from_slug_and_is_still_checked() {
+    let consented = Listener::openai();
+    let moved = Listener::openai();
+    let lab = approved_http_lane(&consented.url());
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["id"],
+        "acme-reviewer"
+    );
+    lab.config(&json!({"review": {"acme_host": moved.url()}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_blocked_silently(&lab, "acme", &result, &[&consented, &moved]);
+}
+
+#[test]
+fn e13_each_lane_is_checked_against_its_own_record() {
+    let a = Listener::openai();
+    let b = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["id"] = json!("acme")
+    });
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["id"] = json!("acme-http");
+        m["reviewer"]["slug"] = json!("acme_http");
+        m["reviewer"]["flags"] = json!(["--acme-http"]);
+        m["reviewer"]["reviewsSection"] = json!("Acme HTTP");
+        m["reviewer"]["invoke"]["hostConfigKey"] = json!("review.acme_http_host");
+        m["reviewer"]["probe"]["hostConfigKey"] = json!("review.acme_http_host");
+        m["config"] = json!({"review.acme_http_host": {"type": "string", "default": "", "description": "Base URL."}});
+        m["reviewer"]["modelConfigKey"] = Value::Null;
+    });
+    lab.config(&json!({"review": {"acme_host": a.url(), "acme_http_host": b.url()}}));
+    lab.approve("acme");
+    lab.approve("acme-http");
+    assert_eq!(lab.record("acme").expect("record")["reviewerHost"], a.url());
+    assert_eq!(
+        lab.record("acme-http").expect("record")["reviewerHost"],
+        b.url()
+    );
+    let (result, _) = lab.run_lane("acme_http", &[]);
+    assert_ran(&result, false);
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, false);
+    assert_eq!((a.posts(), b.posts()), (1, 1));
+}
+
+#[test]
+fn e14_path_cannot_move_the_authority() {
+    let verified = Listener::openai();
+    for path in [
+        format!("@127.0.0.2:{}/v1/chat/completions", verified.port()),
+        ".evil.example/x".to_owned(),
+    ] {
+        let lab = Lab::new();
+        lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+            m["reviewer"]["invoke"]["path"] = json!(path);
+        });
+        lab.config(&json!({"review": {"acme_host": verified.url()}}));
+        let (result, _) = lab.run_lane("acme", &[]);
+        assert_reason(&result, "malformed_lane");
+    }
+    // A port-less host, so that `.evil.example` would have extended the host name.
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]["path"] = json!(".evil.example/x");
+    });
+    lab.config(&json!({"review": {"acme_host": "http://localhost"}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert_eq!(verified.connections(), 0);
+}
+
+#[test]
+fn e15_probe_key_must_be_the_invoke_key() {
+    let verified = Listener::openai();
+    let probed = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["probe"]["hostConfigKey"] = json!("review.acme_probe_host");
+        m["config"]["review.acme_probe_host"] =
+            json!({"type": "string", "default": "", "description": "Probe."});
+    });
+    lab.config(&json!({"review": {"acme_host": verified.url(), "acme_probe_host": probed.url()}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert_eq!(probed.connections(), 0);
+    assert_eq!(verified.connections(), 0);
+}
+
+/// A verified host answering the chat POST with a redirect to a second listener.
+fn redirect_case(status: u16) {
+    let elsewhere = Listener::counting();
+    let verified = Listener::start(vec![
+        (
+            "GET",
+            "/v1/models",
+            Reply::Json(200, "{\"data\":[]}".into()),
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            Reply::Redirect(status, format!("{}/steal", elsewhere.url())),
+        ),
+    ]);
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": verified.url()}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, true);
+    let stub = std::fs::read_to_string(lab.review_path("acme")).expect("stub");
+    assert!(stub.contains(&status.to_string()), "{stub}");
+    assert_eq!(elsewhere.connections(), 0, "the redirect was followed");
+    assert_eq!(verified.posts(), 1);
+}
+
+#[test]
+fn e16_redirect_is_not_followed() {
+    redirect_case(307);
+}
+
+#[test]
+fn e17_agent_has_redirects_disabled() {
+    redirect_case(308);
+    redirect_case(302);
+}
+
+#[test]
+fn e18_environment_proxies_are_ignored() {
+    let proxy = Listener::counting();
+    let server = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": server.url()}}));
+    let proxy_url = proxy.url();
+    let env: Vec<(&str, &str)> = [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ]
+    .into_iter()
+    .map(|name| (name, proxy_url.as_str()))
+    .collect();
+    let (result, _) = lab.run_lane_env("acme", &[], &env);
+    assert_ran(&result, false);
+    assert_eq!(proxy.connections(), 0);
+    assert_eq!(server.posts(), 1);
+}
+
+#[test]
+fn e19_non_http_destinations_are_malformed() {
+    let listener = Listener::openai();
+    for host in [
+        format!("localhost:{}", listener.port()),
+        "file:///home/u/notes.txt".to_owned(),
+    ] {
+        let lab = Lab::new();
+        lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+        lab.config(&json!({"review": {"acme_host": host}}));
+        let (result, _) = lab.run_lane("acme", &[]);
+        assert_reason(&result, "malformed_lane");
+    }
+    assert_eq!(listener.connections(), 0);
+}
+
+#[test]
+fn e20_oversized_body_is_a_bounded_failure() {
+    let server = Listener::start(vec![
+        (
+            "GET",
+            "/v1/models",
+            Reply::Json(200, "{\"data\":[]}".into()),
+        ),
+        ("POST", "/v1/chat/completions", Reply::Big(17 * 1024 * 1024)),
+    ]);
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": server.url()}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, true);
+    let size = std::fs::metadata(lab.review_path("acme"))
+        .expect("stub")
+        .len();
+    assert!(size <= 16 * 1024 * 1024 + 64 * 1024, "stub of {size} bytes");
+}
+
+#[test]
+fn e21_first_use_pin_blocks_a_later_edit() {
+    let first = Listener::openai();
+    let moved = Listener::openai();
+    let lab = ollama_lab(None, &first.url());
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let pins = lab.pins();
+    let pin = pins["pins"]
+        .as_object()
+        .expect("pins")
+        .values()
+        .next()
+        .cloned()
+        .expect("a pin");
+    assert_eq!(pin["id"], "ollama");
+    assert_eq!(pin["host"], first.url());
+    assert_eq!(pin["source"], "first-use");
+    assert!(
+        lab.record("ollama").is_none(),
+        "a pin is not a consent record"
+    );
+    let before = first.connections();
+    lab.config(&json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}));
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_reason(&result, "egress_host_changed");
+    assert_eq!(moved.connections(), 0);
+    assert_eq!(first.connections(), before);
+    assert!(
+        !lab.env.project.join(".gsd").exists(),
+        "nothing is written into the repository"
+    );
+}
+
+#[test]
+fn e22_no_host_is_malformed() {
+    let listener = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]
+            .as_object_mut()
+            .expect("invoke")
+            .remove("defaultHost");
+    });
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert_eq!(listener.connections(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9.5 process and filesystem rules
+// ---------------------------------------------------------------------------------------------
+
+/// The global spawn lane `acme_spawn` (binary `acme-args`), edited by `edit`.
+fn spawn_lab(edit: impl FnOnce(&mut Value)) -> Lab {
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "spawn-lane", "acme-spawn", edit);
+    lab
+}
+
+/// The argv `acme-args` printed (its first line is the count).
+fn printed_argv(lab: &Lab, identity: &str) -> Vec<String> {
+    let review = std::fs::read_to_string(lab.review_path(identity)).expect("review");
+    let mut lines = review.lines();
+    let count: usize = lines.next().expect("count").parse().expect("number");
+    let argv: Vec<String> = lines.take(count).map(str::to_owned).collect();
+    assert_eq!(argv.len(), count, "{review}");
+    argv
+}
+
+#[test]
+fn p01_hostile_model_is_one_inert_argument() {
+    let hostile = "x; rm -rf ~ && $(id) \"a b\"";
+    let lab = spawn_lab(|_| {});
+    lab.config(&json!({"review": {"models": {"acme_spawn": hostile}}}));
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, false);
+    assert_eq!(
+        printed_argv(&lab, "acme_spawn"),
+        vec!["review", "--model", hostile, "-p", "-"]
+    );
+}
+
+#[test]
+fn p02_non_string_and_unset_models_emit_nothing() {
+    for model in [
+        json!(42),
+        json!({}),
+        json!(true),
+        json!("null"),
+        json!("   "),
+    ] {
+        let lab = spawn_lab(|_| {});
+        lab.config(&json!({"review": {"models": {"acme_spawn": model}}}));
+        let (result, _) = lab.run_lane("acme_spawn", &[]);
+        assert_ran(&result, false);
+        assert_eq!(
+            printed_argv(&lab, "acme_spawn"),
+            vec!["review", "-p", "-"],
+            "{model}"
+        );
+    }
+}
+
+#[test]
+fn p03_traversal_slug_never_reaches_a_path() {
+    let lab = spawn_lab(|m| m["reviewer"]["slug"] = json!("../../outside/evil"));
+    let (result, _) = lab.run_lane("../../outside/evil", &[]);
+    assert_reason(&result, "malformed_lane");
+    let planned = gsd_lane::plan::resolve(
+        "acme-spawn",
+        &json!({"slug": "../../outside/evil", "transport": "spawn", "invoke": {"binary": "acme-args", "promptChannel": "stdin"}}),
+        &gsd_lane::config::ProjectConfig::empty(),
+        &gsd_lane::plan::PlanInputs::default(),
+    );
+    assert_eq!(
+        planned.map(|_| ()).map_err(|r| r.reason),
+        Err(gsd_lane::plan::Reason::MalformedLane)
+    );
+    assert!(!lab.env.root.path().join("outside").exists());
+}
+
+#[test]
+fn p04_shell_facing_flags_are_shape_filtered() {
+    let lab = Lab::new();
+    let out = lab.gsd(&["flags", "--selected", "lm_studio"]);
+    out.assert_status(0);
+    assert_eq!(out.stdout, "--lm-studio\n");
+    let kept: Vec<&str> = ["--lm-studio", "--foo bar", "--*", "-x", "--Foo"]
+        .into_iter()
+        .filter(|f| gsd_lane::manifest::vocab::is_flag(f))
+        .collect();
+    assert_eq!(kept, vec!["--lm-studio"]);
+}
+
+#[test]
+fn p05_instance_name_is_sanitized_inside_the_run_dir() {
+    let lab = spawn_lab(|_| {});
+    let (result, _) = lab.run_lane("acme_spawn", &["--as", "../../evil name"]);
+    assert_ran(&result, false);
+    assert!(lab.run_dir.join("gsd-review-..-..-evil-name.md").is_file());
+    assert!(lab.run_dir.join("gsd-review-..-..-evil-name.err").is_file());
+}
+
+#[test]
+fn p06_slow_capability_probe_times_out_and_dies() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"] = json!({"kind": "command-capability", "binary": "acme-sleepy", "needle": "--x", "timeoutMs": 500});
+        m["reviewer"]["invoke"]["binary"] = json!("acme-sleepy");
+    });
+    let started = Instant::now();
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "probe_timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = std::fs::read_to_string(lab.env.home.join("acme-sleepy.pid")).expect("pid");
+    assert!(process_gone(pid.trim()), "the probe survived");
+}
+
+/// True when `pid` no longer runs (gone or a zombie); always true without `/proc`.
+fn process_gone(pid: &str) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    stat.is_empty() || state == Some('Z')
+}
+
+#[test]
+fn p07_probe_without_the_needle_fails() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"] = json!({"kind": "command-capability", "binary": "acme-help-plain", "needle": "--acme-needle", "timeoutMs": 5000});
+    });
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "probe_failed");
+}
+
+#[test]
+fn p08_oversized_capture_is_a_bounded_spawn_error() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"]["binary"] = json!("acme-flood");
+        m["reviewer"]["invoke"]["binary"] = json!("acme-flood");
+    });
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_eq!(result["ok"], true, "{result}");
+    let sidecar = lab.run_dir.join("gsd-review-acme_spawn.err");
+    let size = std::fs::metadata(&sidecar).expect("sidecar").len();
+    assert!(size <= 64 * 1024 * 1024 + 64, "sidecar of {size} bytes");
+    let mut tail = vec![0u8; 64];
+    let mut file = std::fs::File::open(&sidecar).expect("open");
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::End(-64)).expect("seek");
+    file.read_exact(&mut tail).expect("tail");
+    assert!(String::from_utf8_lossy(&tail).contains("[spawn error: ENOBUFS]"));
+}
+
+#[test]
+fn p09_timeout_kills_the_whole_tree() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"]["binary"] = json!("acme-hang");
+        m["reviewer"]["invoke"]["binary"] = json!("acme-hang");
+        m["reviewer"]["timeoutFloorMs"] = json!(1000);
+    });
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, true);
+    let pid = std::fs::read_to_string(lab.env.home.join("acme-hang.pid")).expect("pid");
+    assert!(process_gone(pid.trim()), "the grandchild survived");
+}
+
+fn plan_reason(body: Value) -> Option<gsd_lane::plan::Reason> {
+    gsd_lane::plan::resolve(
+        "acme",
+        &body,
+        &gsd_lane::config::ProjectConfig::empty(),
+        &gsd_lane::plan::PlanInputs::default(),
+    )
+    .err()
+    .map(|r| r.reason)
+}
+
+#[test]
+fn p10_unknown_handler_fails_closed() {
+    assert_eq!(
+        plan_reason(
+            json!({"slug": "a", "transport": "spawn", "handler": "frobnicate", "invoke": {"binary": "acme-review", "promptChannel": "stdin"}})
+        ),
+        Some(gsd_lane::plan::Reason::UnknownHandler)
+    );
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["handler"] = json!("frobnicate");
+        m["reviewer"]["invoke"]["binary"] = json!("acme-review");
+    });
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_eq!(result["ok"], false);
+    assert!(
+        !lab.env.home.join("acme-review.ran").exists(),
+        "nothing was spawned"
+    );
+}
+
+#[test]
+fn p11_unknown_transport() {
+    assert_eq!(
+        plan_reason(json!({"slug": "a", "transport": "grpc", "invoke": {"binary": "b"}})),
+        Some(gsd_lane::plan::Reason::UnknownTransport)
+    );
+}
+
+#[test]
+fn p12_overlay_cannot_take_a_first_party_name() {
+    let lab = Lab::new();
+    for (i, (slug, flag, section)) in [
+        ("ollama", "--x-one", "X One"),
+        ("x_two", "--ollama", "X Two"),
+        ("x_three", "--x-three", "Ollama"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        lab.overlay(Scope::Global, "spawn-lane", "acme-spawn", |m| {
+            m["id"] = json!(format!("acme-spawn{i}"));
+            m["reviewer"]["slug"] = json!(slug);
+            m["reviewer"]["flags"] = json!([flag]);
+            m["reviewer"]["reviewsSection"] = json!(section);
+            m["config"] = json!({});
+            m["reviewer"]["modelConfigKey"] = Value::Null;
+        });
+    }
+    let rows = lab.gsd(&["list", "--json"]).json();
+    for i in 0..3 {
+        let id = format!("acme-spawn{i}");
+        let row = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["id"] == id.as_str())
+            .cloned()
+            .expect("row");
+        assert_eq!(row["active"], false, "{row}");
+    }
+    let plan = lab.gsd(&["plan", "--selected", "ollama"]).json();
+    assert_eq!(plan[0]["plan"]["capabilityId"], "ollama");
+}
+
+#[test]
+fn p13_prompt_content_never_reaches_argv() {
+    let sentinel = "SENTINEL-7f3a";
+    for channel in ["stdin", "argv", "argv-file-ref", "none"] {
+        let lab = spawn_lab(|m| {
+            m["reviewer"]["invoke"]["promptChannel"] = json!(channel);
+            m["reviewer"]["invoke"]["args"] = json!(["review", "{{prompt}}"]);
+        });
+        std::fs::write(
+            lab.run_dir.join("gsd-review-prompt.md"),
+            format!("plan {sentinel}\n"),
+        )
+        .expect("prompt");
+        let (result, _) = lab.run_lane("acme_spawn", &[]);
+        assert_ran(&result, false);
+        let argv = printed_argv(&lab, "acme_spawn");
+        assert!(
+            argv.iter().all(|a| !a.contains(sentinel)),
+            "{channel}: {argv:?}"
+        );
+        if channel == "argv-file-ref" {
+            assert_eq!(argv.len(), 2);
+            assert!(argv[1].contains(&lab.env.project.display().to_string()));
+            assert!(argv[1].contains(
+                &lab.run_dir
+                    .join("gsd-review-prompt.md")
+                    .display()
+                    .to_string()
+            ));
+        }
+    }
+}
+
+#[test]
+fn p14_whitespace_output_is_a_stub_with_stderr() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"]["binary"] = json!("acme-blank");
+        m["reviewer"]["invoke"]["binary"] = json!("acme-blank");
+    });
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, true);
+    let stub = std::fs::read_to_string(lab.review_path("acme_spawn")).expect("stub");
+    assert!(stub.contains("acme: nothing to say"), "{stub}");
+}
+
+#[test]
+fn p15_batch_argument_rules_hold_on_every_platform() {
+    use gsd_lane::trust::winshim::{batch_arg_refusal, candidates, is_batch_script, pathext_list};
+    let exts = pathext_list(None);
+    let found = candidates(Path::new("bin"), "fake", &exts);
+    assert!(found.iter().any(|p| is_batch_script(p)));
+    assert_eq!(
+        batch_arg_refusal(&["a\" & echo PWNED & \"".to_owned()]),
+        None
+    );
+    assert!(batch_arg_refusal(&["a\r\necho PWNED".to_owned()]).is_some());
+}
+
+#[cfg(windows)]
+#[test]
+fn p15_windows_batch_shim_value_is_inert() {
+    // Unverified here (no Windows CI): a `fake.cmd` found through PATHEXT from a bare name
+    // receives the hostile model verbatim, or the spawn fails with EINVAL.
+    let lab = spawn_lab(|m| m["reviewer"]["invoke"]["binary"] = json!("fake"));
+    let bin = lab.env.root.path().join("winbin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::write(bin.join("fake.cmd"), "@echo off\r\necho %*\r\n").expect("cmd");
+    lab.config(&json!({"review": {"models": {"acme_spawn": "a\" & echo PWNED & \""}}}));
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    let review = std::fs::read_to_string(lab.review_path("acme_spawn")).unwrap_or_default();
+    assert!(
+        !review.lines().any(|l| l.trim() == "PWNED"),
+        "{result} {review}"
+    );
+}
+
+#[test]
+fn p16_repo_relative_binary_is_refused() {
+    let lab = Lab::new();
+    let scripts = lab.env.project.join("scripts");
+    std::fs::create_dir_all(&scripts).expect("scripts");
+    let marker = lab.env.home.join("repo-script.ran");
+    std::fs::write(
+        scripts.join("review.sh"),
+        format!("#!/bin/sh\n: > {}\necho hi\n", marker.display()),
+    )
+    .expect("script");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            scripts.join("review.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+    }
+    let edit = |m: &mut Value| {
+        m["reviewer"]["invoke"]["binary"] = json!("./scripts/review.sh");
+        m["reviewer"]["probe"]["binary"] = json!("./scripts/review.sh");
+    };
+    let source = lab.source("spawn-lane", "acme-spawn", edit);
+    let out = lab.gsd(&[
+        "install",
+        "--global",
+        "--yes",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    out.assert_status(1);
+    assert_eq!(out.json()["status"], "refused");
+    assert!(out.json()["problems"]
+        .to_string()
+        .contains("TR-BINARY-PATH"));
+    lab.overlay(Scope::Global, "spawn-lane", "acme-spawn", edit);
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert!(!marker.exists(), "the repository script ran");
+}
+
+#[test]
+fn p17_third_party_spawn_lane_gets_a_minimal_environment() {
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"]["binary"] = json!("acme-env");
+        m["reviewer"]["invoke"]["binary"] = json!("acme-env");
+    });
+    let (result, _) = lab.run_lane_env(
+        "acme_spawn",
+        &[],
+        &[("SECRET_TOKEN", "hunter2"), ("OPENAI_API_KEY", "sk-x")],
+    );
+    assert_ran(&result, false);
+    let names = std::fs::read_to_string(lab.review_path("acme_spawn")).expect("env");
+    let names: Vec<&str> = names.lines().collect();
+    assert!(
+        !names.contains(&"SECRET_TOKEN") && !names.contains(&"OPENAI_API_KEY"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"PATH") && names.contains(&"HOME"),
+        "{names:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The twenty weaknesses (w10, w13, w14, w15 and w20 also have unit tests in `host/src/trust/`)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn w01_path_cannot_move_authority() {
+    let verified = Listener::openai();
+    for (field, path) in [
+        ("invoke", "@127.0.0.2:1/v1/chat/completions"),
+        ("probe", "@127.0.0.2:1/v1/models"),
+    ] {
+        let lab = Lab::new();
+        lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+            m["reviewer"][field]["path"] = json!(path)
+        });
+        lab.config(&json!({"review": {"acme_host": verified.url()}}));
+        let (result, _) = lab.run_lane("acme", &[]);
+        assert_reason(&result, "malformed_lane");
+    }
+    // The plan refuses it on its own too (first-party lanes skip the third-party policy).
+    let body = json!({"slug": "a", "transport": "openai-http",
+        "invoke": {"hostConfigKey": "k", "defaultHost": verified.url(), "path": "@127.0.0.2:1/v1"}});
+    assert_eq!(
+        plan_reason(body),
+        Some(gsd_lane::plan::Reason::MalformedLane)
+    );
+    assert_eq!(verified.connections(), 0);
+}
+
+#[test]
+fn w02_consent_is_looked_up_by_capability_id() {
+    e12_id_differs_from_slug_and_is_still_checked();
+}
+
+#[test]
+fn w03_redirects_are_not_followed() {
+    redirect_case(308);
+}
+
+#[test]
+fn w04_probe_uses_the_verified_host() {
+    let verified = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": verified.url()}}));
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_ran(&result, false);
+    let gets: Vec<String> = verified
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == "GET")
+        .map(|s| s.target)
+        .collect();
+    assert_eq!(
+        gets,
+        vec!["/v1/models"],
+        "the probe went to the verified host"
+    );
+    // An http-reachable probe on a spawn lane pins nothing: refused.
+    let probed = Listener::openai();
+    let lab = spawn_lab(|m| {
+        m["reviewer"]["probe"] = json!({"kind": "http-reachable", "hostConfigKey": "review.models.acme_spawn", "path": "/v1/models", "timeoutMs": 500});
+    });
+    lab.config(&json!({"review": {"models": {"acme_spawn": probed.url()}}}));
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert_eq!(probed.connections(), 0);
+}
+
+#[test]
+fn w05_consent_shows_the_host_it_binds() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": "http://10.1.2.3:8000"}}));
+    let shown = lab
+        .gsd(&["trust", "approve", "acme-reviewer", "--json"])
+        .json();
+    let fp = shown["fingerprint"].as_str().expect("fp").to_owned();
+    // The destination changes between showing and confirming: the confirmation is refused.
+    lab.config(&json!({"review": {"acme_host": "http://10.9.9.9:8000"}}));
+    let out = lab.gsd(&[
+        "trust",
+        "approve",
+        "acme-reviewer",
+        "--yes",
+        "--fingerprint",
+        &fp,
+        "--json",
+    ]);
+    out.assert_status(1);
+    assert_eq!(out.json()["reason"], "fingerprint-mismatch");
+    assert!(lab.record("acme-reviewer").is_none());
+    let disclosed = lab.gsd(&["disclose", "acme-reviewer", "--json"]).json();
+    assert_eq!(
+        disclosed[0]["disclosure"]["reviewerLanes"][0]["resolvedHost"],
+        "http://10.9.9.9:8000"
+    );
+}
+
+#[test]
+fn w06_one_resolver_for_consent_and_run() {
+    c16_literal_null_resolves_the_same_at_consent_and_run();
+    // Consent and run from a subdirectory use the project root's config and key.
+    let server = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": server.url()}}));
+    let sub = lab.env.project.join("src/deep");
+    std::fs::create_dir_all(&sub).expect("sub");
+    lab.gsd_full(
+        &sub,
+        &["trust", "approve", "acme-reviewer", "--yes", "--json"],
+        &[],
+    )
+    .assert_status(0);
+    assert_eq!(
+        lab.record("acme-reviewer").expect("record")["reviewerHost"],
+        server.url()
+    );
+    let run_dir = lab.run_dir.display().to_string();
+    let out = lab.gsd_full(&sub, &["run", "acme", "--json", "--run-dir", &run_dir], &[]);
+    assert_ran(&out.json(), false);
+}
+
+#[test]
+fn w07_unresolvable_host_fails_consent_loudly() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["invoke"]
+            .as_object_mut()
+            .expect("invoke")
+            .remove("defaultHost");
+    });
+    let out = lab.gsd(&["trust", "approve", "acme-reviewer", "--yes", "--json"]);
+    out.assert_status(1);
+    assert_eq!(out.json()["status"], "refused");
+    assert!(
+        lab.record("acme-reviewer").is_none(),
+        "no record without a host"
+    );
+}
+
+#[test]
+fn w08_update_cannot_launder_a_host_change() {
+    c14_update_without_consent_keeps_the_old_host_and_the_run_blocks();
+    c15_default_host_only_update_needs_consent();
+}
+
+#[test]
+fn w09_revoke_walks_to_the_project_root_and_reports_removal() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.approve("acme-spawn");
+    let sub = lab.env.project.join("a/b");
+    std::fs::create_dir_all(&sub).expect("sub");
+    let first = lab.gsd_full(&sub, &["trust", "revoke", "acme-spawn", "--json"], &[]);
+    first.assert_status(0);
+    assert_eq!(first.json()["removed"], true);
+    assert_eq!(first.json()["projectRoot"], lab.root());
+    assert!(lab.record("acme-spawn").is_none());
+    let again = lab.gsd_full(&sub, &["trust", "revoke", "acme-spawn", "--json"], &[]);
+    assert_eq!(again.json()["removed"], false);
+    assert_eq!(again.json()["status"], "not-found");
+}
+
+#[test]
+fn w11_unrecorded_http_lanes_are_pinned_on_first_use() {
+    e21_first_use_pin_blocks_a_later_edit();
+    // A global-scope overlay, and a legacy record without a host, are pinned the same way.
+    let first = Listener::openai();
+    let moved = Listener::openai();
+    let lab = Lab::new();
+    lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |_| {});
+    lab.config(&json!({"review": {"acme_host": first.url()}}));
+    assert_ran(&lab.run_lane("acme", &[]).0, false);
+    lab.config(&json!({"review": {"acme_host": moved.url()}}));
+    std::fs::remove_file(lab.review_path("acme")).expect("first review");
+    std::fs::remove_file(lab.run_dir.join("gsd-review-acme.err")).expect("first sidecar");
+    let (result, _) = lab.run_lane("acme", &[]);
+    assert_blocked_silently(&lab, "acme", &result, &[&moved]);
+    // Re-approval moves the pin.
+    let out = lab.gsd(&["trust", "rebind-host", "acme", "--yes", "--json"]);
+    out.assert_status(0);
+    let rebound = out.json();
+    assert_eq!(rebound["status"], "rebound");
+    assert_eq!(rebound["binding"], "pin");
+    assert_eq!(rebound["old"]["host"], first.url());
+    assert_eq!(rebound["new"]["host"], moved.url());
+    assert_ran(&lab.run_lane("acme", &[]).0, false);
+    assert_eq!(moved.posts(), 1);
+
+    let legacy = ollama_lab(None, &first.url());
+    legacy.plant_record("ollama", None, "sha512-x");
+    let (result, out) = legacy.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    assert!(
+        out.stderr.contains("warning:"),
+        "legacy records warn: {}",
+        out.stderr
+    );
+    legacy
+        .config(&json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}));
+    let (result, _) = legacy.run_lane("ollama", &[]);
+    assert_reason(&result, "egress_host_changed");
+}
+
+#[test]
+fn w12_environment_proxies_are_ignored() {
+    e18_environment_proxies_are_ignored();
+}
+
+#[test]
+fn w14_repo_relative_binary_is_refused_for_third_party_lanes() {
+    p16_repo_relative_binary_is_refused();
+}
+
+#[test]
+fn w16_argv_shaping_fields_are_bound() {
+    let lab = Lab::new();
+    lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
+    lab.approve("acme-spawn");
+    let record = lab.record("acme-spawn").expect("record");
+    assert!(
+        record["laneBindingV2"]
+            .as_str()
+            .is_some_and(|b| b.contains("--model")),
+        "{record}"
+    );
+    let source = lab.source("spawn-lane", "acme-spawn", |m| {
+        m["reviewer"]["invoke"]["modelArg"] = json!("-c")
+    });
+    let out = lab.gsd(&[
+        "install",
+        "--project-scope",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    out.assert_status(1);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "aborted");
+    assert_eq!(envelope["changes"]["executableSetChanged"], false);
+    assert_eq!(envelope["changes"]["bindingChanged"], true);
+    assert_eq!(
+        lab.record("acme-spawn"),
+        Some(record),
+        "nothing recorded without consent"
+    );
+}
+
+#[test]
+fn w17_third_party_spawn_gets_a_minimal_environment() {
+    p17_third_party_spawn_lane_gets_a_minimal_environment();
+}
+
+#[test]
+fn w18_timeout_kills_the_whole_process_tree() {
+    p09_timeout_kills_the_whole_tree();
+}
+
+#[test]
+fn w19_only_http_and_https_with_a_bounded_body() {
+    e19_non_http_destinations_are_malformed();
+    e20_oversized_body_is_a_bounded_failure();
+}
+
+// ---------------------------------------------------------------------------------------------
+// install / remove
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn install_project_scope_records_consent_and_remove_revokes_it() {
+    let lab = Lab::new();
+    let source = lab.source("spawn-lane", "acme-spawn", |_| {});
+    let refused = lab.gsd(&[
+        "install",
+        "--project-scope",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    refused.assert_status(1);
+    assert_eq!(refused.json()["status"], "aborted");
+    assert_eq!(refused.json()["requiresConsent"], true);
+    assert!(!lab
+        .env
+        .capabilities_dir(Scope::Project)
+        .join("acme-spawn")
+        .exists());
+    let out = lab.gsd(&[
+        "install",
+        "--project-scope",
+        "--yes",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
+    out.assert_status(0);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "installed");
+    assert_eq!(envelope["consentRecorded"], true);
+    assert!(lab.record("acme-spawn").is_some());
+    assert_ran(&lab.run_lane("acme_spawn", &[]).0, false);
+    let removed = lab.gsd(&["remove", "acme-spawn", "--json"]);
+    removed.assert_status(0);
+    assert_eq!(removed.json()["revoked"], true);
+    assert!(lab.record("acme-spawn").is_none());
+    assert!(!lab
+        .env
+        .capabilities_dir(Scope::Project)
+        .join("acme-spawn")
+        .exists());
+}
+
+#[test]
+fn install_refuses_reserved_ids_collisions_and_invalid_manifests() {
+    let lab = Lab::new();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "reserved",
+            Box::new(|m: &mut Value| m["id"] = json!("gsd-evil")),
+        ),
+        (
+            "first-party",
+            Box::new(|m: &mut Value| m["id"] = json!("ollama")),
+        ),
+        (
+            "slug collision",
+            Box::new(|m: &mut Value| m["reviewer"]["slug"] = json!("codex")),
+        ),
+        (
+            "invalid",
+            Box::new(|m: &mut Value| m["reviewer"]["transport"] = json!("grpc")),
+        ),
+        (
+            "handler mismatch",
+            Box::new(|m: &mut Value| m["reviewer"]["handler"] = json!("openai-compatible")),
+        ),
+    ];
+    for (name, edit) in cases {
+        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
+        let out = lab.gsd(&[
+            "install",
+            "--global",
+            "--yes",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_no_panic().assert_status(1);
+        assert_eq!(out.json()["status"], "refused", "{name}: {}", out.stdout);
+    }
+    assert!(
+        !lab.env.capabilities_dir(Scope::Global).exists()
+            || std::fs::read_dir(lab.env.capabilities_dir(Scope::Global))
+                .expect("dir")
+                .count()
+                == 0
+    );
+}
+
+#[test]
+fn first_party_lanes_cannot_be_removed_and_list_shows_pins() {
+    let lab = Lab::new();
+    lab.gsd(&["remove", "ollama"]).assert_status(1);
+    let out = lab.gsd(&["trust", "list", "--json"]);
+    out.assert_status(0);
+    assert_eq!(out.json()["records"], json!([]));
+    assert_eq!(out.json()["pins"], json!([]));
+}
