@@ -18,18 +18,42 @@ pub struct HostEnv {
     pub workstream: Option<String>,
     /// `PATH`.
     pub path: Option<std::ffi::OsString>,
+    /// Environment variables that identify the agent driving a review (self-skip) and the
+    /// GSD project name, when set and non-empty: `ANTIGRAVITY_AGENT`, `CURSOR_SESSION_ID`,
+    /// `CLAUDE_CODE_ENTRYPOINT`, `GSD_PROJECT`.
+    pub agent_markers: AgentMarkers,
+}
+
+/// The agent-identifying environment variables (review-workflow.md §6).
+#[derive(Debug, Clone, Default)]
+pub struct AgentMarkers {
+    /// `ANTIGRAVITY_AGENT`.
+    pub antigravity_agent: Option<String>,
+    /// `CURSOR_SESSION_ID`.
+    pub cursor_session_id: Option<String>,
+    /// `CLAUDE_CODE_ENTRYPOINT`.
+    pub claude_code_entrypoint: Option<String>,
+    /// `GSD_PROJECT`.
+    pub gsd_project: Option<String>,
 }
 
 impl HostEnv {
     /// Reads the process environment.
     pub fn from_process() -> HostEnv {
         let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+        let text = |name: &str| non_empty(name).and_then(|value| value.into_string().ok());
         HostEnv {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             home: non_empty("HOME").map(PathBuf::from),
             gsd_home: non_empty("GSD_HOME").map(PathBuf::from),
             workstream: non_empty("GSD_WORKSTREAM").and_then(|v| v.into_string().ok()),
             path: std::env::var_os("PATH"),
+            agent_markers: AgentMarkers {
+                antigravity_agent: text("ANTIGRAVITY_AGENT"),
+                cursor_session_id: text("CURSOR_SESSION_ID"),
+                claude_code_entrypoint: text("CLAUDE_CODE_ENTRYPOINT"),
+                gsd_project: text("GSD_PROJECT"),
+            },
         }
     }
 

@@ -62,10 +62,6 @@ impl Subject {
     }
 }
 
-fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// Nearest ancestor of `cwd` (inclusive) holding a `.git` entry, else `cwd` (§2).
 fn repo_root(cwd: &Path) -> String {
     cwd.ancestors()
@@ -144,9 +140,9 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     let mut sel = selection::select(source, &request.lanes, &normalized, &lanes, &detected);
     let me = selection::self_identity(
         request.self_slug.as_deref(),
-        env_var("ANTIGRAVITY_AGENT").as_deref(),
-        env_var("CURSOR_SESSION_ID").as_deref(),
-        env_var("CLAUDE_CODE_ENTRYPOINT").as_deref(),
+        context.env.agent_markers.antigravity_agent.as_deref(),
+        context.env.agent_markers.cursor_session_id.as_deref(),
+        context.env.agent_markers.claude_code_entrypoint.as_deref(),
     );
     if sel.errors.is_empty() {
         selection::apply_self_skip(&mut sel, me.as_deref(), &request.lanes);
@@ -369,7 +365,7 @@ fn subject(
         let env = PhaseEnv {
             root: context.project_root.clone(),
             cwd: context.env.cwd.clone(),
-            gsd_project: env_var("GSD_PROJECT"),
+            gsd_project: context.env.agent_markers.gsd_project.clone(),
             workstream: context.env.workstream.clone(),
             project_code: config
                 .get("project_code")

@@ -21,7 +21,7 @@ use crate::plan::{self, PlanInputs, Reason, Refusal};
 use crate::registry::{Lane, Scope};
 
 /// Decides whether an HTTP lane may send to its resolved destination (trust.md §6).
-pub trait EgressCheck {
+pub trait EgressCheck: Send + Sync {
     /// `Ok` to proceed; a refusal (`egress_host_changed`) blocks the lane before any byte leaves.
     ///
     /// # Errors
@@ -80,58 +80,97 @@ pub enum Outcome {
     Completed(Box<Completion>),
 }
 
-/// Runs one lane.
+/// A lane that passed every check that needs no process or connection: trust policy, plan,
+/// handler and egress. Probing and execution come next.
+pub struct Admitted<'h> {
+    /// The resolved plan.
+    pub plan: LanePlan,
+    /// The handler that will drive it (`None`: the generic spawn path).
+    handler: Option<&'h dyn Handler>,
+}
+
+/// Checks a lane without starting anything: third-party policy (trust.md §7.5), plan
+/// resolution, handler lookup and fit, egress re-verification (trust.md §6).
+///
+/// # Errors
+///
+/// The first [`Refusal`], in pipeline order.
+pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
+    crate::trust::policy::check_lane(lane)?;
+    let plan = plan::resolve(
+        &lane.capability_id,
+        lane.body(),
+        setup.config,
+        &setup.inputs,
+    )?;
+    let handler = match setup.handler_override {
+        Some(handler) => Some(check_fit(handler, &plan)?),
+        None => select_handler(&plan)?,
+    };
+    setup.egress.check(&plan)?;
+    Ok(Admitted { plan, handler })
+}
+
+/// Probes an admitted lane (bounded; PATH lookups never spawn); returns what was found.
+///
+/// # Errors
+///
+/// The probe's [`Refusal`].
+pub fn probe_lane(
+    lane: &Lane,
+    admitted: &Admitted<'_>,
+    setup: &RunSetup<'_>,
+) -> Result<String, Refusal> {
+    let effects = effects_for(lane, &admitted.plan, setup);
+    probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)
+}
+
+/// Runs one lane: admit, probe, execute, empty-output policy.
 ///
 /// # Errors
 ///
 /// A [`Failure`] when the review file cannot be written (an I/O error of the command, not a
 /// stub).
 pub fn run_lane(lane: &Lane, setup: &RunSetup<'_>) -> Result<Outcome, Failure> {
-    // Third-party lanes: no repository-relative binary, no unpinned probe (trust.md §7.5, §6.7).
-    if let Err(refusal) = crate::trust::policy::check_lane(lane) {
-        return Ok(Outcome::Unavailable(refusal));
-    }
-    let plan = match plan::resolve(
-        &lane.capability_id,
-        lane.body(),
-        setup.config,
-        &setup.inputs,
-    ) {
-        Ok(plan) => plan,
+    let admitted = match admit(lane, setup) {
+        Ok(admitted) => admitted,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
-    let selected = match setup.handler_override {
-        Some(handler) => check_fit(handler, &plan).map(Some),
-        None => select_handler(&plan),
-    };
-    let handler = match selected {
-        Ok(handler) => handler,
-        Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
-    };
-    if let Err(refusal) = setup.egress.check(&plan) {
-        return Ok(Outcome::Unavailable(refusal));
-    }
-    let effects = effects_for(lane, &plan, setup);
-    let probe = match probe::check(&plan, setup.path_var.as_deref(), &effects) {
+    let probe = match probe_lane(lane, &admitted, setup) {
         Ok(found) => found,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
+    execute(lane, admitted, probe, setup).map(|done| Outcome::Completed(Box::new(done)))
+}
+
+/// Executes an admitted, probed lane under its outer bound and writes its review file.
+///
+/// # Errors
+///
+/// A [`Failure`] when the review file cannot be written.
+pub fn execute(
+    lane: &Lane,
+    admitted: Admitted<'_>,
+    probe: String,
+    setup: &RunSetup<'_>,
+) -> Result<Completion, Failure> {
+    let Admitted { plan, handler } = admitted;
+    let effects = effects_for(lane, &plan, setup);
     let started = Instant::now();
     let request = LaneRequest {
         plan: plan.clone(),
         repo_root: setup.inputs.repo_root.clone(),
     };
-    let completion = match handler {
+    let mut completion = match handler {
         Some(handler) => run_handler(handler, &effects, &request)?,
         None => run_generic_spawn(&effects, &plan)?,
     };
-    let mut completion = completion;
     completion.probe = probe;
     completion.elapsed = started.elapsed();
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
-    Ok(Outcome::Completed(Box::new(completion)))
+    Ok(completion)
 }
 
 /// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
