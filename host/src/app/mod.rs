@@ -101,6 +101,11 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         Command::Plan(args) => plan::run(&context, &args),
         Command::Run(args) => run::run(&context, &args.slug, &args.options),
         Command::Invoke(mut args) => {
+            if args.options.handler_module.is_some() {
+                return Err(Failure::usage(
+                    "invoke never loads --handler-module (debugging only: use `gsd-lane run`)",
+                ));
+            }
             args.options.json = true;
             run::run(&context, &args.slug, &args.options)
         }

@@ -16,8 +16,13 @@ fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
     match given {
         Some(dir) => {
             let dir = cwd.join(dir);
-            std::fs::create_dir_all(&dir)
-                .context(|| format!("creating run dir {}", dir.display()))?;
+            // A run dir gsd-lane creates is private (trust.md §7.5); an existing one is kept.
+            std::os::unix::fs::DirBuilderExt::mode(
+                std::fs::DirBuilder::new().recursive(true),
+                0o700,
+            )
+            .create(&dir)
+            .context(|| format!("creating run dir {}", dir.display()))?;
             Ok(dir)
         }
         None => tempfile::Builder::new()
