@@ -5,5 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p gsd-lane
 cargo bench --locked -p gsd-lane --bench registry | tee target/bench-registry.txt
-python3 bench/whole_process.py target/release/gsd-lane target/bench-registry.txt > BENCHMARKS.md
+cargo bench --locked -p gsd-lane --bench stages | tee target/bench-stages.txt
+{
+  for n in 4 8; do
+    GSD_LANE_BIN=target/release/gsd-lane bash examples/bench-review.sh "$n" 2
+  done
+} | tee target/bench-review.txt
+if [ -f tests/fixtures/handlers/latency.py ]; then
+  python3 tests/fixtures/handlers/latency.py target/release/gsd-lane 20 | tee target/bench-antigravity.txt
+fi
+python3 bench/whole_process.py target/release/gsd-lane target > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

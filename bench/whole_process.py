@@ -17,7 +17,7 @@ import tempfile
 import time
 
 GSD = os.path.abspath(sys.argv[1])
-REGISTRY_BENCH = sys.argv[2] if len(sys.argv) > 2 else None
+RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 
 
 def run_once(argv, env=None, cwd=None, stdin=None):
@@ -124,14 +124,22 @@ def main():
     print("| Lane printing 1 GiB | Wall | Throughput | Peak RSS of gsd-lane | Review file |")
     print("|---|---|---|---|---|")
     print(f"| `run gib` (exit {status}) | {t:.2f} s | {size / t / 2**20:.0f} MiB/s | {rss / 1024:.1f} MiB | {size} bytes |")
-    if REGISTRY_BENCH and os.path.exists(REGISTRY_BENCH):
-        print("\n## In-process: registry load + validation (`cargo bench --bench registry`)\n")
-        print("```")
-        with open(REGISTRY_BENCH) as f:
-            for line in f:
-                if "median" in line:
-                    print(line.rstrip())
-        print("```")
+    sections = [
+        ("bench-registry.txt", "In-process: registry load + validation (`cargo bench --bench registry`)", "median"),
+        ("bench-stages.txt", "In-process: plan, signature, egress check (`cargo bench --bench stages`)", "µs"),
+        ("bench-review.txt", "Review of N lanes each taking S seconds (`examples/bench-review.sh N S`)", "N="),
+        ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
+    ]
+    for name, title, marker in sections:
+        path = os.path.join(RESULTS or "", name)
+        if RESULTS and os.path.exists(path):
+            print(f"\n## {title}\n")
+            print("```")
+            with open(path) as f:
+                for line in f:
+                    if marker in line:
+                        print(line.rstrip())
+            print("```")
     shutil.rmtree(work, ignore_errors=True)
 
 
