@@ -251,3 +251,77 @@ fn daemon_escaping_the_process_group_cannot_hang_the_run() {
         let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
     }
 }
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A complete REVIEWS.md: frontmatter, a lane section and the consensus skeleton.
+fn is_complete_reviews(text: &str) -> bool {
+    text.starts_with("---\n")
+        && text.contains("## Plan Stats Review")
+        && text.contains("## Consensus Summary")
+}
+
+#[test]
+fn reviews_md_survives_sigkill_at_any_point() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let home = root.path().join("home");
+    let lane = home.join(".gsd/capabilities/plan-stats");
+    copy_tree(&examples.join("lanes/plan-stats"), &lane);
+    let project = root.path().join("project");
+    copy_tree(&examples.join("sample-project"), &project);
+    fs::create_dir_all(project.join(".git")).expect("git");
+    let path = format!("{}:/usr/bin:/bin", lane.join("bin").display());
+    let review = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gsd-lane"));
+        command
+            .args(["review", "--phase", "3", "--plan-stats"])
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("GSD_HOME", &home)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    let status = review().status().expect("first review");
+    assert!(status.success(), "first review failed: {status:?}");
+    let reviews = project.join(".planning/phases/03-invoices/03-REVIEWS.md");
+    assert!(is_complete_reviews(
+        &fs::read_to_string(&reviews).expect("REVIEWS.md")
+    ));
+    // Kill later reviews at spread-out points; the file is always a whole REVIEWS.md.
+    for round in 0..24_u64 {
+        let mut child = review().spawn().expect("spawn review");
+        std::thread::sleep(Duration::from_millis((round * 7) % 60));
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = fs::read_to_string(&reviews).expect("REVIEWS.md still there");
+        assert!(
+            is_complete_reviews(&text),
+            "round {round}: torn REVIEWS.md:\n{text}"
+        );
+        let stray: Vec<String> = fs::read_dir(reviews.parent().expect("phase dir"))
+            .expect("phase dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains("REVIEWS") && name != "03-REVIEWS.md")
+            .collect();
+        assert!(
+            stray.len() <= 1,
+            "round {round}: temp files pile up: {stray:?}"
+        );
+    }
+}
