@@ -280,6 +280,12 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
         Content::Review { .. } => {
             review_file::finish_review_file(&review_path, content)
                 .context(|| format!("writing {}", review_path.display()))?;
+            // A lane stopped by its bound or its output cap may have printed half a review:
+            // say so in the review itself, so it never passes for a finished one.
+            if let Some(error) = &report.error {
+                review_file::append_incomplete_notice(&review_path, error.code())
+                    .context(|| format!("writing {}", review_path.display()))?;
+            }
             done.source = Some(match spawn.output_target {
                 OutputTarget::Stdout => "stdout".to_owned(),
                 OutputTarget::File(_) => "output file".to_owned(),

@@ -123,6 +123,25 @@ pub fn finish_review_file(path: &Path, content: Content) -> std::io::Result<()> 
     Ok(())
 }
 
+/// The line appended to a review whose lane was stopped before it finished.
+pub fn incomplete_notice(code: &str) -> String {
+    format!(
+        "\n> [gsd-lane] incomplete review: the lane was stopped ({code}) before it finished; the text above is partial.\n"
+    )
+}
+
+/// Appends [`incomplete_notice`] to a review file.
+///
+/// # Errors
+///
+/// The I/O error.
+pub fn append_incomplete_notice(path: &Path, code: &str) -> std::io::Result<()> {
+    fs::OpenOptions::new()
+        .append(true)
+        .open(path)?
+        .write_all(incomplete_notice(code).as_bytes())
+}
+
 /// Reads the sidecar for a stub (bounded; missing → empty).
 pub fn read_sidecar(path: &Path) -> String {
     let Ok(file) = fs::File::open(path) else {
