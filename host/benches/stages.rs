@@ -42,11 +42,17 @@ fn main() {
             black_box(plan::resolve(&lane.capability_id, lane.body(), &config, &inputs).is_ok());
         }
     });
-    measure("disclosure signature, 12 first-party manifests", 200, || {
-        for lane in &registry.lanes {
-            black_box(gsd_lane::trust::signature::signature_for_manifest(&lane.manifest));
-        }
-    });
+    measure(
+        "disclosure signature, 12 first-party manifests",
+        200,
+        || {
+            for lane in &registry.lanes {
+                black_box(gsd_lane::trust::signature::signature_for_manifest(
+                    &lane.manifest,
+                ));
+            }
+        },
+    );
     let home = tempfile::tempdir().expect("home");
     let env = HostEnv {
         cwd: home.path().to_path_buf(),
@@ -60,7 +66,11 @@ fn main() {
     // The first check pins the host (one store write); later checks compare against the pin.
     let first = Instant::now();
     check.check(&plan).expect("first use is allowed");
-    println!("{:<52} {:>9.1} µs   (one run)", "egress check, first use (writes the pin)", first.elapsed().as_secs_f64() * 1e6);
+    println!(
+        "{:<52} {:>9.1} µs   (one run)",
+        "egress check, first use (writes the pin)",
+        first.elapsed().as_secs_f64() * 1e6
+    );
     measure("egress check per run (pinned host)", 200, || {
         check.check(&plan).expect("pinned host allowed");
     });

@@ -4,10 +4,12 @@
 
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod config;
 #[cfg(feature = "dynamic-handlers")]
 pub mod dynamic;
 pub mod error;
+pub mod fsutil;
 pub mod jsonpos;
 pub mod manifest;
 pub mod output;

@@ -9,14 +9,13 @@
 //! reviews, logs, event streams, the `agy-fast` overlay lane) are files under
 //! `tests/fixtures/handlers/`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{self, Scope, TestEnv};
+use crate::util::{self, read_text as read, Scope, TestEnv};
 
 /// The prompt every lane is given (`<run dir>/gsd-review-prompt.md`).
 const PROMPT: &str = "Please review PLAN-1.\n";
@@ -136,16 +135,7 @@ impl Lab {
 
     /// `gsd-lane <args>` in the project, PATH = fixture bin + system dirs.
     fn gsd_command(&self, args: &[&str]) -> Command {
-        let path = format!("{}:/usr/bin:/bin", util::fixture("bin").display());
-        let mut command = Command::new(util::bin());
-        command
-            .env_clear()
-            .env("PATH", path)
-            .env("HOME", &self.env.home)
-            .env("GSD_HOME", &self.env.gsd_home)
-            .current_dir(&self.env.project)
-            .args(args);
-        command
+        util::gsd_command(&self.env, &util::fixture_path(), &self.env.project, args)
     }
 
     /// `gsd-lane run <slug> --run-dir <run_dir> --repo-root <project> <extra>`.
@@ -232,55 +222,10 @@ fn fixture_text(rel: &str) -> String {
     read(&util::fixture("handlers").join(rel))
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
-}
-
-/// Runs `command` with piped output, killed (and the test failed) after `timeout`.
-fn run_bounded(mut command: Command, timeout: Duration) -> Ran {
-    let description = format!("{command:?}");
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
-    let mut stdout_pipe = child.stdout.take().expect("stdout piped");
-    let mut stderr_pipe = child.stderr.take().expect("stderr piped");
-    let stdout_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let stderr_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let status = loop {
-        match child.try_wait().expect("waiting for gsd-lane") {
-            Some(status) => break status,
-            None if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{description} did not finish within {timeout:?} (hang)");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
-    let elapsed = started.elapsed();
-    let stdout = stdout_reader.join().expect("stdout reader");
-    let stderr = stderr_reader.join().expect("stderr reader");
-    Ran {
-        out: util::Outcome {
-            description,
-            code: status.code(),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        },
-        elapsed,
-    }
+/// Runs `command`, killed (and the test failed) after `timeout`.
+fn run_bounded(command: Command, timeout: Duration) -> Ran {
+    let (out, elapsed) = util::run_bounded(command, timeout);
+    Ran { out, elapsed }
 }
 
 /// True when `pid` no longer runs (gone, or a zombie nobody reaped).

@@ -5,7 +5,7 @@
 //! directory plus `/usr/bin:/bin`, `HOME` and `GSD_HOME` point into a private temp dir.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -16,6 +16,8 @@ const REPO: &str = "/repo";
 /// stdin "P" of §15.
 const PROMPT: &str = "/run/gsd-review-prompt.md";
 const HOSTILE: &str = "; rm -rf /; $(whoami)";
+/// Bound on one gsd-lane command (a hang fails the test instead of blocking the suite).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The §4.5 wire text (one argv element; `—` is U+2014).
 fn file_ref(prompt_path: &str, repo_root: &str) -> String {
@@ -29,26 +31,8 @@ fn file_ref(prompt_path: &str, repo_root: &str) -> String {
 
 /// `gsd-lane <args>` in `env`'s project with the controlled environment.
 fn gsd(env: &TestEnv, args: &[&str]) -> util::Outcome {
-    let path = format!("{}:/usr/bin:/bin", util::fixture("bin").display());
-    let mut command = Command::new(util::bin());
-    command
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", &env.home)
-        .env("GSD_HOME", &env.gsd_home)
-        .current_dir(&env.project)
-        .args(args)
-        .stdin(Stdio::null());
-    let description = format!("{command:?}");
-    let output = command
-        .output()
-        .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
-    util::Outcome {
-        description,
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    let command = util::gsd_command(env, &util::fixture_path(), &env.project, args);
+    util::run_bounded(command, COMMAND_TIMEOUT).0
 }
 
 /// A project whose `.planning/config.json` holds `config` (`None`: no config file at all).

@@ -7,7 +7,6 @@
 //! the tests judge "did it start" and "did they overlap" from the lanes' own timestamps, never
 //! from wall-clock thresholds.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -189,36 +188,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn finish(mut child: Child, description: &str) -> Outcome {
-    let mut stdout_pipe = child.stdout.take().expect("stdout");
-    let mut stderr_pipe = child.stderr.take().expect("stderr");
-    let out = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let err = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let deadline = Instant::now() + COMMAND_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{description} did not finish within {COMMAND_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Outcome {
-        description: description.to_owned(),
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&out.join().expect("stdout")).into_owned(),
-        stderr: String::from_utf8_lossy(&err.join().expect("stderr")).into_owned(),
-    }
+/// Waits for `child` (stdout and stderr piped) at most `COMMAND_TIMEOUT`.
+fn finish(child: Child, description: &str) -> Outcome {
+    util::finish_bounded(child, description.to_owned(), COMMAND_TIMEOUT)
 }
 
 fn selection_line(out: &Outcome) -> String {

@@ -1,24 +1,22 @@
 //! `gsd-lane run <slug>` / `invoke --slug` (invocation.md §5-§10, §12-§14) end to end: fake
 //! reviewer CLIs (`tests/fixtures/bin/`, POSIX sh) and a loopback OpenAI-compatible server
-//! (a real `TcpListener` on 127.0.0.1, served by a thread in this file).
+//! (a real `TcpListener` on 127.0.0.1, `crate::http_server`).
 //!
 //! Every command runs the real binary with a cleared environment: `PATH` is the fixture bin
 //! directory plus `/usr/bin:/bin`, `HOME` and `GSD_HOME` point into a private temp dir. Lanes are
 //! installed as global overlays (`$GSD_HOME/.gsd/capabilities/<id>/`) from
 //! `tests/fixtures/run/<shape>/<id>/capability.json`. No address but 127.0.0.1 is contacted.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{self, Scope, TestEnv};
+use crate::http_server::{json_reply, json_text_reply, Reply, Server};
+use crate::util::{self, files_under, read_text as read, Scope, TestEnv};
 
 /// The prompt every lane is given (`<run dir>/gsd-review-prompt.md`).
 const PROMPT: &str = "Please review PLAN-1.\n";
@@ -113,15 +111,7 @@ impl Lab {
 
     /// `gsd-lane <args>` in the project directory.
     fn gsd(&self, args: &[&str], timeout: Duration) -> Ran {
-        let path = format!("{}:/usr/bin:/bin", util::fixture("bin").display());
-        let mut command = Command::new(util::bin());
-        command
-            .env_clear()
-            .env("PATH", path)
-            .env("HOME", &self.env.home)
-            .env("GSD_HOME", &self.env.gsd_home)
-            .current_dir(&self.env.project)
-            .args(args);
+        let command = util::gsd_command(&self.env, &util::fixture_path(), &self.env.project, args);
         run_bounded(command, timeout)
     }
 
@@ -163,55 +153,10 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
     stubbed
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
-}
-
-/// Runs `command` with piped output, killed (and the test failed) after `timeout`.
-fn run_bounded(mut command: Command, timeout: Duration) -> Ran {
-    let description = format!("{command:?}");
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
-    let mut stdout_pipe = child.stdout.take().expect("stdout piped");
-    let mut stderr_pipe = child.stderr.take().expect("stderr piped");
-    let stdout_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let stderr_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let status = loop {
-        match child.try_wait().expect("waiting for gsd-lane") {
-            Some(status) => break status,
-            None if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{description} did not finish within {timeout:?} (hang)");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
-    let elapsed = started.elapsed();
-    let stdout = stdout_reader.join().expect("stdout reader");
-    let stderr = stderr_reader.join().expect("stderr reader");
-    Ran {
-        out: util::Outcome {
-            description,
-            code: status.code(),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        },
-        elapsed,
-    }
+/// Runs `command`, killed (and the test failed) after `timeout`.
+fn run_bounded(command: Command, timeout: Duration) -> Ran {
+    let (out, elapsed) = util::run_bounded(command, timeout);
+    Ran { out, elapsed }
 }
 
 /// The generic stub of §10.
@@ -229,27 +174,6 @@ fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
 
 fn stub_marker(slug: &str) -> String {
     format!("{slug} review failed or returned empty output. stderr:\n")
-}
-
-/// Every regular file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => stack.push(path),
-                Ok(kind) if kind.is_file() => found.push(path),
-                _ => {}
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 fn file_names(dir: &Path) -> Vec<String> {
@@ -285,178 +209,6 @@ fn process_is_dead(pid: u32) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Loopback OpenAI-compatible server
 // ---------------------------------------------------------------------------------------------
-
-/// What the server does for a route.
-#[derive(Clone)]
-enum Reply {
-    /// Answer with this status, extra headers and body.
-    Respond {
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    },
-    /// Read the request, then never answer (the connection stays open for a while).
-    Stall,
-}
-
-fn json_reply(status: u16, body: &Value) -> Reply {
-    Reply::Respond {
-        status,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: body.to_string().into_bytes(),
-    }
-}
-
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A canned-response HTTP/1.1 server on 127.0.0.1:<ephemeral>, one thread per connection.
-struct Server {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    connections: Arc<AtomicUsize>,
-}
-
-impl Server {
-    /// Routes are `(method, path)`; anything else gets 404.
-    fn start(routes: &[(&str, &str, Reply)]) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local addr");
-        let routes: Arc<HashMap<(String, String), Reply>> = Arc::new(
-            routes
-                .iter()
-                .map(|(m, p, r)| (((*m).to_owned(), (*p).to_owned()), r.clone()))
-                .collect(),
-        );
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let connections = Arc::new(AtomicUsize::new(0));
-        let (seen_t, conns_t) = (Arc::clone(&seen), Arc::clone(&connections));
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                conns_t.fetch_add(1, Ordering::SeqCst);
-                let (routes, seen) = (Arc::clone(&routes), Arc::clone(&seen_t));
-                std::thread::spawn(move || serve(stream, &routes, &seen));
-            }
-        });
-        Server {
-            addr,
-            seen,
-            connections,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.addr.port())
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().expect("seen lock").clone()
-    }
-
-    fn requests(&self) -> Vec<(String, String)> {
-        self.seen()
-            .into_iter()
-            .map(|s| (s.method, s.path))
-            .collect()
-    }
-
-    fn posts(&self) -> Vec<Seen> {
-        self.seen()
-            .into_iter()
-            .filter(|s| s.method == "POST")
-            .collect()
-    }
-}
-
-fn serve(stream: TcpStream, routes: &HashMap<(String, String), Reply>, seen: &Mutex<Vec<Seen>>) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let target = parts.next().unwrap_or("").to_owned();
-    let path = target.split('?').next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return;
-        }
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            headers.push((name.trim().to_owned(), value.trim().to_owned()));
-        }
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    seen.lock().expect("seen lock").push(Seen {
-        method: method.clone(),
-        path: path.clone(),
-        headers,
-        body,
-    });
-    let reply = routes
-        .get(&(method, path))
-        .cloned()
-        .unwrap_or_else(|| json_reply(404, &json!({"error": "no such route"})));
-    let mut stream = stream;
-    match reply {
-        Reply::Stall => std::thread::sleep(Duration::from_secs(20)),
-        Reply::Respond {
-            status,
-            headers,
-            body,
-        } => {
-            let mut head = format!(
-                "HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n",
-                body.len()
-            );
-            for (name, value) in headers {
-                head.push_str(&format!("{name}: {value}\r\n"));
-            }
-            head.push_str("\r\n");
-            let _ = stream
-                .write_all(head.as_bytes())
-                .and_then(|()| stream.write_all(&body))
-                .and_then(|()| stream.flush());
-            let _ = stream.shutdown(std::net::Shutdown::Write);
-            // Drain until the client closes so the close is orderly.
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        }
-    }
-}
 
 /// `GET /v1/models` answering `data[].id` = `ids`.
 fn models(ids: &[&str]) -> (&'static str, &'static str, Reply) {
@@ -959,11 +711,7 @@ fn http_probe_key_different_from_invoke_key_is_malformed_lane() {
     lab.install("http-probe-key-mismatch", "acme-review");
     lab.config(&json!({"review": {"acme_host": server.url(), "acme_probe_host": server.url()}}));
     assert_unavailable(&lab, HTTP_SLUG, "malformed_lane", HTTP_SLUG);
-    assert_eq!(
-        server.connections.load(Ordering::SeqCst),
-        0,
-        "the server was contacted"
-    );
+    assert_eq!(server.connections(), 0, "the server was contacted");
 }
 
 #[test]
@@ -1106,25 +854,27 @@ fn http_served_model_mismatch_warns_and_keeps_the_review() {
     );
 }
 
-#[test]
-fn http_500_with_json_body_is_a_stub_with_the_raw_body() {
-    let body = json!({"error": {"message": "model exploded", "type": "server_error"}}).to_string();
+/// Runs the HTTP lane (model `served-a`) against a server whose chat completion answers
+/// `status` with the JSON `body`; asserts the lane completed as a stub and returns its review.
+fn stubbed_chat_error(status: u16, body: &str) -> String {
     let server = Server::start(&[
         models(&["served-a"]),
         (
             "POST",
             "/v1/chat/completions",
-            Reply::Respond {
-                status: 500,
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                body: body.clone().into_bytes(),
-            },
+            json_text_reply(status, body.to_owned()),
         ),
     ]);
     let lab = http_lab(&server.url(), Some("served-a"), |_| {});
     let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(stubbed);
-    let review = lab.review(HTTP_SLUG);
+    lab.review(HTTP_SLUG)
+}
+
+#[test]
+fn http_500_with_json_body_is_a_stub_with_the_raw_body() {
+    let body = json!({"error": {"message": "model exploded", "type": "server_error"}}).to_string();
+    let review = stubbed_chat_error(500, &body);
     assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
     assert!(review.contains("\nRaw response body:\n"), "{review:?}");
     assert!(review.contains(&body), "{review:?}");
@@ -1137,23 +887,8 @@ fn http_error_stub_is_exactly_the_section_10_example() {
     // {"error":"model not found"}\n` for a server that answered 404 with that body; §9 step 4
     // keeps "the body text" (verbatim) for a body that parses, whatever the status.
     let body = r#"{"error":"model not found"}"#;
-    let server = Server::start(&[
-        models(&["served-a"]),
-        (
-            "POST",
-            "/v1/chat/completions",
-            Reply::Respond {
-                status: 404,
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                body: body.as_bytes().to_vec(),
-            },
-        ),
-    ]);
-    let lab = http_lab(&server.url(), Some("served-a"), |_| {});
-    let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
-    assert!(stubbed);
     assert_eq!(
-        lab.review(HTTP_SLUG),
+        stubbed_chat_error(404, body),
         format!(
             "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\n{body}\n"
         )

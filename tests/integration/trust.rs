@@ -7,17 +7,13 @@
 //! counts, not on prose. No address other than 127.0.0.1 is ever contacted: cases about other
 //! hosts (`127.0.0.2`, `evil.example`) assert that the lane is refused before any connection.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::http_server::{json_text_reply, redirect_reply, Reply, Seen, Server as Listener};
 use crate::util::{self, Outcome, Scope, TestEnv};
 
 const PROMPT: &str = "Please review PLAN-1.\n";
@@ -64,18 +60,11 @@ impl Lab {
 
     /// `gsd-lane <args>` in `dir` with extra environment variables.
     fn gsd_full(&self, dir: &Path, args: &[&str], extra: &[(&str, &str)]) -> Outcome {
-        let mut command = Command::new(util::bin());
-        command
-            .env_clear()
-            .env("PATH", self.path_var())
-            .env("HOME", &self.env.home)
-            .env("GSD_HOME", &self.env.gsd_home)
-            .current_dir(dir)
-            .args(args);
+        let mut command = util::gsd_command(&self.env, &self.path_var(), dir, args);
         for (name, value) in extra {
             command.env(name, value);
         }
-        run_bounded(command)
+        util::run_bounded(command, TIMEOUT).0
     }
 
     fn gsd(&self, args: &[&str]) -> Outcome {
@@ -202,6 +191,21 @@ impl Lab {
         .expect("write store");
     }
 
+    /// `install --project-scope --json <source>` without `--yes`: expects exit 1 and an
+    /// `aborted` envelope (consent needed), which it returns.
+    fn install_without_consent(&self, source: &Path) -> Value {
+        let out = self.gsd(&[
+            "install",
+            "--project-scope",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_status(1);
+        let envelope = out.json();
+        assert_eq!(envelope["status"], "aborted");
+        envelope
+    }
+
     /// `trust approve <id> --yes --json`, expecting approval.
     fn approve(&self, id: &str) -> Value {
         let out = self.gsd(&["trust", "approve", id, "--yes", "--json"]);
@@ -209,46 +213,6 @@ impl Lab {
         let result = out.json();
         assert_eq!(result["status"], "approved", "{result}");
         result
-    }
-}
-
-fn run_bounded(mut command: Command) -> Outcome {
-    let description = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn gsd-lane");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        match child.try_wait().expect("wait") {
-            Some(status) => break status,
-            None if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{description} hung");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
-    Outcome {
-        description,
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&out_reader.join().expect("stdout")).into_owned(),
-        stderr: String::from_utf8_lossy(&err_reader.join().expect("stderr")).into_owned(),
     }
 }
 
@@ -266,187 +230,33 @@ fn assert_ran(result: &Value, stubbed: bool) {
 // Loopback listeners that count connections
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone)]
-enum Reply {
-    Json(u16, String),
-    Redirect(u16, String),
-    Big(usize),
-}
-
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    target: String,
-    headers: Vec<(String, String)>,
-}
-
-struct Listener {
-    addr: SocketAddr,
-    connections: Arc<AtomicUsize>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
+/// Trust-case servers (an inherent impl of the shared server, private to this module).
 impl Listener {
-    /// A server answering `routes` (`(method, path)`); anything else is 404.
-    fn start(routes: Vec<(&str, &str, Reply)>) -> Listener {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("addr");
-        let routes: Arc<HashMap<(String, String), Reply>> = Arc::new(
-            routes
-                .into_iter()
-                .map(|(m, p, r)| ((m.to_owned(), p.to_owned()), r))
-                .collect(),
-        );
-        let connections = Arc::new(AtomicUsize::new(0));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let (count, log) = (Arc::clone(&connections), Arc::clone(&seen));
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                let (routes, log) = (Arc::clone(&routes), Arc::clone(&log));
-                std::thread::spawn(move || serve(stream, &routes, &log));
-            }
-        });
-        Listener {
-            addr,
-            connections,
-            seen,
-        }
-    }
-
     /// A listener that only counts (every request gets 404).
     fn counting() -> Listener {
-        Listener::start(Vec::new())
+        Listener::start(&[])
     }
 
     /// An OpenAI-compatible server answering the probe, discovery and chat.
     fn openai() -> Listener {
-        Listener::start(vec![
+        Listener::start(&[
             (
                 "GET",
                 "/v1/models",
-                Reply::Json(200, json!({"data": [{"id": "acme-7b"}]}).to_string()),
+                json_text_reply(200, json!({"data": [{"id": "acme-7b"}]}).to_string()),
             ),
             (
                 "POST",
                 "/v1/chat/completions",
-                Reply::Json(200, completion("looks fine")),
+                json_text_reply(200, completion("looks fine")),
             ),
         ])
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.addr.port())
-    }
-
-    fn port(&self) -> u16 {
-        self.addr.port()
-    }
-
-    fn connections(&self) -> usize {
-        // Give a connection that is on its way a moment to be counted.
-        std::thread::sleep(Duration::from_millis(20));
-        self.connections.load(Ordering::SeqCst)
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().expect("seen").clone()
-    }
-
-    fn posts(&self) -> usize {
-        self.seen().iter().filter(|s| s.method == "POST").count()
     }
 }
 
 fn completion(text: &str) -> String {
     json!({"model": "acme-7b", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
         .to_string()
-}
-
-fn serve(stream: TcpStream, routes: &HashMap<(String, String), Reply>, seen: &Mutex<Vec<Seen>>) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Ok(read_half) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(read_half);
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let target = parts.next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return;
-        }
-        let header = header.trim_end().to_owned();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            headers.push((name.trim().to_owned(), value.trim().to_owned()));
-        }
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let path = target.split('?').next().unwrap_or("").to_owned();
-    seen.lock().expect("seen").push(Seen {
-        method: method.clone(),
-        target,
-        headers,
-    });
-    let reply = routes
-        .get(&(method, path))
-        .cloned()
-        .unwrap_or_else(|| Reply::Json(404, "{\"error\":\"no route\"}".into()));
-    let mut stream = stream;
-    let (status, extra, body): (u16, String, Vec<u8>) = match reply {
-        Reply::Json(status, body) => (
-            status,
-            "Content-Type: application/json\r\n".into(),
-            body.into_bytes(),
-        ),
-        Reply::Redirect(status, location) => {
-            (status, format!("Location: {location}\r\n"), Vec::new())
-        }
-        Reply::Big(size) => {
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let chunk = vec![b'a'; 64 * 1024];
-            let mut left = size;
-            while left > 0 {
-                let n = left.min(chunk.len());
-                if stream.write_all(&chunk[..n]).is_err() {
-                    return;
-                }
-                left -= n;
-            }
-            return;
-        }
-    };
-    let head = format!(
-        "HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(&body));
-    let _ = stream.flush();
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    let _ = std::io::copy(&mut reader, &mut std::io::sink());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -687,15 +497,7 @@ fn c14_update_without_consent_keeps_the_old_host_and_the_run_blocks() {
     let lab = approved_http_lane(&a.url());
     lab.config(&json!({"review": {"acme_host": b.url()}}));
     let source = lab.source("http-lane", "acme-reviewer", |_| {});
-    let out = lab.gsd(&[
-        "install",
-        "--project-scope",
-        "--json",
-        source.to_str().expect("utf8"),
-    ]);
-    out.assert_status(1);
-    let envelope = out.json();
-    assert_eq!(envelope["status"], "aborted");
+    let envelope = lab.install_without_consent(&source);
     assert_eq!(envelope["changes"]["hostChanged"], true);
     assert_eq!(envelope["changes"]["executableSetChanged"], false);
     assert_eq!(
@@ -717,15 +519,7 @@ fn c15_default_host_only_update_needs_consent() {
     let source = lab.source("http-lane", "acme-reviewer", |m| {
         m["reviewer"]["invoke"]["defaultHost"] = json!("https://evil.example");
     });
-    let out = lab.gsd(&[
-        "install",
-        "--project-scope",
-        "--json",
-        source.to_str().expect("utf8"),
-    ]);
-    out.assert_status(1);
-    let envelope = out.json();
-    assert_eq!(envelope["status"], "aborted");
+    let envelope = lab.install_without_consent(&source);
     assert_eq!(
         envelope["changes"]["executableSetChanged"], false,
         "[REF] signature unchanged"
@@ -735,7 +529,7 @@ fn c15_default_host_only_update_needs_consent() {
     let (result, _) = lab.run_lane("acme", &[]);
     assert_ran(&result, false);
     assert_eq!(
-        old.posts(),
+        old.post_count(),
         1,
         "the approved destination still gets the review"
     );
@@ -749,7 +543,7 @@ fn c15_default_host_only_update_needs_consent() {
     .expect("copy");
     let (result, _) = lab.run_lane("acme", &[]);
     assert_reason(&result, "malformed_lane");
-    assert_eq!(old.posts(), 1);
+    assert_eq!(old.post_count(), 1);
 }
 
 #[test]
@@ -767,7 +561,7 @@ fn c16_literal_null_resolves_the_same_at_consent_and_run() {
     );
     let (result, _) = lab.run_lane("acme", &[]);
     assert_ran(&result, false);
-    assert_eq!(server.posts(), 1);
+    assert_eq!(server.post_count(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -916,7 +710,7 @@ fn e08_first_party_lane_without_record_runs() {
     let lab = ollama_lab(None, &server.url());
     let (result, _) = lab.run_lane("ollama", &[]);
     assert_ran(&result, false);
-    assert_eq!(server.posts(), 1);
+    assert_eq!(server.post_count(), 1);
 }
 
 #[test]
@@ -928,7 +722,7 @@ fn e09_records_without_a_host_allow() {
         let (result, _) = lab.run_lane("ollama", &[]);
         assert_ran(&result, false);
     }
-    assert_eq!(server.posts(), 2);
+    assert_eq!(server.post_count(), 2);
 }
 
 #[test]
@@ -996,7 +790,7 @@ fn e13_each_lane_is_checked_against_its_own_record() {
     assert_ran(&result, false);
     let (result, _) = lab.run_lane("acme", &[]);
     assert_ran(&result, false);
-    assert_eq!((a.posts(), b.posts()), (1, 1));
+    assert_eq!((a.post_count(), b.post_count()), (1, 1));
 }
 
 #[test]
@@ -1045,16 +839,16 @@ fn e15_probe_key_must_be_the_invoke_key() {
 /// A verified host answering the chat POST with a redirect to a second listener.
 fn redirect_case(status: u16) {
     let elsewhere = Listener::counting();
-    let verified = Listener::start(vec![
+    let verified = Listener::start(&[
         (
             "GET",
             "/v1/models",
-            Reply::Json(200, "{\"data\":[]}".into()),
+            json_text_reply(200, "{\"data\":[]}".into()),
         ),
         (
             "POST",
             "/v1/chat/completions",
-            Reply::Redirect(status, format!("{}/steal", elsewhere.url())),
+            redirect_reply(status, format!("{}/steal", elsewhere.url())),
         ),
     ]);
     let lab = Lab::new();
@@ -1065,7 +859,7 @@ fn redirect_case(status: u16) {
     let stub = std::fs::read_to_string(lab.review_path("acme")).expect("stub");
     assert!(stub.contains(&status.to_string()), "{stub}");
     assert_eq!(elsewhere.connections(), 0, "the redirect was followed");
-    assert_eq!(verified.posts(), 1);
+    assert_eq!(verified.post_count(), 1);
 }
 
 #[test]
@@ -1101,7 +895,7 @@ fn e18_environment_proxies_are_ignored() {
     let (result, _) = lab.run_lane_env("acme", &[], &env);
     assert_ran(&result, false);
     assert_eq!(proxy.connections(), 0);
-    assert_eq!(server.posts(), 1);
+    assert_eq!(server.post_count(), 1);
 }
 
 #[test]
@@ -1122,11 +916,11 @@ fn e19_non_http_destinations_are_malformed() {
 
 #[test]
 fn e20_oversized_body_is_a_bounded_failure() {
-    let server = Listener::start(vec![
+    let server = Listener::start(&[
         (
             "GET",
             "/v1/models",
-            Reply::Json(200, "{\"data\":[]}".into()),
+            json_text_reply(200, "{\"data\":[]}".into()),
         ),
         ("POST", "/v1/chat/completions", Reply::Big(17 * 1024 * 1024)),
     ]);
@@ -1764,7 +1558,7 @@ fn w11_unrecorded_http_lanes_are_pinned_on_first_use() {
     assert_eq!(rebound["old"]["host"], first.url());
     assert_eq!(rebound["new"]["host"], moved.url());
     assert_ran(&lab.run_lane("acme", &[]).0, false);
-    assert_eq!(moved.posts(), 1);
+    assert_eq!(moved.post_count(), 1);
 
     let legacy = ollama_lab(None, &first.url());
     legacy.plant_record("ollama", None, "sha512-x");
@@ -1806,15 +1600,7 @@ fn w16_argv_shaping_fields_are_bound() {
     let source = lab.source("spawn-lane", "acme-spawn", |m| {
         m["reviewer"]["invoke"]["modelArg"] = json!("-c")
     });
-    let out = lab.gsd(&[
-        "install",
-        "--project-scope",
-        "--json",
-        source.to_str().expect("utf8"),
-    ]);
-    out.assert_status(1);
-    let envelope = out.json();
-    assert_eq!(envelope["status"], "aborted");
+    let envelope = lab.install_without_consent(&source);
     assert_eq!(envelope["changes"]["executableSetChanged"], false);
     assert_eq!(envelope["changes"]["bindingChanged"], true);
     assert_eq!(
@@ -1848,15 +1634,8 @@ fn w19_only_http_and_https_with_a_bounded_body() {
 fn install_project_scope_records_consent_and_remove_revokes_it() {
     let lab = Lab::new();
     let source = lab.source("spawn-lane", "acme-spawn", |_| {});
-    let refused = lab.gsd(&[
-        "install",
-        "--project-scope",
-        "--json",
-        source.to_str().expect("utf8"),
-    ]);
-    refused.assert_status(1);
-    assert_eq!(refused.json()["status"], "aborted");
-    assert_eq!(refused.json()["requiresConsent"], true);
+    let refused = lab.install_without_consent(&source);
+    assert_eq!(refused["requiresConsent"], true);
     assert!(!lab
         .env
         .capabilities_dir(Scope::Project)

@@ -6,7 +6,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -192,48 +192,116 @@ impl Cmd {
     }
 
     /// Runs to completion (killed after a timeout) and captures everything.
-    pub fn run(mut self) -> Outcome {
-        let description = format!("{:?}", self.command);
-        let mut child = self
-            .command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
-        let mut stdout_pipe = child.stdout.take().expect("stdout piped");
-        let mut stderr_pipe = child.stderr.take().expect("stderr piped");
-        let stdout_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stdout_pipe.read_to_end(&mut buf);
-            buf
-        });
-        let stderr_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stderr_pipe.read_to_end(&mut buf);
-            buf
-        });
-        let deadline = Instant::now() + COMMAND_TIMEOUT;
-        let status = loop {
-            match child.try_wait().expect("waiting for gsd-lane") {
-                Some(status) => break status,
-                None if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!("{description} did not finish within {COMMAND_TIMEOUT:?} (hang)");
-                }
-                None => std::thread::sleep(Duration::from_millis(5)),
+    pub fn run(self) -> Outcome {
+        run_bounded(self.command, COMMAND_TIMEOUT).0
+    }
+}
+
+/// The `PATH` of commands that use the fake CLIs: `tests/fixtures/bin` then `/usr/bin:/bin`.
+pub fn fixture_path() -> String {
+    format!("{}:/usr/bin:/bin", fixture("bin").display())
+}
+
+/// `gsd-lane <args>` with a cleared environment: `PATH` = `path`, `HOME` and `GSD_HOME` of
+/// `env`, working directory `dir`. Not started; run it with [`run_bounded`].
+pub fn gsd_command(env: &TestEnv, path: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(bin());
+    command
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &env.home)
+        .env("GSD_HOME", &env.gsd_home)
+        .current_dir(dir)
+        .args(args);
+    command
+}
+
+/// Runs `command` (stdin closed, stdout and stderr captured) to completion; fails the test
+/// when it has not finished within `timeout` (a hang), after killing it. Returns what it
+/// produced and how long it took.
+pub fn run_bounded(command: Command, timeout: Duration) -> (Outcome, Duration) {
+    let description = format!("{command:?}");
+    run_bounded_as(command, description, timeout)
+}
+
+/// [`run_bounded`], naming the command `description` in the outcome and in failures.
+pub fn run_bounded_as(
+    mut command: Command,
+    description: String,
+    timeout: Duration,
+) -> (Outcome, Duration) {
+    let started = Instant::now();
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning {description}: {err}"));
+    let out = finish_bounded(child, description, timeout);
+    (out, started.elapsed())
+}
+
+/// Waits at most `timeout` for an already started `child` (stdout and stderr piped), reading
+/// both pipes meanwhile; kills it and fails the test when it has not finished by then.
+pub fn finish_bounded(mut child: Child, description: String, timeout: Duration) -> Outcome {
+    let deadline = Instant::now() + timeout;
+    let mut stdout_pipe = child.stdout.take().expect("stdout piped");
+    let mut stderr_pipe = child.stderr.take().expect("stderr piped");
+    let stdout_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let stderr_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let status = loop {
+        match child.try_wait().expect("waiting for gsd-lane") {
+            Some(status) => break status,
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{description} did not finish within {timeout:?} (hang)");
             }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let stdout = stdout_reader.join().expect("stdout reader");
+    let stderr = stderr_reader.join().expect("stderr reader");
+    Outcome {
+        description,
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// Reads a text file, failing the test with the path on error.
+pub fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
+}
+
+/// Every regular file under `dir`, recursively, sorted (nothing when `dir` is unreadable).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
         };
-        let stdout = stdout_reader.join().expect("stdout reader");
-        let stderr = stderr_reader.join().expect("stderr reader");
-        Outcome {
-            description,
-            code: status.code(),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                Ok(kind) if kind.is_file() => found.push(path),
+                _ => {}
+            }
         }
     }
+    found.sort();
+    found
 }
 
 /// What a finished command produced.

@@ -11,27 +11,10 @@ use crate::registry::{self, ValidationReport};
 
 /// Every overlay manifest on disk (global, then project), for `validate` without paths.
 fn discovered_overlays(context: &Context) -> Vec<PathBuf> {
-    let dirs = [
-        context.env.global_capabilities(),
-        Some(crate::project::project_capabilities(&context.project_root)),
-    ];
-    let mut found = Vec::new();
-    for dir in dirs.into_iter().flatten() {
-        let Ok(listing) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut folders: Vec<PathBuf> = listing
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        folders.sort();
-        found.extend(
-            folders
-                .into_iter()
-                .map(|folder| folder.join("capability.json")),
-        );
-    }
+    let mut found = registry::installed_manifests(
+        context.env.global_capabilities().as_deref(),
+        &context.project_root,
+    );
     found.dedup();
     found
 }

@@ -18,7 +18,7 @@ use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic};
 
 pub use first_party::display_path as first_party_path;
-pub use overlay::ConsentGate;
+pub use overlay::{installed_manifests, ConsentGate};
 pub use validate_set::{validate_files, ValidationReport};
 
 /// Where a capability came from.

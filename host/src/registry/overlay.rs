@@ -94,6 +94,20 @@ fn same_directory(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The `capability.json` path of every installed overlay folder: the global capabilities
+/// directory `global` first, then `<project_root>/.gsd/capabilities`, each in ascending byte
+/// order of folder name (the order the loader reads them in). Unreadable directories are
+/// skipped; nothing is filtered out, dot-folders included.
+pub fn installed_manifests(global: Option<&Path>, project_root: &Path) -> Vec<PathBuf> {
+    let project = crate::project::project_capabilities(project_root);
+    global
+        .into_iter()
+        .chain([project.as_path()])
+        .flat_map(candidates)
+        .map(|(_, folder)| folder.join("capability.json"))
+        .collect()
+}
+
 /// Immediate sub-directories, in ascending byte order of their names.
 fn candidates(dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(listing) = fs::read_dir(dir) else {

@@ -1,8 +1,6 @@
 //! `REVIEWS.md` (review-workflow.md §11): frontmatter, notes, one section per identity in run
 //! order, the diff-only caveat, and the Consensus Summary skeleton. Pure: text in, text out.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use super::budget::Metadata;
 
 /// The diff-only caveat line (§11.3).
@@ -256,41 +254,14 @@ pub fn render(doc: &Doc) -> String {
     out
 }
 
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SS.sssZ`.
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SS.sssZ` (see [`crate::clock::iso_now`]).
 pub fn utc_now() -> String {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format_utc(since.as_millis())
-}
-
-/// Formats milliseconds since the epoch (civil-from-days, proleptic Gregorian).
-pub fn format_utc(millis: u128) -> String {
-    let ms = millis % 1000;
-    let secs = millis / 1000;
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+    crate::clock::iso_now()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_format() {
-        assert_eq!(format_utc(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_utc(1_785_333_785_120), "2026-07-29T14:03:05.120Z");
-    }
 
     #[test]
     fn blind_tells() {

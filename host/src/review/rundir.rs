@@ -94,33 +94,16 @@ pub fn write_private(path: &Path, bytes: &[u8], append: bool) -> Result<(), Fail
         .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
 }
 
-/// Writes `path` atomically: a temporary file in the same directory, then a rename, so a crash
-/// never leaves a half-written file nor destroys the previous one. The result is 0644.
+/// Writes `path` atomically and durably with [`crate::fsutil::replace_file`]: a temporary file
+/// in the same directory, then a rename, so a crash never leaves a half-written file nor
+/// destroys the previous one. The result is 0644.
 ///
 /// # Errors
 ///
 /// I/O errors, naming the file.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
-    let fail =
-        |err: &dyn std::fmt::Display| Failure::new(format!("writing {}: {err}", path.display()));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".gsd-reviews-")
-        .tempfile_in(dir)
-        .map_err(|e| fail(&e))?;
-    temp.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
-    temp.as_file().sync_all().map_err(|e| fail(&e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| fail(&e))?;
-    }
-    temp.persist(path).map_err(|e| fail(&e.error))?;
-    Ok(())
+    crate::fsutil::replace_file(path, text.as_bytes(), 0o644)
+        .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
 }
 
 #[cfg(test)]

@@ -113,29 +113,20 @@ pub(super) fn consent_hint(reason: &str, fingerprint: &str) -> String {
     }
 }
 
-/// The manifests of every installed overlay except `skip_id` in `skip_scope_dir`.
+/// The manifests of every installed overlay except the folder `skip` and dot-folders.
 fn other_overlays(context: &Context, skip: &Path) -> Vec<PathBuf> {
-    let dirs = [
-        context.env.global_capabilities(),
-        Some(crate::project::project_capabilities(&context.project_root)),
-    ];
-    let mut found = Vec::new();
-    for dir in dirs.into_iter().flatten() {
-        let Ok(listing) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut folders: Vec<PathBuf> = listing
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir() && p != skip)
-            .filter(|p| {
-                !p.file_name()
+    let mut found = registry::installed_manifests(
+        context.env.global_capabilities().as_deref(),
+        &context.project_root,
+    );
+    found.retain(|manifest| {
+        manifest.parent().is_some_and(|folder| {
+            folder != skip
+                && !folder
+                    .file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        folders.sort();
-        found.extend(folders.into_iter().map(|f| f.join("capability.json")));
-    }
+        })
+    });
     found
 }
 

@@ -502,36 +502,12 @@ impl ConsentStore {
 
 /// Now as an ISO-8601 UTC timestamp with milliseconds (`2026-07-30T12:34:56.789Z`).
 pub fn iso_now() -> String {
-    iso_from_ms(lock::now_ms())
+    crate::clock::iso_now()
 }
 
-/// Formats epoch milliseconds as ISO-8601 UTC with milliseconds.
+/// Formats epoch milliseconds as ISO-8601 UTC with milliseconds (see [`crate::clock::iso_utc`]).
 pub fn iso_from_ms(ms: u64) -> String {
-    let secs = ms / 1000;
-    let millis = ms % 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    crate::clock::iso_utc(u128::from(ms))
 }
 
 #[cfg(test)]

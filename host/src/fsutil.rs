@@ -1,0 +1,173 @@
+//! Atomic, durable replacement of a small file (trust.md §5.6 step 3; `REVIEWS.md`).
+//!
+//! The new content goes to `<file>.tmp.<pid>-<8 hex>` in the same directory (created
+//! exclusively, mode 0600, then given the caller's mode), is fsynced, and is renamed over the
+//! file; the directory is fsynced after. A crash at any point leaves either the old file or the
+//! new one, never a mixture, and the temporary file is removed on every failure.
+
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::trust::consent::lock;
+
+/// Rename attempts in total (Windows scanners hold files briefly).
+const RENAME_ATTEMPTS: u32 = 3;
+
+/// Replaces `path` with `bytes` atomically and durably; the parent directory must exist.
+///
+/// On Unix the new file gets exactly `mode` (`0o600` for private files); elsewhere `mode` is
+/// ignored.
+///
+/// # Errors
+///
+/// The I/O error of the failing step, with the path it concerned.
+pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let (temp, mut file) = create_temp(path)?;
+    let written = set_mode(&file, mode)
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all())
+        .map_err(|e| format!("writing {}: {e}", temp.display()));
+    drop(file);
+    if let Err(err) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(err);
+    }
+    if let Err(err) = rename_with_retry(&temp, path) {
+        let _ = fs::remove_file(&temp);
+        return Err(format!("replacing {}: {err}", path.display()));
+    }
+    sync_dir(dir)
+}
+
+#[cfg(unix)]
+fn set_mode(file: &fs::File, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if mode == 0o600 {
+        return Ok(());
+    }
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_file: &fs::File, _mode: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+fn create_temp(path: &Path) -> Result<(PathBuf, fs::File), String> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    for _ in 0..16 {
+        let suffix: String = lock::token().chars().take(8).collect();
+        let temp = path.with_file_name(format!("{name}.tmp.{}-{suffix}", std::process::id()));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        match options.open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("creating {}: {e}", temp.display())),
+        }
+    }
+    Err(format!(
+        "creating a temporary file next to {}",
+        path.display()
+    ))
+}
+
+fn rename_with_retry(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut attempt = 1;
+    loop {
+        match fs::rename(from, to) {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if attempt < RENAME_ATTEMPTS
+                    && matches!(
+                        e.kind(),
+                        ErrorKind::PermissionDenied | ErrorKind::ResourceBusy
+                    ) =>
+            {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Fsyncs the directory, tolerating the errors platforms give for directory handles.
+fn sync_dir(dir: &Path) -> Result<(), String> {
+    let tolerated = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            ErrorKind::IsADirectory
+                | ErrorKind::PermissionDenied
+                | ErrorKind::InvalidInput
+                | ErrorKind::NotFound
+                | ErrorKind::Unsupported
+        ) || matches!(e.raw_os_error(), Some(code) if code == libc::EBADF || code == libc::EINVAL || code == libc::EISDIR || code == libc::EPERM)
+    };
+    match fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Ok(()) => Ok(()),
+        Err(e) if tolerated(&e) => Ok(()),
+        Err(e) => Err(format!("syncing {}: {e}", dir.display())),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        fs::read_dir(dir)
+            .expect("list")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect()
+    }
+
+    #[test]
+    fn replaces_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("consent.json");
+        replace_file(&path, b"one", 0o600).expect("first");
+        replace_file(&path, b"two", 0o600).expect("second");
+        assert_eq!(fs::read(&path).expect("read"), b"two");
+        assert_eq!(names(dir.path()).len(), 1, "{:?}", names(dir.path()));
+    }
+
+    #[test]
+    fn failure_removes_the_temporary_file_and_keeps_the_old_content() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("consent.json");
+        fs::create_dir(&path).expect("a directory where the file should be");
+        fs::write(path.join("keep"), b"x").expect("write");
+        assert!(replace_file(&path, b"new", 0o600).is_err());
+        assert_eq!(names(dir.path()).len(), 1, "{:?}", names(dir.path()));
+        assert!(path.join("keep").is_file());
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn gives_the_requested_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for mode in [0o600, 0o644] {
+            let path = dir.path().join(format!("f{mode:o}"));
+            replace_file(&path, b"x", mode).expect("write");
+            let got = fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(got & 0o777, mode);
+        }
+    }
+}
