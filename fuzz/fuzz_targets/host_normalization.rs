@@ -1,5 +1,6 @@
-//! Host normalization: every normalized URL with a host re-parses to the same scheme, host and
-//! port, and normalization is idempotent on such output.
+//! Host normalization: every normalized http(s) URL with a host re-parses to the same scheme,
+//! host and port, and normalization is idempotent on such output; anything else is kept
+//! verbatim (trimmed, trailing `/` removed).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use gsd_lane::config::normalize_host;
@@ -7,7 +8,15 @@ use gsd_lane::config::normalize_host;
 fuzz_target!(|data: &[u8]| {
     let raw = String::from_utf8_lossy(data);
     let normalized = normalize_host(&raw);
-    let parsed_input = url::Url::parse(raw.trim()).ok().filter(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+    // The same trim the product uses (ECMAScript whitespace: U+0085 is not trimmed).
+    let trimmed = gsd_lane::config::trim_ecma_whitespace(&raw);
+    let parsed_input = url::Url::parse(trimmed)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .filter(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+    if parsed_input.is_none() {
+        assert_eq!(normalized, trimmed.trim_end_matches('/'));
+    }
     if let Some(input) = parsed_input {
         let output = url::Url::parse(&normalized).expect("normalized URL re-parses");
         assert_eq!(output.scheme(), input.scheme());

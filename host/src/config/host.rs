@@ -19,20 +19,24 @@ pub fn normalize_host(raw: &str) -> String {
         return String::new();
     }
     match Url::parse(trimmed) {
-        Ok(url) => match url.host_str().filter(|host| !host.is_empty()) {
-            Some(host) => {
-                let rebuilt = rebuild(&url, host);
-                // A rebuilt URL that would name another origin (a `file:` URL whose path reads
-                // as a drive letter loses its host) is kept verbatim instead, so it fails
-                // visibly rather than moving the destination.
-                if same_origin(&url, &rebuilt) {
-                    rebuilt
-                } else {
-                    verbatim(trimmed)
+        // Only http and https are rebuilt: they are the only schemes a lane may use, and their
+        // rebuilt form is stable. Other schemes (`file:` with drive-letter paths, found by
+        // fuzzing) can re-parse to another host or path, so they stay verbatim and fail
+        // visibly as `malformed_lane`.
+        Ok(url) if matches!(url.scheme(), "http" | "https") => {
+            match url.host_str().filter(|host| !host.is_empty()) {
+                Some(host) => {
+                    let rebuilt = rebuild(&url, host);
+                    if same_origin(&url, &rebuilt) {
+                        rebuilt
+                    } else {
+                        verbatim(trimmed)
+                    }
                 }
+                None => verbatim(trimmed),
             }
-            None => verbatim(trimmed),
-        },
+        }
+        Ok(_) => verbatim(trimmed),
         Err(_) => verbatim(trimmed),
     }
 }
@@ -87,6 +91,20 @@ mod tests {
         assert_eq!(parsed.scheme(), input.scheme());
         assert_eq!(parsed.host_str(), input.host_str());
         assert_eq!(normalize_host(&out), out);
+    }
+
+    #[test]
+    fn r_fuzz_non_http_schemes_stay_verbatim_and_idempotent() {
+        // Found by fuzz/host_normalization: a `file:` URL with dot segments and a drive letter
+        // re-parsed to another path each time it was rebuilt.
+        let raw = "file://.///\u{fffd}\0/..///S:/\u{fffd}/\0......///,.///R\0 ///";
+        let out = normalize_host(raw);
+        assert_eq!(out, raw.trim_end_matches('/'));
+        assert_eq!(normalize_host(&out), out);
+        assert_eq!(
+            normalize_host("ftp://Host.example/x/"),
+            "ftp://Host.example/x"
+        );
     }
 
     #[test]
