@@ -227,7 +227,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
         SpawnRow {
             slug: "qwen",
             binary: "qwen",
-            argv: strings(&["-"]),
+            argv: cat(vec![model("-m", "Q"), strings(&["-"])]),
             stdin: true,
             file: None,
             timeout_ms: 900_000,
@@ -543,15 +543,14 @@ fn third_party_lane_with_argv_effort_channel_gets_no_effort() {
 
 #[test]
 fn lanes_without_a_model_key_emit_no_model_argument() {
-    // golden-config.json also sets review.models.{coderabbit,qwen,cursor,antigravity}.
+    // golden-config.json also sets review.models.{coderabbit,cursor,antigravity}.
     let env = project(Some(&golden_config()));
-    let entries = plan(&env, &["--selected", "coderabbit,qwen,cursor,antigravity"]);
+    let entries = plan(&env, &["--selected", "coderabbit,cursor,antigravity"]);
     assert_eq!(
         argv(entry(&entries, "coderabbit")),
         ["review", "--prompt-only"]
     );
-    assert_eq!(argv(entry(&entries, "qwen")), ["-"]);
-    for slug in ["coderabbit", "qwen", "cursor", "antigravity"] {
+    for slug in ["coderabbit", "cursor", "antigravity"] {
         let args = argv(entry(&entries, slug));
         assert!(
             !args.iter().any(|a| a.contains("SHOULD-NOT-APPEAR")),
@@ -563,12 +562,27 @@ fn lanes_without_a_model_key_emit_no_model_argument() {
         argv(entry(&entries, "antigravity"))[2..4],
         strings(&["--model", "A"])
     );
-    for slug in ["coderabbit", "qwen", "cursor"] {
+    for slug in ["coderabbit", "cursor"] {
         let args = argv(entry(&entries, slug));
         assert!(
             !args.iter().any(|a| a == "--model" || a == "-m"),
             "{slug}: {args:?}"
         );
+    }
+}
+
+#[test]
+fn qwen_sends_a_configured_model_with_dash_m_and_nothing_when_unset() {
+    // The real qwen CLI (qwen-code 0.24) takes `-m/--model`; the reference sent none.
+    let configured = project(Some(
+        &json!({"review": {"models": {"qwen": "qwen3-coder-plus"}}}).to_string(),
+    ));
+    let entries = plan(&configured, &["--selected", "qwen"]);
+    assert_eq!(argv(entry(&entries, "qwen")), ["-m", "qwen3-coder-plus", "-"]);
+    for config in [None, Some(json!({"review": {"models": {"qwen": ""}}}).to_string())] {
+        let env = project(config.as_deref());
+        let entries = plan(&env, &["--selected", "qwen"]);
+        assert_eq!(argv(entry(&entries, "qwen")), ["-"], "{config:?}");
     }
 }
 
