@@ -578,8 +578,14 @@ fn qwen_sends_a_configured_model_with_dash_m_and_nothing_when_unset() {
         &json!({"review": {"models": {"qwen": "qwen3-coder-plus"}}}).to_string(),
     ));
     let entries = plan(&configured, &["--selected", "qwen"]);
-    assert_eq!(argv(entry(&entries, "qwen")), ["-m", "qwen3-coder-plus", "-"]);
-    for config in [None, Some(json!({"review": {"models": {"qwen": ""}}}).to_string())] {
+    assert_eq!(
+        argv(entry(&entries, "qwen")),
+        ["-m", "qwen3-coder-plus", "-"]
+    );
+    for config in [
+        None,
+        Some(json!({"review": {"models": {"qwen": ""}}}).to_string()),
+    ] {
         let env = project(config.as_deref());
         let entries = plan(&env, &["--selected", "qwen"]);
         assert_eq!(argv(entry(&entries, "qwen")), ["-"], "{config:?}");

@@ -245,7 +245,7 @@ fn explicit_flags_beat_all_and_default_reviewers() {
     assert!(lab.started("alpha"));
     assert!(!lab.started("beta"), "beta was not asked for");
     assert!(out.stdout.contains("◆ Reviewing with Alpha... done ✓\n"));
-    assert!(out.stdout.contains("Phase 3 reviewed by 1 AI systems."));
+    assert!(out.stdout.contains("Phase 3 reviewed by 1 reviewer.\n"));
 }
 
 #[test]
@@ -669,7 +669,7 @@ fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
     let out = lab.review(&["--phase", "3", "--all"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    assert!(reviews.contains("## Alpha Review\n\n# fake-alpha review"));
+    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
     assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n\n---"));
 }
 
@@ -709,7 +709,7 @@ fn reviews_md_golden_for_a_mixed_run_whatever_the_jobs() {
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("mixed_reviews_md", concurrent));
     assert!(
-        out.stdout.contains("Phase 3 reviewed by 5 AI systems."),
+        out.stdout.contains("Phase 3 reviewed by 5 reviewers.\n"),
         "{}",
         out.stdout
     );
@@ -809,7 +809,7 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     }
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [alpha]\n"));
-    assert!(reviews.contains("## Alpha Review\n\n# fake-alpha review"));
+    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
     assert!(reviews.contains("## Beta Review\n\nbeta review not completed: the review run was interrupted (SIGINT/SIGTERM) before this reviewer finished.\n"));
     assert!(reviews.contains("- Gamma — not completed (review run interrupted)\n"));
     assert!(reviews.ends_with("<!-- where reviewers disagreed — worth investigating -->\n"));
@@ -883,4 +883,76 @@ fn example_lane_reviews_the_sample_project() {
         "{reviews}"
     );
     assert!(reviews.contains("Reviewed: Phase 3: Invoices\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// REVIEWS.md hygiene (issue 10 point 4)
+// ---------------------------------------------------------------------------------------------
+
+/// The characters that may steer a terminal or reorder text: C0 other than `\n`/`\t`, DEL, C1,
+/// and the bidi embeddings, overrides and isolates.
+fn unsafe_chars(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| {
+            (c.is_control() && *c != '\n' && *c != '\t')
+                || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn control_sequences_never_reach_reviews_md_and_headings_nest_under_the_reviewer() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "hostile");
+    lab.behave("beta", "hostile-stub");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert_eq!(unsafe_chars(&reviews), Vec::<char>::new(), "{reviews:?}");
+    assert_eq!(
+        unsafe_chars(&out.stdout),
+        Vec::<char>::new(),
+        "{:?}",
+        out.stdout
+    );
+    assert!(
+        reviews.contains(
+            "## Alpha Review\n\n### Review by fake-alpha\n\nIntro red link ok\n\n#### Findings\n\n\
+             ```md\n# kept in code\n```\n\nbell c1 del end\n\n---\n"
+        ),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains(
+            "## Beta Review\n\nbeta review failed or returned empty output. stderr:\n\
+             fatal txt.exe\n\n---\n"
+        ),
+        "{reviews}"
+    );
+    assert!(out.stdout.contains("Phase 3 reviewed by 1 reviewer.\n"));
+}
+
+#[test]
+fn a_stub_keeps_the_raw_bytes_in_the_run_dir_only() {
+    let lab = Lab::new();
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "hostile-stub");
+    let out = lab.review(&["--phase", "3", "--beta"]);
+    out.assert_no_panic().assert_status(2);
+    let reviews = lab.reviews();
+    assert_eq!(unsafe_chars(&reviews), Vec::<char>::new(), "{reviews:?}");
+    assert_eq!(
+        unsafe_chars(&out.stdout),
+        Vec::<char>::new(),
+        "{:?}",
+        out.stdout
+    );
+    let raw = std::fs::read(run_dir_of(&out).join("gsd-review-beta.err")).expect("sidecar");
+    assert_eq!(
+        raw, b"\x1b]0;pwned\x07\x1b[31mfatal\x1b[0m \xe2\x80\xaetxt.exe\n",
+        "the run dir keeps what the lane wrote"
+    );
+    assert!(out.stdout.contains("Phase 3 reviewed by 0 reviewers.\n"));
 }

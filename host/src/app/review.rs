@@ -662,6 +662,16 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
     Ok(status)
 }
 
+/// `1 reviewer`, `2 reviewers`: lanes are not all AI (the example lane, coderabbit's diff
+/// checks), so the summary counts reviewers, not "AI systems".
+fn reviewers(count: usize) -> String {
+    if count == 1 {
+        "1 reviewer".to_owned()
+    } else {
+        format!("{count} reviewers")
+    }
+}
+
 fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
     let file_name = output_path
         .file_name()
@@ -687,13 +697,16 @@ fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
     match f.subject {
         Subject::Phase(p) => {
             text.push_str(&format!(
-                "Phase {} reviewed by {count} AI systems.\n\nFull review: {file_name}\n\nTo incorporate feedback into planning:\n  /gsd:plan-phase {} --reviews\n",
-                p.arg, p.arg
+                "Phase {} reviewed by {}.\n\nFull review: {file_name}\n\nTo incorporate feedback into planning:\n  /gsd:plan-phase {} --reviews\n",
+                p.arg,
+                reviewers(count),
+                p.arg
             ));
         }
         Subject::PromptFile { name, .. } => {
             text.push_str(&format!(
-                "{name} reviewed by {count} AI systems.\n\nFull review: {}\n",
+                "{name} reviewed by {}.\n\nFull review: {}\n",
+                reviewers(count),
                 output_path.display()
             ));
         }

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod budget;
 pub mod interrupt;
+pub mod nest;
 pub mod phase;
 pub mod preflight;
 pub mod progress;

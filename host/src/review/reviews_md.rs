@@ -1,7 +1,12 @@
 //! `REVIEWS.md` (review-workflow.md §11): frontmatter, notes, one section per identity in run
 //! order, the diff-only caveat, and the Consensus Summary skeleton. Pure: text in, text out.
+//! Lane text is made safe on the way in ([`crate::textsafe`]: no terminal control sequences)
+//! and its headings are nested under the reviewer's section ([`super::nest`]); the raw bytes
+//! stay in the run dir's files.
 
 use super::budget::Metadata;
+use super::nest::nest_headings;
+use crate::textsafe::strip_controls;
 
 /// The diff-only caveat line (§11.3).
 pub const DIFF_ONLY_CAVEAT: &str = "> [diff-only] This reviewer examined the working-tree diff, not the source tree, and never received the review prompt — fold its findings in as diff observations; do not weight its verdict as a grounded plan review.";
@@ -221,7 +226,7 @@ pub fn render(doc: &Doc) -> String {
             out.push_str(DIFF_ONLY_CAVEAT);
             out.push_str("\n\n");
         }
-        out.push_str(content.trim_end_matches(['\r', '\n']));
+        out.push_str(nest_headings(&strip_controls(content)).trim_end_matches('\n'));
         out.push_str("\n\n---\n\n");
         let kind = match &e.fate {
             Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
@@ -251,7 +256,8 @@ pub fn render(doc: &Doc) -> String {
         "### Agreed Concerns\n<!-- concerns raised by 2+ reviewers — highest priority -->\n\n",
     );
     out.push_str("### Divergent Views\n<!-- where reviewers disagreed — worth investigating -->\n");
-    out
+    // Lane-supplied names (ids, sections, reasons) pass through the same filter as reviews.
+    strip_controls(&out)
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.sssZ` (see [`crate::clock::iso_now`]).

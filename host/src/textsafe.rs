@@ -1,0 +1,179 @@
+//! The one place that knows which characters can steer a terminal or hide text, and strips them
+//! from lane-supplied text before it reaches `REVIEWS.md`.
+//!
+//! Removed: ESC sequences (CSI, OSC / DCS / SOS / PM / APC strings, and two-character escapes),
+//! their 8-bit C1 forms, every other C0 control except `\n` and `\t` (so `\r\n` becomes `\n`),
+//! DEL, the remaining C1 controls, and the Unicode bidi embeddings, overrides and isolates.
+//! Everything else, including malformed or unterminated sequences' printable remainder, is kept:
+//! once the introducer is gone it is inert text, and dropping it could swallow the review.
+
+/// True for the Unicode bidi embedding, override and isolate controls
+/// (U+202A–U+202E, U+2066–U+2069) that reorder what a reader sees.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// True for a character [`strip_controls`] never lets through: C0 controls other than `\n` and
+/// `\t`, DEL, C1 controls and bidi controls.
+pub fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// How a string-type sequence (OSC, DCS, SOS, PM, APC) ends.
+enum Body {
+    /// CSI: parameter and intermediate bytes, then one final byte.
+    Csi,
+    /// A control string, ended by BEL (OSC only in practice, accepted for all) or ST.
+    Text,
+}
+
+/// What follows an introducer (`ESC x` or its C1 form), if it opens a sequence with a body.
+fn body_of(introducer: char) -> Option<Body> {
+    match introducer {
+        '[' | '\u{9B}' => Some(Body::Csi),
+        ']' | 'P' | 'X' | '^' | '_' | '\u{9D}' | '\u{90}' | '\u{98}' | '\u{9E}' | '\u{9F}' => {
+            Some(Body::Text)
+        }
+        _ => None,
+    }
+}
+
+/// Length in bytes of a complete CSI body starting at `rest`, or `None` when it is malformed
+/// or unterminated.
+fn csi_len(rest: &str) -> Option<usize> {
+    for (at, c) in rest.char_indices() {
+        match c {
+            '\u{30}'..='\u{3F}' | '\u{20}'..='\u{2F}' => {}
+            '\u{40}'..='\u{7E}' => return Some(at + 1),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Length in bytes of a control string plus its terminator (BEL, `ESC \` or U+009C), or `None`
+/// when a line break or the end of text comes first.
+fn text_len(rest: &str) -> Option<usize> {
+    let mut chars = rest.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '\u{07}' | '\u{9C}' => return Some(at + c.len_utf8()),
+            '\u{1B}' => {
+                return chars
+                    .peek()
+                    .filter(|(_, next)| *next == '\\')
+                    .map(|(next_at, _)| next_at + 1);
+            }
+            '\n' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Length in bytes of the rest of a two-character escape (`ESC` + intermediates 0x20–0x2F +
+/// final 0x30–0x7E), or `None` when `rest` does not start one.
+fn escape_len(rest: &str) -> Option<usize> {
+    for (at, c) in rest.char_indices() {
+        match c {
+            '\u{20}'..='\u{2F}' => {}
+            '\u{30}'..='\u{7E}' => return Some(at + 1),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Returns `text` without terminal control sequences or unsafe characters (see the module
+/// documentation). Linear in the length of `text`; never allocates more than `text.len()`.
+pub fn strip_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) {
+        at += c.len_utf8();
+        let rest = text.get(at..).unwrap_or_default();
+        let (introducer, after) = match c {
+            '\u{1B}' => match rest.chars().next() {
+                Some(next) if body_of(next).is_some() => (Some(next), at + next.len_utf8()),
+                _ => {
+                    at += escape_len(rest).unwrap_or(0);
+                    continue;
+                }
+            },
+            '\u{9B}' | '\u{9D}' | '\u{90}' | '\u{98}' | '\u{9E}' | '\u{9F}' => (Some(c), at),
+            _ if is_unsafe(c) => continue,
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        let body = text.get(after..).unwrap_or_default();
+        let len = match introducer.and_then(body_of) {
+            Some(Body::Csi) => csi_len(body),
+            Some(Body::Text) => text_len(body),
+            None => None,
+        };
+        // A malformed or unterminated sequence loses only its introducer.
+        at = after + len.unwrap_or(0);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csi_osc_and_two_character_escapes_go() {
+        assert_eq!(strip_controls("a\u{1b}[1;31mred\u{1b}[0m b"), "ared b");
+        assert_eq!(strip_controls("\u{1b}[?25l\u{1b}[2K\u{1b}[1Gok"), "ok");
+        assert_eq!(
+            strip_controls("\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{1b}\\ end"),
+            "link end"
+        );
+        assert_eq!(strip_controls("\u{1b}]0;title\u{9c}t"), "t");
+        assert_eq!(strip_controls("\u{1b}Pq#0;2;0;0;0\u{1b}\\x"), "x");
+        assert_eq!(strip_controls("\u{1b}(B\u{1b}7\u{1b}=x\u{1b}c"), "x");
+        assert_eq!(strip_controls("\u{9b}31mx\u{9d}2;t\u{7}y"), "xy");
+    }
+
+    #[test]
+    fn c0_del_c1_and_bidi_go_newline_and_tab_stay() {
+        assert_eq!(
+            strip_controls("a\r\nb\tc\u{7}\u{8}\u{0}\u{7f}\n"),
+            "a\nb\tc\n"
+        );
+        assert_eq!(strip_controls("x\u{85}\u{8d}y"), "xy");
+        assert_eq!(
+            strip_controls("if \u{202e}nimda\u{202c} \u{2066}a\u{2069} \u{202a}"),
+            "if nimda a "
+        );
+        assert_eq!(strip_controls("héllo — ✓ 日本"), "héllo — ✓ 日本");
+    }
+
+    #[test]
+    fn malformed_or_unterminated_sequences_lose_only_their_introducer() {
+        assert_eq!(
+            strip_controls("\u{1b}]0;never ends\nnext"),
+            "0;never ends\nnext"
+        );
+        assert_eq!(strip_controls("\u{1b}[12"), "12");
+        assert_eq!(strip_controls("\u{1b}[1\u{e9}x"), "1\u{e9}x");
+        assert_eq!(strip_controls("end\u{1b}"), "end");
+        assert_eq!(strip_controls("\u{1b}\u{e9}"), "\u{e9}");
+        assert_eq!(strip_controls("\u{1b}]x\u{1b}y"), "x");
+    }
+
+    #[test]
+    fn output_never_holds_an_unsafe_character() {
+        let mut all = String::new();
+        for code in (0_u32..0x250).chain(0x2000..0x2070) {
+            if let Some(c) = char::from_u32(code) {
+                all.push(c);
+                all.push('\u{1b}');
+            }
+        }
+        let clean = strip_controls(&all);
+        assert!(!clean.chars().any(is_unsafe), "{clean:?}");
+    }
+}
