@@ -38,11 +38,14 @@ pub enum Reason {
     UnknownHandler,
     /// The transport is not recognised.
     UnknownTransport,
+    /// The lane's tool refuses to run in this folder until the user trusts it (gemini's
+    /// folder-trust gate); gsd-lane never trusts a folder on the user's behalf.
+    UntrustedWorkspace,
 }
 
 impl Reason {
     /// Every reason, sorted by name.
-    pub const ALL: [Reason; 11] = [
+    pub const ALL: [Reason; 12] = [
         Reason::BudgetToolFailed,
         Reason::BudgetTooSmall,
         Reason::EgressHostChanged,
@@ -54,6 +57,7 @@ impl Reason {
         Reason::ProbeTimeout,
         Reason::UnknownHandler,
         Reason::UnknownTransport,
+        Reason::UntrustedWorkspace,
     ];
 
     /// The wire name (`malformed_lane`, …).
@@ -70,6 +74,7 @@ impl Reason {
             Reason::ProbeTimeout => "probe_timeout",
             Reason::UnknownHandler => "unknown_handler",
             Reason::UnknownTransport => "unknown_transport",
+            Reason::UntrustedWorkspace => "untrusted_workspace",
         }
     }
 }

@@ -170,18 +170,15 @@ fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
 /// they differ from upstream" documents applied; every other field must stay identical.
 fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
     let mut expected = upstream.clone();
-    match id {
-        // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
-        "qwen" => {
-            let reviewer = &mut expected["reviewer"];
-            reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
-            reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
-            reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
-            expected["config"] = serde_json::json!({
-                "review.models.qwen": {"type": "string", "default": ""}
-            });
-        }
-        _ => {}
+    // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
+    if id == "qwen" {
+        let reviewer = &mut expected["reviewer"];
+        reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
+        reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
+        reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
+        expected["config"] = serde_json::json!({
+            "review.models.qwen": {"type": "string", "default": ""}
+        });
     }
     expected
 }

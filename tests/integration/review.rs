@@ -176,7 +176,8 @@ impl Lab {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a fixture directory tree.
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read fixture dir").flatten() {
         let target = to.join(entry.file_name());
@@ -826,6 +827,13 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
+    // gemini's folder-trust gate (see gemini_trust.rs): the user trusted this project.
+    std::fs::create_dir_all(lab.env.home.join(".gemini")).expect("mkdir .gemini");
+    std::fs::write(
+        lab.env.home.join(".gemini/trustedFolders.json"),
+        json!({ lab.env.project.display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .expect("trust the project");
     let out = lab.review(&["--phase", "3", "--gemini", "--alpha"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();

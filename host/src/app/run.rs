@@ -248,10 +248,11 @@ fn quote(arg: &str) -> String {
 fn report_completed(done: &Completion, options: &RunOptions) {
     let plan = &done.plan;
     if options.json {
-        output::print(&format!(
-            "{}\n",
-            json!({"slug": plan.slug, "ok": true, "stubbed": done.stubbed})
-        ));
+        let mut result = json!({"slug": plan.slug, "ok": true, "stubbed": done.stubbed});
+        if let Some(reason) = done.stub_reason {
+            result["reason"] = json!(reason);
+        }
+        output::print(&format!("{result}\n"));
         return;
     }
     let review = crate::run::review_file::read_sidecar(Path::new(&plan.review_path));
@@ -265,10 +266,10 @@ fn report_completed(done: &Completion, options: &RunOptions) {
     text.push_str(&format!("probe     {}\n", neutralize(&done.probe)));
     text.push_str(&format!(
         "result    {} in {:.1} s{}{}\n",
-        if done.stubbed {
-            "STUB (failed or empty output)"
-        } else {
-            "review"
+        match (done.stubbed, done.stub_reason) {
+            (true, Some(reason)) => format!("STUB ({reason})"),
+            (true, None) => "STUB (failed or empty output)".to_owned(),
+            (false, _) => "review".to_owned(),
         },
         done.elapsed.as_secs_f64(),
         done.exit_code

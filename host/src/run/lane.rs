@@ -11,6 +11,7 @@ use gsd_lane_sdk::{
 };
 
 use super::effects::HostEffects;
+use super::gemini_trust;
 use super::http::{HttpLimits, Origin};
 use super::probe;
 use super::review_file::{self, Content};
@@ -69,6 +70,9 @@ pub struct Completion {
     pub spawn_error: Option<String>,
     /// Wall time of the execution step.
     pub elapsed: Duration,
+    /// Why the review file is a stub, when gsd-lane recognised the cause (gemini's exit 55 for an
+    /// untrusted folder → `untrusted_workspace`).
+    pub stub_reason: Option<Reason>,
 }
 
 /// The outcome of one lane run.
@@ -122,7 +126,35 @@ pub fn probe_lane(
     setup: &RunSetup<'_>,
 ) -> Result<String, Refusal> {
     let effects = effects_for(lane, &admitted.plan, setup);
-    probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)
+    let found = probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)?;
+    if !gemini_trust::applies(&admitted.plan) {
+        return Ok(found);
+    }
+    // gemini's folder-trust gate: the child's environment and working directory decide.
+    let workspace = std::env::current_dir().map_err(|err| {
+        Refusal::new(
+            Reason::ProbeFailed,
+            format!("cannot tell which folder gemini would run in: {err}"),
+        )
+    })?;
+    let lookup = |name: &str| child_var(&effects.env, name);
+    let trust = gemini_trust::check(&gemini_trust::Inputs {
+        env: &lookup,
+        home: setup.home.as_deref(),
+        workspace: &workspace,
+    })?;
+    Ok(format!("{found}; {trust}"))
+}
+
+/// A variable of the environment a child gets.
+fn child_var(env: &ChildEnv, name: &str) -> Option<String> {
+    match env {
+        ChildEnv::Inherit => std::env::var(name).ok(),
+        ChildEnv::Minimal { vars } => vars
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone()),
+    }
 }
 
 /// Runs one lane: admit, probe, execute, empty-output policy.
@@ -244,6 +276,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
             .and_then(|r| r.error.as_ref())
             .map(|e| e.code().to_owned()),
         elapsed: Duration::ZERO,
+        stub_reason: None,
     }
 }
 
@@ -274,7 +307,13 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
         .context(|| format!("reading {}", review_path.display()))?;
     match content {
         Content::Empty => {
-            write_stub(plan, None)?;
+            let sidecar = review_file::read_sidecar(Path::new(&plan.err_path));
+            let untrusted = gemini_trust::applies(plan)
+                && gemini_trust::refused_after_the_fact(report.exit_code, &sidecar);
+            if untrusted {
+                done.stub_reason = Some(Reason::UntrustedWorkspace);
+            }
+            write_stub(plan, None, done.stub_reason)?;
             done.stubbed = true;
         }
         Content::Review { .. } => {
@@ -320,7 +359,7 @@ fn run_handler(
         match &output.own_stub {
             Some(stub) => review_file::write_review(review_path, stub)
                 .context(|| format!("writing {}", review_path.display()))?,
-            None => write_stub(plan, output.diagnostic.as_deref())?,
+            None => write_stub(plan, output.diagnostic.as_deref(), None)?,
         }
         done.stubbed = true;
     } else {
@@ -331,9 +370,23 @@ fn run_handler(
     Ok(done)
 }
 
-fn write_stub(plan: &LanePlan, diagnostic: Option<&str>) -> Result<(), Failure> {
+fn write_stub(
+    plan: &LanePlan,
+    diagnostic: Option<&str>,
+    reason: Option<Reason>,
+) -> Result<(), Failure> {
     let sidecar = review_file::read_sidecar(Path::new(&plan.err_path));
-    let stub = review_file::stub_text(&plan.slug, &sidecar, diagnostic);
+    let mut stub = review_file::stub_text(&plan.slug, &sidecar, diagnostic);
+    if reason == Some(Reason::UntrustedWorkspace) {
+        let workspace = std::env::current_dir().unwrap_or_default();
+        stub.push_str(&format!(
+            "\n> [gsd-lane] {}: gemini refused to run because it does not trust this folder \
+             (exit {}); {}.\n",
+            Reason::UntrustedWorkspace,
+            gemini_trust::UNTRUSTED_EXIT,
+            gemini_trust::fix_hint(&workspace)
+        ));
+    }
     let path = Path::new(&plan.review_path);
     review_file::write_review(path, &stub).context(|| format!("writing {}", path.display()))
 }

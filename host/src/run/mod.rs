@@ -1,6 +1,7 @@
 //! Everything that starts a process or talks HTTP lives here.
 
 pub mod effects;
+pub mod gemini_trust;
 pub mod http;
 pub mod lane;
 pub mod path_lookup;

@@ -1,0 +1,406 @@
+//! Gemini CLI's folder-trust gate, known before the run (issue 10 point 2).
+//!
+//! Headless `gemini` (any run whose stdin or stdout is not a terminal, or with `-p`) refuses a
+//! workspace it does not trust: it prints "Gemini CLI is not running in a trusted directory…"
+//! and exits 55. That is a property of the tool, not of a manifest, so this first-party
+//! readiness check applies to every lane whose program is `gemini`. It decides as gemini-cli
+//! 0.61 does (`packages/cli/src/config/trustedFolders.ts`, `packages/core/src/utils/trust.ts`):
+//!
+//! 1. `security.folderTrust.enabled` (default `true`) from the system-defaults, user and system
+//!    settings files (later wins; workspace settings never count for an untrusted folder);
+//!    `false` → no gate.
+//! 2. `GEMINI_RESTRICTED_MODE=true` or `GEMINI_CLI_TRUST_WORKSPACE=false` → untrusted;
+//!    `GEMINI_CLI_TRUST_WORKSPACE=true` → trusted.
+//! 3. The trusted-folders file (`$GEMINI_CLI_TRUSTED_FOLDERS_PATH`, else
+//!    `<home>/.gemini/trustedFolders.json`, home = `$GEMINI_CLI_HOME` or `$HOME`): a JSON object
+//!    (comments allowed) of path → `TRUST_FOLDER` | `TRUST_PARENT` (the path's parent) |
+//!    `DO_NOT_TRUST`; the longest rule path containing the workspace wins; no rule → untrusted.
+//!
+//! gsd-lane never trusts a folder for the user (no `--skip-trust`: that would let gemini load the
+//! repository's own `.gemini/` settings, which is what the gate exists to stop). Every file read
+//! is bounded; a trusted-folders file gemini itself would reject blocks the lane with the reason.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use gsd_lane_sdk::LanePlan;
+use serde_json::Value;
+
+use crate::plan::{Reason, Refusal};
+
+/// The program name the gate belongs to.
+pub const PROGRAM: &str = "gemini";
+
+/// gemini's exit status for an untrusted workspace (`FatalUntrustedWorkspaceError`).
+pub const UNTRUSTED_EXIT: i32 = 55;
+
+/// The start of gemini's own message for an untrusted workspace.
+pub const UNTRUSTED_MESSAGE: &str = "Gemini CLI is not running in a trusted directory";
+
+/// Largest settings or trusted-folders file read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// What the check needs from the world: the child's environment, the home directory and the
+/// workspace gemini will see (its working directory).
+pub struct Inputs<'a> {
+    /// Looks up a variable of the environment the child will get.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Home directory when the child's environment has no `HOME`.
+    pub home: Option<&'a Path>,
+    /// The child's working directory.
+    pub workspace: &'a Path,
+}
+
+/// True when the gate applies: the plan spawns `gemini`.
+pub fn applies(plan: &LanePlan) -> bool {
+    plan.spawn().is_some_and(|spawn| {
+        Path::new(&spawn.binary)
+            .file_name()
+            .is_some_and(|name| name == PROGRAM)
+    })
+}
+
+/// The fix, said the same way before and after a run.
+pub fn fix_hint(workspace: &Path) -> String {
+    format!(
+        "to fix: run `gemini` once in {} and trust the folder when it asks, or, for a repository \
+         you trust, set GEMINI_CLI_TRUST_WORKSPACE=true for the review; gsd-lane never trusts a \
+         folder for you",
+        workspace.display()
+    )
+}
+
+/// True when a finished gemini run was stopped by the gate (exit 55 and gemini's message).
+pub fn refused_after_the_fact(exit_code: Option<i32>, stderr: &str) -> bool {
+    exit_code == Some(UNTRUSTED_EXIT) && stderr.contains(UNTRUSTED_MESSAGE)
+}
+
+/// Decides whether gemini will run in `inputs.workspace`; `Ok` says why it will.
+///
+/// # Errors
+///
+/// `untrusted_workspace` with the exact fix, or `probe_failed` when the trusted-folders file
+/// cannot be used (gemini itself stops on it).
+pub fn check(inputs: &Inputs<'_>) -> Result<String, Refusal> {
+    let env = inputs.env;
+    let home = env("GEMINI_CLI_HOME")
+        .filter(|h| !h.is_empty())
+        .or_else(|| env("HOME").filter(|h| !h.is_empty()))
+        .map(PathBuf::from)
+        .or_else(|| inputs.home.map(Path::to_path_buf));
+    if !folder_trust_enabled(env, home.as_deref()) {
+        return Ok("gemini folder trust is disabled (security.folderTrust.enabled)".to_owned());
+    }
+    let untrusted = |why: String| {
+        Err(Refusal::new(
+            Reason::UntrustedWorkspace,
+            format!(
+                "gemini will refuse to run: {why}; headless gemini exits {UNTRUSTED_EXIT} in a \
+                 folder it does not trust; {}",
+                fix_hint(inputs.workspace)
+            ),
+        ))
+    };
+    if env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true") {
+        return untrusted("GEMINI_RESTRICTED_MODE=true is set".to_owned());
+    }
+    match env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() {
+        Some("false") => return untrusted("GEMINI_CLI_TRUST_WORKSPACE=false is set".to_owned()),
+        Some("true") => return Ok("GEMINI_CLI_TRUST_WORKSPACE=true".to_owned()),
+        _ => {}
+    }
+    let Some(file) = trusted_folders_path(env, home.as_deref()) else {
+        return untrusted("no home directory, so no trusted-folders file".to_owned());
+    };
+    let rules = match read_bounded(&file) {
+        Ok(None) => {
+            return untrusted(format!(
+                "{} does not exist, so no folder is trusted",
+                file.display()
+            ))
+        }
+        Ok(Some(text)) => parse_rules(&text).map_err(|why| {
+            Refusal::new(
+                Reason::ProbeFailed,
+                format!(
+                    "gemini's trusted-folders file {} cannot be used ({why}); gemini stops on it \
+                     too; fix or remove the file",
+                    file.display()
+                ),
+            )
+        })?,
+        Err(why) => {
+            return Err(Refusal::new(
+                Reason::ProbeFailed,
+                format!(
+                    "gemini's trusted-folders file {} cannot be read ({why})",
+                    file.display()
+                ),
+            ))
+        }
+    };
+    match decide(&rules, inputs.workspace) {
+        Some((rule, Level::DoNotTrust)) => {
+            untrusted(format!("{} marks {rule} DO_NOT_TRUST", file.display()))
+        }
+        Some((rule, level)) => Ok(format!(
+            "gemini trusts {} ({} {rule} in {})",
+            inputs.workspace.display(),
+            level.as_str(),
+            file.display()
+        )),
+        None => untrusted(format!(
+            "{} has no rule for {}",
+            file.display(),
+            inputs.workspace.display()
+        )),
+    }
+}
+
+/// A trust level of the trusted-folders file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    TrustFolder,
+    TrustParent,
+    DoNotTrust,
+}
+
+impl Level {
+    fn parse(text: &str) -> Option<Level> {
+        match text {
+            "TRUST_FOLDER" => Some(Level::TrustFolder),
+            "TRUST_PARENT" => Some(Level::TrustParent),
+            "DO_NOT_TRUST" => Some(Level::DoNotTrust),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::TrustFolder => "TRUST_FOLDER",
+            Level::TrustParent => "TRUST_PARENT",
+            Level::DoNotTrust => "DO_NOT_TRUST",
+        }
+    }
+}
+
+/// `security.folderTrust.enabled` over system defaults < user < system settings; `true` unless
+/// a readable file says `false` last. An unreadable file keeps the gate on (the safe side: the
+/// folder must then be trusted by rule).
+fn folder_trust_enabled(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> bool {
+    let system = env("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
+        || PathBuf::from("/etc/gemini-cli/settings.json"),
+        PathBuf::from,
+    );
+    let defaults = env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH").map_or_else(
+        || system.with_file_name("system-defaults.json"),
+        PathBuf::from,
+    );
+    let user = home.map(|h| h.join(".gemini").join("settings.json"));
+    let mut enabled = true;
+    for path in [Some(defaults), user, Some(system)].into_iter().flatten() {
+        let setting = read_bounded(&path)
+            .ok()
+            .flatten()
+            .and_then(|text| serde_json::from_str::<Value>(&strip_comments(&text)).ok())
+            .and_then(|v| v.pointer("/security/folderTrust/enabled").cloned());
+        if let Some(Value::Bool(value)) = setting {
+            enabled = value;
+        }
+    }
+    enabled
+}
+
+/// Where gemini reads its trusted folders.
+fn trusted_folders_path(
+    env: &dyn Fn(&str) -> Option<String>,
+    home: Option<&Path>,
+) -> Option<PathBuf> {
+    if let Some(path) = env("GEMINI_CLI_TRUSTED_FOLDERS_PATH").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let home = home?;
+    let dir = if env("SANDBOX").as_deref() == Some("sandbox-exec") {
+        home.join(".cache").join(".gemini")
+    } else {
+        home.join(".gemini")
+    };
+    Some(dir.join("trustedFolders.json"))
+}
+
+/// Reads a file of at most [`MAX_FILE_BYTES`]; `Ok(None)` when it does not exist.
+fn read_bounded(path: &Path) -> Result<Option<String>, String> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err.to_string()),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| err.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8".to_owned())
+}
+
+/// The rules of a trusted-folders file, as gemini validates them.
+fn parse_rules(text: &str) -> Result<Vec<(String, Level)>, String> {
+    let value: Value =
+        serde_json::from_str(&strip_comments(text)).map_err(|err| format!("not JSON: {err}"))?;
+    let Value::Object(map) = value else {
+        return Err("not a JSON object".to_owned());
+    };
+    map.into_iter()
+        .map(|(path, level)| {
+            level
+                .as_str()
+                .and_then(Level::parse)
+                .map(|level| (path.clone(), level))
+                .ok_or_else(|| {
+                    format!(
+                        "invalid trust level {level} for {path:?}; expected TRUST_FOLDER, \
+                         TRUST_PARENT or DO_NOT_TRUST"
+                    )
+                })
+        })
+        .collect()
+}
+
+/// The longest rule (by its written path) whose folder contains `workspace`.
+fn decide(rules: &[(String, Level)], workspace: &Path) -> Option<(String, Level)> {
+    let location = resolve(workspace);
+    rules
+        .iter()
+        .filter(|(rule, level)| {
+            let path = Path::new(rule);
+            let folder = match level {
+                Level::TrustParent => path.parent().unwrap_or(path),
+                Level::TrustFolder | Level::DoNotTrust => path,
+            };
+            location.starts_with(resolve(folder))
+        })
+        .max_by_key(|(rule, _)| rule.len())
+        .cloned()
+}
+
+/// The real path when it exists, else the lexically normalized absolute path.
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// JSON with `//` and `/* */` comments (outside strings) turned into plain JSON.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for next in chars.by_ref() {
+                    if next == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for next in chars.by_ref() {
+                    if last == '*' && next == '/' {
+                        break;
+                    }
+                    last = next;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Vec<(String, Level)> {
+        parse_rules(text).expect("valid rules")
+    }
+
+    #[test]
+    fn longest_containing_rule_wins_and_trust_parent_means_the_parent() {
+        let ws = Path::new("/nonexistent-gsd/a/b/repo");
+        let set = rules(
+            r#"{"/nonexistent-gsd/a": "TRUST_FOLDER", "/nonexistent-gsd/a/b/repo": "DO_NOT_TRUST"}"#,
+        );
+        assert_eq!(decide(&set, ws).map(|r| r.1), Some(Level::DoNotTrust));
+        let set = rules(r#"{"/nonexistent-gsd/a/b/x": "TRUST_PARENT"}"#);
+        assert_eq!(decide(&set, ws).map(|r| r.1), Some(Level::TrustParent));
+        let set = rules(r#"{"/nonexistent-gsd/a/b/rep": "TRUST_FOLDER"}"#);
+        assert_eq!(
+            decide(&set, ws),
+            None,
+            "a name prefix is not a parent folder"
+        );
+        assert_eq!(decide(&[], ws), None);
+    }
+
+    #[test]
+    fn comments_are_allowed_and_bad_levels_are_refused() {
+        let set = rules(
+            "{\n // mine\n \"/x\": /* yes */ \"TRUST_FOLDER\", \"/y//z\": \"DO_NOT_TRUST\"\n}",
+        );
+        assert_eq!(set.len(), 2);
+        assert!(parse_rules(r#"{"/x": "BOGUS"}"#).is_err());
+        assert!(parse_rules("[]").is_err());
+        assert!(parse_rules("{").is_err());
+    }
+
+    #[test]
+    fn the_gate_is_for_the_gemini_program_only() {
+        assert!(refused_after_the_fact(
+            Some(55),
+            "\u{1b}[31mGemini CLI is not running in a trusted directory. To proceed…"
+        ));
+        assert!(!refused_after_the_fact(Some(1), UNTRUSTED_MESSAGE));
+        assert!(!refused_after_the_fact(Some(55), "other"));
+    }
+}

@@ -1,0 +1,329 @@
+//! gemini's folder-trust gate (issue 10 point 2), end to end: the real binary, the first-party
+//! gemini lane, and `tests/fixtures/gemini/bin/gemini`, a replay of gemini-cli 0.61 (its exit
+//! 55 and red "not running in a trusted directory" message when it distrusts the folder).
+//!
+//! gsd-lane reads gemini's own trust configuration (settings, environment, trusted-folders
+//! file) before anything runs, says how to fix it, and never trusts a folder itself.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Outcome, TestEnv};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Lab {
+    env: TestEnv,
+    run_dir: PathBuf,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let env = TestEnv::new();
+        crate::review::copy_dir(&util::fixture("review/project"), &env.project);
+        std::fs::create_dir_all(env.project.join(".git")).expect("git marker");
+        let run_dir = env.root.path().join("run");
+        std::fs::create_dir_all(&run_dir).expect("run dir");
+        std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review PLAN-1.\n").expect("prompt");
+        Lab { env, run_dir }
+    }
+
+    fn gemini_dir(&self) -> PathBuf {
+        self.env.home.join(".gemini")
+    }
+
+    /// Writes `<home>/.gemini/<name>`.
+    fn gemini_file(&self, name: &str, text: &str) {
+        std::fs::create_dir_all(self.gemini_dir()).expect("mkdir .gemini");
+        std::fs::write(self.gemini_dir().join(name), text).expect("write gemini file");
+    }
+
+    fn trust(&self, rules: &Value) {
+        self.gemini_file("trustedFolders.json", &rules.to_string());
+    }
+
+    fn behave(&self, what: &str) {
+        std::fs::write(self.env.home.join("gemini-behave"), what).expect("behave");
+    }
+
+    fn project(&self) -> String {
+        self.env.project.display().to_string()
+    }
+
+    /// The argv of every start of the fake gemini.
+    fn starts(&self) -> Vec<String> {
+        std::fs::read_to_string(self.env.home.join("gemini.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn command(&self, args: &[&str], vars: &[(&str, &str)]) -> Command {
+        let path = format!("{}:/usr/bin:/bin", util::fixture("gemini/bin").display());
+        let mut command = util::gsd_command(&self.env, &path, &self.env.project, args);
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        command
+    }
+
+    fn run_json(&self, vars: &[(&str, &str)]) -> (Outcome, Value) {
+        let run_dir = self.run_dir.display().to_string();
+        let repo = self.project();
+        let args = [
+            "run",
+            "gemini",
+            "--json",
+            "--run-dir",
+            &run_dir,
+            "--repo-root",
+            &repo,
+        ];
+        let (out, _) = util::run_bounded(self.command(&args, vars), TIMEOUT);
+        out.assert_no_panic();
+        let value = out.json();
+        (out, value)
+    }
+
+    fn review(&self, flags: &[&str], vars: &[(&str, &str)]) -> Outcome {
+        let mut args = vec!["review", "--phase", "3"];
+        args.extend_from_slice(flags);
+        let (out, _) = util::run_bounded(self.command(&args, vars), TIMEOUT);
+        out.assert_no_panic();
+        out
+    }
+
+    fn reviews(&self) -> String {
+        util::read_text(
+            &self
+                .env
+                .project
+                .join(".planning/phases/03-billing/03-REVIEWS.md"),
+        )
+    }
+}
+
+fn assert_untrusted(result: &Value) {
+    assert_eq!(result["ok"], false, "{result}");
+    assert_eq!(result["reason"], "untrusted_workspace", "{result}");
+    let detail = util::str_of(result, "detail");
+    for needle in [
+        "GEMINI_CLI_TRUST_WORKSPACE=true",
+        "trust the folder",
+        "exits 55",
+        "never trusts a folder for you",
+    ] {
+        assert!(detail.contains(needle), "{needle:?} missing from {detail}");
+    }
+}
+
+#[test]
+fn an_untrusted_folder_is_refused_before_gemini_starts_with_the_fix() {
+    let lab = Lab::new();
+    let (out, result) = lab.run_json(&[]);
+    out.assert_status(0);
+    assert_untrusted(&result);
+    assert!(
+        util::str_of(&result, "detail").contains("trustedFolders.json does not exist"),
+        "{result}"
+    );
+    assert_eq!(lab.starts(), Vec::<String>::new(), "gemini was started");
+}
+
+#[test]
+fn invoke_carries_the_same_typed_reason() {
+    let lab = Lab::new();
+    let run_dir = lab.run_dir.display().to_string();
+    let repo = lab.project();
+    let args = [
+        "invoke",
+        "--slug",
+        "gemini",
+        "--run-dir",
+        &run_dir,
+        "--repo-root",
+        &repo,
+    ];
+    let (out, _) = util::run_bounded(lab.command(&args, &[]), TIMEOUT);
+    out.assert_no_panic();
+    assert_untrusted(&out.json());
+    assert!(lab.starts().is_empty());
+}
+
+#[test]
+fn a_trust_rule_for_the_folder_or_a_parent_lets_gemini_run_without_skip_trust() {
+    type Rules = fn(&Lab) -> Value;
+    let cases: [(&str, Rules); 3] = [
+        ("folder", |lab| json!({ lab.project(): "TRUST_FOLDER" })),
+        (
+            "parent",
+            |lab| json!({ lab.env.root.path().display().to_string(): "TRUST_FOLDER" }),
+        ),
+        (
+            "trust-parent",
+            |lab| json!({ lab.env.project.join("x").display().to_string(): "TRUST_PARENT" }),
+        ),
+    ];
+    for (name, rules) in cases {
+        let lab = Lab::new();
+        lab.trust(&rules(&lab));
+        let (out, result) = lab.run_json(&[]);
+        out.assert_status(0);
+        assert_eq!(
+            result,
+            json!({"slug": "gemini", "ok": true, "stubbed": false}),
+            "{name}"
+        );
+        assert_eq!(
+            lab.starts(),
+            ["start -p -"],
+            "{name}: no --skip-trust, ever"
+        );
+    }
+}
+
+#[test]
+fn the_longest_rule_wins_so_do_not_trust_inside_a_trusted_parent_refuses() {
+    let lab = Lab::new();
+    lab.trust(&json!({
+        lab.env.root.path().display().to_string(): "TRUST_FOLDER",
+        lab.project(): "DO_NOT_TRUST",
+    }));
+    let (_, result) = lab.run_json(&[]);
+    assert_untrusted(&result);
+    assert!(
+        util::str_of(&result, "detail").contains("DO_NOT_TRUST"),
+        "{result}"
+    );
+    assert!(lab.starts().is_empty());
+}
+
+#[test]
+fn gemini_s_environment_variables_decide_as_gemini_does() {
+    let lab = Lab::new();
+    let (_, result) = lab.run_json(&[("GEMINI_CLI_TRUST_WORKSPACE", "true")]);
+    assert_eq!(result["stubbed"], false, "{result}");
+    assert_eq!(lab.starts(), ["start -p -"]);
+
+    let lab = Lab::new();
+    lab.trust(&json!({ lab.project(): "TRUST_FOLDER" }));
+    for vars in [
+        [("GEMINI_CLI_TRUST_WORKSPACE", "false")],
+        [("GEMINI_RESTRICTED_MODE", "true")],
+    ] {
+        let (_, result) = lab.run_json(&vars);
+        assert_untrusted(&result);
+    }
+    assert!(lab.starts().is_empty());
+}
+
+#[test]
+fn folder_trust_disabled_in_user_settings_means_no_gate() {
+    let lab = Lab::new();
+    lab.gemini_file(
+        "settings.json",
+        "{\n  // user settings may hold comments\n  \"security\": {\"folderTrust\": {\"enabled\": false}}\n}\n",
+    );
+    let (_, result) = lab.run_json(&[]);
+    assert_eq!(result["stubbed"], false, "{result}");
+    // A system settings file (later in gemini's merge) turns the gate back on.
+    let system = lab.env.root.path().join("system-settings.json");
+    std::fs::write(
+        &system,
+        r#"{"security": {"folderTrust": {"enabled": true}}}"#,
+    )
+    .expect("write");
+    let (_, result) = lab.run_json(&[(
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+        system.to_str().expect("utf-8"),
+    )]);
+    assert_untrusted(&result);
+    assert_eq!(lab.starts().len(), 1);
+}
+
+#[test]
+fn a_trusted_folders_file_gemini_would_reject_blocks_the_lane_naming_it() {
+    for text in [r#"{"/x": "BOGUS"}"#, "[1]", "{not json"] {
+        let lab = Lab::new();
+        lab.gemini_file("trustedFolders.json", text);
+        let (_, result) = lab.run_json(&[]);
+        assert_eq!(result["ok"], false, "{result}");
+        assert_eq!(result["reason"], "probe_failed", "{text}: {result}");
+        assert!(
+            util::str_of(&result, "detail").contains("trustedFolders.json cannot be used"),
+            "{result}"
+        );
+        assert!(lab.starts().is_empty());
+    }
+}
+
+#[test]
+fn the_trusted_folders_path_follows_gemini_s_overrides() {
+    let lab = Lab::new();
+    let elsewhere = lab.env.root.path().join("trust-elsewhere.json");
+    std::fs::write(
+        &elsewhere,
+        json!({ lab.project(): "TRUST_FOLDER" }).to_string(),
+    )
+    .expect("write");
+    let (_, result) = lab.run_json(&[(
+        "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+        elsewhere.to_str().expect("utf-8"),
+    )]);
+    assert_eq!(result["stubbed"], false, "{result}");
+    let gemini_home = lab.env.root.path().join("gemini-home");
+    std::fs::create_dir_all(gemini_home.join(".gemini")).expect("mkdir");
+    std::fs::write(
+        gemini_home.join(".gemini/trustedFolders.json"),
+        json!({ lab.project(): "TRUST_FOLDER" }).to_string(),
+    )
+    .expect("write");
+    let (_, result) = lab.run_json(&[("GEMINI_CLI_HOME", gemini_home.to_str().expect("utf-8"))]);
+    assert_eq!(result["stubbed"], false, "{result}");
+}
+
+#[test]
+fn exit_55_with_gemini_s_message_after_the_fact_is_a_typed_stub() {
+    // gsd-lane's reading says trusted, gemini disagrees (an IDE's say, a newer gemini): the
+    // stub says why and how to fix it, and the raw message stays in the sidecar.
+    let lab = Lab::new();
+    lab.trust(&json!({ lab.project(): "TRUST_FOLDER" }));
+    lab.behave("untrusted");
+    let (_, result) = lab.run_json(&[]);
+    assert_eq!(
+        result,
+        json!({"slug": "gemini", "ok": true, "stubbed": true, "reason": "untrusted_workspace"})
+    );
+    let stub = util::read_text(&lab.run_dir.join("gsd-review-gemini.md"));
+    assert!(stub.contains("> [gsd-lane] untrusted_workspace: gemini refused to run because it does not trust this folder (exit 55); to fix:"), "{stub}");
+    let sidecar = util::read_text(&lab.run_dir.join("gsd-review-gemini.err"));
+    assert!(sidecar.starts_with("\u{1b}[31mGemini CLI is not running in a trusted directory"));
+
+    let out = lab.review(&["--gemini"], &[]);
+    out.assert_status(2);
+    let reviews = lab.reviews();
+    assert!(reviews.contains("## Gemini Review\n\ngemini review failed or returned empty output. stderr:\nGemini CLI is not running in a trusted directory."), "{reviews}");
+    assert!(
+        reviews.contains("> [gsd-lane] untrusted_workspace:"),
+        "{reviews}"
+    );
+    assert!(!reviews.contains('\u{1b}'));
+}
+
+#[test]
+fn review_pre_flight_names_the_fix_before_any_lane_runs() {
+    let lab = Lab::new();
+    let out = lab.review(&["--gemini"], &[]);
+    out.assert_status(2);
+    assert!(
+        out.stderr.contains("error: explicit reviewer 'gemini' is not available on this host (untrusted_workspace: gemini will refuse to run:"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("GEMINI_CLI_TRUST_WORKSPACE=true"));
+    assert!(lab.starts().is_empty());
+}
