@@ -5,6 +5,7 @@
 //! closed: the lane is unavailable with `unknown_handler`, and nothing else is affected.
 
 pub mod antigravity;
+pub mod kimi_code;
 pub mod openai_compatible;
 pub mod opencode;
 
@@ -15,6 +16,7 @@ use gsd_lane_sdk::{Handler, HandlerName};
 /// Every handler this build implements, in alphabetical order of name.
 pub static HANDLERS: &[&dyn Handler] = &[
     &antigravity::Antigravity,
+    &kimi_code::KimiCode,
     &openai_compatible::OpenAiCompatible,
     &opencode::Opencode,
 ];

@@ -15,6 +15,8 @@ use crate::plan::{LaneRequest, Transport};
 pub enum HandlerName {
     /// `antigravity`: the `agy` CLI (three-layer output recovery).
     Antigravity,
+    /// `kimi-code`: Kimi Code's stream-json output (the final assistant message).
+    KimiCode,
     /// `openai-compatible`: OpenAI-compatible chat-completions servers.
     OpenAiCompatible,
     /// `opencode`: the OpenCode JSON event stream.
@@ -23,8 +25,9 @@ pub enum HandlerName {
 
 impl HandlerName {
     /// Every member, in the canonical order of the manifest vocabulary.
-    pub const ALL: [HandlerName; 3] = [
+    pub const ALL: [HandlerName; 4] = [
         HandlerName::Antigravity,
+        HandlerName::KimiCode,
         HandlerName::OpenAiCompatible,
         HandlerName::Opencode,
     ];
@@ -33,6 +36,7 @@ impl HandlerName {
     pub fn as_str(self) -> &'static str {
         match self {
             HandlerName::Antigravity => "antigravity",
+            HandlerName::KimiCode => "kimi-code",
             HandlerName::OpenAiCompatible => "openai-compatible",
             HandlerName::Opencode => "opencode",
         }

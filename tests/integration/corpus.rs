@@ -170,15 +170,31 @@ fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
 /// they differ from upstream" documents applied; every other field must stay identical.
 fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
     let mut expected = upstream.clone();
-    // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
-    if id == "qwen" {
-        let reviewer = &mut expected["reviewer"];
-        reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
-        reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
-        reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
-        expected["config"] = serde_json::json!({
-            "review.models.qwen": {"type": "string", "default": ""}
-        });
+    let reviewer = &mut expected["reviewer"];
+    match id {
+        // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
+        "qwen" => {
+            reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
+            reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
+            reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
+            expected["config"] = serde_json::json!({
+                "review.models.qwen": {"type": "string", "default": ""}
+            });
+        }
+        // Kimi Code 2.x: stream-json output read by the kimi-code handler; the probe needle
+        // only Kimi Code's help prints (the legacy kimi-cli also has `--output-format`).
+        "kimi-code" => {
+            reviewer["probe"]["needle"] = serde_json::json!("--output-format <format>");
+            reviewer["invoke"]["args"] = serde_json::json!([
+                "{{model}}",
+                "--output-format",
+                "stream-json",
+                "-p",
+                "{{prompt}}"
+            ]);
+            reviewer["handler"] = serde_json::json!("kimi-code");
+        }
+        _ => {}
     }
     expected
 }

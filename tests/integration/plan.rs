@@ -261,11 +261,15 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
         SpawnRow {
             slug: "kimi-code",
             binary: "kimi",
-            argv: cat(vec![model("-m", "K"), vec!["-p".to_owned(), fr]]),
+            argv: cat(vec![
+                model("-m", "K"),
+                strings(&["--output-format", "stream-json", "-p"]),
+                vec![fr],
+            ]),
             stdin: false,
             file: None,
             timeout_ms: 900_000,
-            handler: None,
+            handler: Some("kimi-code"),
         },
     ]
 }

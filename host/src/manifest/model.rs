@@ -271,6 +271,8 @@ pub enum EvidenceClass {
 pub enum HandlerName {
     /// The `agy` CLI.
     Antigravity,
+    /// Kimi Code's stream-json output.
+    KimiCode,
     /// OpenAI-compatible servers.
     OpenaiCompatible,
     /// The OpenCode event stream.

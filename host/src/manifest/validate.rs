@@ -548,7 +548,13 @@ fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldP
                 field,
                 "must be null or a built-in module name",
             )
-            .members(&["null", "antigravity", "openai-compatible", "opencode"])
+            .members(&[
+                "null",
+                "antigravity",
+                "kimi-code",
+                "openai-compatible",
+                "opencode",
+            ])
             .got(value),
         );
     }

@@ -21,7 +21,7 @@ pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
 /// `reviewer.evidenceClass`.
 pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
 /// `reviewer.handler` (besides `null`).
-pub const HANDLER: &[&str] = &["antigravity", "openai-compatible", "opencode"];
+pub const HANDLER: &[&str] = &["antigravity", "kimi-code", "openai-compatible", "opencode"];
 /// `config.<key>.type`.
 pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
 

@@ -16,6 +16,7 @@ use super::http::{HttpLimits, Origin};
 use super::probe;
 use super::review_file::{self, Content};
 use super::spawn::{self, ChildEnv, SpawnLimits};
+use super::tool_identity;
 use crate::config::ProjectConfig;
 use crate::error::{Context as _, Failure};
 use crate::plan::{self, PlanInputs, Reason, Refusal};
@@ -126,7 +127,8 @@ pub fn probe_lane(
     setup: &RunSetup<'_>,
 ) -> Result<String, Refusal> {
     let effects = effects_for(lane, &admitted.plan, setup);
-    let found = probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)?;
+    let found = probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)
+        .map_err(|refusal| tool_identity::explain(&admitted.plan, refusal))?;
     if !gemini_trust::applies(&admitted.plan) {
         return Ok(found);
     }

@@ -8,3 +8,4 @@ pub mod path_lookup;
 pub mod probe;
 pub mod review_file;
 pub mod spawn;
+pub mod tool_identity;
