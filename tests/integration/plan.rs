@@ -744,3 +744,44 @@ fn plan_is_deterministic_and_never_probes() {
     assert_eq!(first.stdout, second.stdout);
     assert!(!Path::new(RUN).join("gsd-review-gemini.md").exists());
 }
+
+/// `gsd-lane run qwen` against `tests/fixtures/qwen/bin/qwen` (a replay of qwen-code 0.24.4's
+/// headless `-m`/`-`): the configured model reaches the CLI, and none is sent by default.
+#[test]
+fn qwen_run_sends_the_configured_model_to_the_cli() {
+    for (config, argv, model) in [
+        (
+            Some(json!({"review": {"models": {"qwen": "qwen3-coder-plus"}}}).to_string()),
+            "run -m qwen3-coder-plus -",
+            "qwen3-coder-plus",
+        ),
+        (None, "run -", "default-qwen-model"),
+    ] {
+        let env = project(config.as_deref());
+        let run_dir = env.root.path().join("run");
+        std::fs::create_dir_all(&run_dir).expect("run dir");
+        std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+        let path = format!("{}:/usr/bin:/bin", util::fixture("qwen/bin").display());
+        let run_arg = run_dir.display().to_string();
+        let args = [
+            "run",
+            "qwen",
+            "--json",
+            "--run-dir",
+            &run_arg,
+            "--repo-root",
+            ".",
+        ];
+        let command = util::gsd_command(&env, &path, &env.project, &args);
+        let (out, _) = util::run_bounded(command, std::time::Duration::from_secs(30));
+        out.assert_no_panic().assert_status(0);
+        assert_eq!(
+            out.json(),
+            json!({"slug": "qwen", "ok": true, "stubbed": false})
+        );
+        let log = std::fs::read_to_string(env.home.join("qwen.log")).expect("qwen ran");
+        assert_eq!(log, format!("{argv}\n"));
+        let review = util::read_text(&run_dir.join("gsd-review-qwen.md"));
+        assert_eq!(review, format!("## Summary\n\nReviewed by {model}.\n"));
+    }
+}
