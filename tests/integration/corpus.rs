@@ -185,6 +185,8 @@ fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
         // only Kimi Code's help prints (the legacy kimi-cli also has `--output-format`).
         "kimi-code" => {
             reviewer["probe"]["needle"] = serde_json::json!("--output-format <format>");
+            // `kimi --help` loads a 21 MB bundle: 4.8-9.2 s measured on a loaded 2-core host.
+            reviewer["probe"]["timeoutMs"] = serde_json::json!(20000);
             reviewer["invoke"]["args"] = serde_json::json!([
                 "{{model}}",
                 "--output-format",
