@@ -486,3 +486,36 @@ pub fn prompt_budget(lane: &Value, config: &ProjectConfig) -> Option<serde_json:
         _ => finite(config.get("review.max_prompt_tokens")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_the_closed_sorted_set() {
+        let names: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "budget_tool_failed",
+                "budget_too_small",
+                "egress_host_changed",
+                "host_unreachable",
+                "malformed_lane",
+                "missing_binary",
+                "missing_required_binary",
+                "probe_failed",
+                "probe_timeout",
+                "unknown_handler",
+                "unknown_transport",
+                "untrusted_workspace",
+            ]
+        );
+        for reason in Reason::ALL {
+            assert_eq!(
+                serde_json::to_value(reason).ok(),
+                Some(serde_json::Value::String(reason.as_str().to_owned()))
+            );
+        }
+    }
+}
