@@ -327,3 +327,44 @@ fn review_pre_flight_names_the_fix_before_any_lane_runs() {
     assert!(out.stderr.contains("GEMINI_CLI_TRUST_WORKSPACE=true"));
     assert!(lab.starts().is_empty());
 }
+
+#[test]
+fn a_default_reviewer_held_back_by_the_gate_is_named_in_reviews_md() {
+    let lab = Lab::new();
+    lab.env.write_overlay_fixture(
+        util::Scope::Global,
+        "acme-review",
+        "run/spawn-stdout/acme-review",
+    );
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        json!({"review": {"default_reviewers": ["acme", "gemini"]}}).to_string(),
+    )
+    .expect("config");
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        util::fixture("gemini/bin").display(),
+        util::fixture("bin").display()
+    );
+    let command = util::gsd_command(
+        &lab.env,
+        &path,
+        &lab.env.project,
+        &["review", "--phase", "3"],
+    );
+    let (out, _) = util::run_bounded(command, TIMEOUT);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr.contains(
+            "info: reviewer gemini not detected (untrusted_workspace: gemini will refuse to run:"
+        ),
+        "{}",
+        out.stderr
+    );
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains("> Not run: Gemini (untrusted_workspace)\n"),
+        "{reviews}"
+    );
+    assert!(lab.starts().is_empty());
+}

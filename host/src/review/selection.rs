@@ -301,7 +301,11 @@ pub fn select(
     let is_detected = |slug: &str| matches!(detected.get(slug), Some(Ok(_)));
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
-            if refusal.reason == Reason::EgressHostChanged {
+            // Installed but held back by a safety gate: said in REVIEWS.md, not silently dropped.
+            if matches!(
+                refusal.reason,
+                Reason::EgressHostChanged | Reason::UntrustedWorkspace
+            ) {
                 sel.not_run.push((slug.clone(), refusal.reason));
             }
         }
