@@ -52,7 +52,8 @@ fn csi_len(rest: &str) -> Option<usize> {
 }
 
 /// Length in bytes of a control string plus its terminator (BEL, `ESC \` or U+009C), or `None`
-/// when a line break or the end of text comes first.
+/// when another control character (a line break, a new introducer) or the end of text comes
+/// first. Stopping at every control keeps [`strip_controls`] linear: no two scans overlap.
 fn text_len(rest: &str) -> Option<usize> {
     let mut chars = rest.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -64,7 +65,7 @@ fn text_len(rest: &str) -> Option<usize> {
                     .filter(|(_, next)| *next == '\\')
                     .map(|(next_at, _)| next_at + 1);
             }
-            '\n' => return None,
+            _ if c.is_control() => return None,
             _ => {}
         }
     }
@@ -162,6 +163,14 @@ mod tests {
         assert_eq!(strip_controls("end\u{1b}"), "end");
         assert_eq!(strip_controls("\u{1b}\u{e9}"), "\u{e9}");
         assert_eq!(strip_controls("\u{1b}]x\u{1b}y"), "x");
+    }
+
+    #[test]
+    fn many_unterminated_introducers_stay_linear_and_keep_their_text() {
+        let text = "\u{9d}ab".repeat(200_000);
+        assert_eq!(strip_controls(&text), "ab".repeat(200_000));
+        let text = "\u{1b}]x".repeat(200_000);
+        assert_eq!(strip_controls(&text), "x".repeat(200_000));
     }
 
     #[test]
