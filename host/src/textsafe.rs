@@ -123,6 +123,20 @@ pub fn strip_controls(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_input_comes_out_safe_and_safe_text_is_kept(
+            noise in any::<String>(),
+            plain in "[a-zA-Z0-9 #`~\\n\\t.,;:()\\[\\]-]{0,60}",
+        ) {
+            let clean = strip_controls(&noise);
+            prop_assert!(!clean.chars().any(is_unsafe), "{:?}", clean);
+            prop_assert_eq!(strip_controls(&clean), clean.clone());
+            prop_assert_eq!(strip_controls(&plain), plain.clone());
+        }
+    }
 
     #[test]
     fn csi_osc_and_two_character_escapes_go() {

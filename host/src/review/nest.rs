@@ -158,6 +158,27 @@ pub fn nest_headings(review: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn nesting_keeps_every_line_but_headings_and_settles(
+            lines in prop::collection::vec("(#{0,7} ?|```|~~~|===|---|)[a-z ]{0,8}", 0..30),
+        ) {
+            let text = lines.join("\n");
+            let nested = nest_headings(&text);
+            let top = nested
+                .split('\n')
+                .zip(classify(&nested.split('\n').collect::<Vec<_>>()))
+                .filter_map(|(_, role)| match role {
+                    Line::Atx { level, .. } | Line::Underline { level } => Some(level),
+                    Line::Other => None,
+                })
+                .min();
+            prop_assert!(top.is_none_or(|top| top >= TOP_LEVEL), "{:?}", nested);
+            prop_assert_eq!(nest_headings(&nested), nested.clone());
+        }
+    }
 
     #[test]
     fn top_heading_lands_at_level_three_and_the_rest_follow() {
