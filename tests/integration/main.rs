@@ -9,6 +9,7 @@ mod catalogue;
 mod corpus;
 mod handlers;
 mod http_server;
+mod http_shapes;
 mod overlays;
 mod plan;
 mod review;
