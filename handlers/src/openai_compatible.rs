@@ -263,7 +263,7 @@ fn content_text(content: &Value) -> String {
             .iter()
             .filter(|part| {
                 part.get("type")
-                    .map_or(true, |kind| kind.as_str() == Some("text"))
+                    .is_none_or(|kind| kind.as_str() == Some("text"))
             })
             .filter_map(|part| part.get("text").and_then(Value::as_str))
             .collect(),
