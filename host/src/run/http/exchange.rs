@@ -8,6 +8,7 @@ use gsd_lane_sdk::{HttpMethod, HttpReport, HttpRequest};
 use url::Url;
 
 use super::agent::{agent, TlsRoots};
+use super::body::{CappedText, ReadError};
 use super::failure::describe;
 use super::limits::{HttpLimits, MAX_REQUEST_BOUND};
 use super::origin::{check_request_url, Origin};
@@ -43,10 +44,7 @@ pub fn send_trusting(
         exchange(request, &url, verified, limits, bound, roots)
     }));
     match outcome {
-        Ok(Ok((status, bytes))) => HttpReport::Response {
-            status,
-            body: lossy_utf8(bytes),
-        },
+        Ok(Ok((status, body))) => HttpReport::Response { status, body },
         Ok(Err(error)) => HttpReport::Failed {
             error: describe(&error, bound, connect_bound, limits.max_body_bytes),
         },
@@ -56,8 +54,8 @@ pub fn send_trusting(
     }
 }
 
-/// Sends the request and reads the whole body under the cap; `Content-Length` beyond the
-/// cap fails before any of the body is read.
+/// Sends the request and reads the whole body as text under the cap; `Content-Length`
+/// beyond the cap fails before any of the body is read.
 fn exchange(
     request: &HttpRequest,
     url: &Url,
@@ -65,7 +63,7 @@ fn exchange(
     limits: &HttpLimits,
     bound: Duration,
     roots: &TlsRoots,
-) -> Result<(u16, Vec<u8>), ureq::Error> {
+) -> Result<(u16, String), ureq::Error> {
     let agent = agent(verified, limits, bound, roots);
     let mut response = match request.method {
         HttpMethod::Get => agent.get(url.as_str()).call()?,
@@ -76,18 +74,16 @@ fn exchange(
     };
     let status = response.status().as_u16();
     let cap = limits.max_body_bytes;
-    if response
-        .body()
-        .content_length()
-        .is_some_and(|len| len > cap)
-    {
+    let expected = response.body().content_length();
+    if expected.is_some_and(|len| len > cap) {
         return Err(ureq::Error::BodyExceedsLimit(cap));
     }
-    let bytes = response.body_mut().with_config().limit(cap).read_to_vec()?;
-    Ok((status, bytes))
-}
-
-/// Decodes without copying when the bytes are valid UTF-8; invalid sequences become U+FFFD.
-fn lossy_utf8(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    let mut reader = response.body_mut().with_config().limit(cap).reader();
+    CappedText::new(cap, expected)
+        .read_all(&mut reader)
+        .map(|text| (status, text))
+        .map_err(|error| match error {
+            ReadError::TooLarge => ureq::Error::BodyExceedsLimit(cap),
+            ReadError::Io(io_error) => ureq::Error::from(io_error),
+        })
 }

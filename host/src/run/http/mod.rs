@@ -19,15 +19,18 @@
 //!   the full body read; connecting alone is also bounded by [`HttpLimits::connect_timeout`].
 //! - **Bounded memory.** The body is capped at [`HttpLimits::max_body_bytes`] whatever
 //!   `Content-Length` claims; the response head at [`MAX_HEAD_BYTES`]; a chunk-size line is cut
-//!   off by the engine after a few bytes. The body is decoded as lossy UTF-8.
+//!   off by the engine after a few bytes. The body is decoded as it is read (invalid UTF-8
+//! becomes U+FFFD) and the cap holds for the decoded text, so it is held once.
 //! - Non-2xx statuses are responses, not errors: an OpenAI-compatible server puts its error JSON
 //!   in the body, which is returned verbatim.
 //!
 //! Modules: [`origin`] (what may be contacted), [`limits`] (the bounds), `agent` (the one
-//! engine configuration), `resolver` (origin-only name resolution), `exchange` (one request),
+//! engine configuration), `resolver` (origin-only name resolution), `exchange` (one request), `body` (the
+//! body decoded under the cap),
 //! `failure` (how a failed request is worded).
 
 mod agent;
+mod body;
 mod exchange;
 mod failure;
 pub mod limits;
