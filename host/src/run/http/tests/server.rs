@@ -2,6 +2,11 @@
 //!
 //! The TLS side uses a certificate authority made at test time (rcgen) that only these tests
 //! trust ([`test_roots`]); production code trusts the Mozilla roots and never sees it.
+//!
+//! Shared with `benches/http_memory.rs` (included there by path), which uses a subset; the
+//! including module provides `Origin` and `TlsRoots`.
+
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -13,7 +18,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-use crate::run::http::{Origin, TlsRoots};
+use super::{Origin, TlsRoots};
 
 /// Which scheme a test server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
