@@ -73,6 +73,10 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
             notices.push(warning);
         }
         if response.truncated {
+            effects.warn(&format!(
+                "{}: the server stopped at its output token limit (finish_reason \"length\"); the review is marked truncated",
+                request.plan.slug
+            ));
             notices.push(TRUNCATED_NOTICE.to_owned());
         }
         Ok(HandlerOutput {
@@ -499,6 +503,12 @@ mod tests {
         let out = OpenAiCompatible
             .run(&fx, &request(Some("m")))
             .expect("runs");
+        let warnings = fx.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[1].contains("finish_reason \"length\""),
+            "{warnings:?}"
+        );
         let (answer, rest) = out.review.split_once('\n').expect("lines");
         assert_eq!(answer, "Looks fine");
         assert!(

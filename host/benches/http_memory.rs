@@ -40,20 +40,29 @@ fn reply(scenario: &str) -> (Reply, Duration) {
     let ten = Duration::from_secs(10);
     match scenario {
         "endless-chunk-size-line" => (
-            endless("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b'a'),
+            endless(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                b'a',
+            ),
             ten,
         ),
         "endless-header" => (endless("HTTP/1.1 200 OK\r\nX-Endless: ", b'a'), ten),
         "endless-status-line" => (endless("HTTP/1.1 200 ", b'O'), ten),
         "10gb-content-length" => (
-            endless("HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n", b'a'),
+            endless(
+                "HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n",
+                b'a',
+            ),
             ten,
         ),
-        "endless-body" => (endless("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b'a'), ten),
+        "endless-body" => (
+            endless("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b'a'),
+            ten,
+        ),
         "close-mid-body" => {
             // Promises the whole cap, sends 1 MiB, closes.
-            let mut bytes = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", 16 << 20)
-                .into_bytes();
+            let mut bytes =
+                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", 16 << 20).into_bytes();
             bytes.extend_from_slice(&[b'a'; 1 << 20]);
             (Reply::Canned(bytes), ten)
         }
@@ -64,7 +73,10 @@ fn reply(scenario: &str) -> (Reply, Duration) {
             },
             Duration::from_secs(2),
         ),
-        "invalid-utf8-body" => (endless("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", 0xff), ten),
+        "invalid-utf8-body" => (
+            endless("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", 0xff),
+            ten,
+        ),
         other => panic!("unknown scenario {other}"),
     }
 }
@@ -96,8 +108,16 @@ fn one(scheme: Scheme, scenario: &str) {
         scheme,
         Reply::Canned(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec()),
     );
-    let warm = send_trusting(&get(fine.url("/"), Duration::from_secs(5)), &fine.origin(), &limits, &roots);
-    assert!(matches!(warm, HttpReport::Response { status: 200, .. }), "{warm:?}");
+    let warm = send_trusting(
+        &get(fine.url("/"), Duration::from_secs(5)),
+        &fine.origin(),
+        &limits,
+        &roots,
+    );
+    assert!(
+        matches!(warm, HttpReport::Response { status: 200, .. }),
+        "{warm:?}"
+    );
     drop(fine);
     let (reply, timeout) = reply(scenario);
     let server = TestServer::start(scheme, reply);
@@ -111,7 +131,9 @@ fn one(scheme: Scheme, scenario: &str) {
     let peak = status_kib("VmHWM:");
     let error = match report {
         HttpReport::Failed { error } => error,
-        HttpReport::Response { status, body } => format!("answered {status} ({} bytes)", body.len()),
+        HttpReport::Response { status, body } => {
+            format!("answered {status} ({} bytes)", body.len())
+        }
     };
     drop(server);
     println!(
@@ -156,11 +178,18 @@ fn main() {
             let text = String::from_utf8_lossy(&out.stdout);
             let fields: Vec<&str> = text.trim_end().splitn(5, '\t').collect();
             let [_, _, growth, ms, error] = fields[..] else {
-                println!("{name:<6} {scenario:<26} failed: {}", String::from_utf8_lossy(&out.stderr));
+                println!(
+                    "{name:<6} {scenario:<26} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 continue;
             };
             let growth: u64 = growth.parse().unwrap_or(u64::MAX);
-            let within = if growth <= cap_kib + 1024 { "yes" } else { "NO" };
+            let within = if growth <= cap_kib + 1024 {
+                "yes"
+            } else {
+                "NO"
+            };
             println!(
                 "{name:<6} {scenario:<26} {:>8.1} MiB {:>5} ms {within:>7}  {error}",
                 growth as f64 / 1024.0,

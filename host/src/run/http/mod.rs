@@ -18,16 +18,16 @@
 //! - **One deadline.** `HttpRequest::timeout` covers name resolution, connect, TLS, send and
 //!   the full body read; connecting alone is also bounded by [`HttpLimits::connect_timeout`].
 //! - **Bounded memory.** The body is capped at [`HttpLimits::max_body_bytes`] whatever
-//!   `Content-Length` claims; the response head at [`MAX_HEAD_BYTES`]; a chunk-size line is cut
-//!   off by the engine after a few bytes. The body is decoded as it is read (invalid UTF-8
-//! becomes U+FFFD) and the cap holds for the decoded text, so it is held once.
+//!   `Content-Length` claims; the response head at [`MAX_HEAD_BYTES`] and 128 fields; a
+//!   chunk-size line that never ends stops the read at the 128 KiB read-ahead buffer. The body
+//!   is decoded as it is read (invalid UTF-8 becomes U+FFFD) and the cap holds for the decoded
+//!   text, so the body is held once.
 //! - Non-2xx statuses are responses, not errors: an OpenAI-compatible server puts its error JSON
 //!   in the body, which is returned verbatim.
 //!
 //! Modules: [`origin`] (what may be contacted), [`limits`] (the bounds), `agent` (the one
-//! engine configuration), `resolver` (origin-only name resolution), `exchange` (one request), `body` (the
-//! body decoded under the cap),
-//! `failure` (how a failed request is worded).
+//! engine configuration), `resolver` (origin-only name resolution), `exchange` (one request),
+//! `body` (the body decoded under the cap), `failure` (how a failed request is worded).
 
 mod agent;
 mod body;
