@@ -10,7 +10,7 @@
 //!   other than `http`/`https`, or any other origin is refused before anything is resolved or
 //!   connected ([`check_request_url`]). The agent's resolver resolves that origin's name and
 //!   no other, so a connection to any other address cannot even be attempted.
-//! - **No redirects.** A 3xx is returned as a [`HttpReport::Response`] with its status and body.
+//! - **No redirects.** A 3xx is returned as a [`gsd_lane_sdk::HttpReport::Response`] with its status and body.
 //! - **No proxies.** None is configured and none is taken from the environment (`HTTP_PROXY`,
 //!   `HTTPS_PROXY`, `ALL_PROXY`, …).
 //! - **No credentials.** No `Authorization` header is ever sent; `POST` carries
