@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked -p gsd-lane
 cargo bench --locked -p gsd-lane --bench registry | tee target/bench-registry.txt
 cargo bench --locked -p gsd-lane --bench stages | tee target/bench-stages.txt
+cargo bench --locked -p gsd-lane --bench http_memory | tee target/bench-http-memory.txt
 {
   for n in 4 8; do
     GSD_LANE_BIN=target/release/gsd-lane bash examples/bench-review.sh "$n" 2

@@ -152,6 +152,7 @@ def main():
     sections = [
         ("bench-registry.txt", "In-process: registry load + validation (`cargo bench --bench registry`)", "median"),
         ("bench-stages.txt", "In-process: plan, signature, egress check (`cargo bench --bench stages`)", "µs"),
+        ("bench-http-memory.txt", "HTTP engine against hostile responses, http and https (`cargo bench --bench http_memory`)", " "),
         ("bench-review.txt", "Review of N lanes each taking S seconds (`examples/bench-review.sh N S`)", "N="),
         ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
     ]

@@ -59,23 +59,82 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
             timeout: effects.remaining(),
         });
         let response = read_response(&report);
+        let mut notices = Vec::new();
         if let Some(served) = response
             .served_model
             .as_deref()
             .filter(|served| *served != model)
         {
-            effects.warn(&format!(
+            let warning = format!(
                 "{} served model '{served}' but '{model}' was requested. Review may be from a different model.",
                 request.plan.slug
+            );
+            effects.warn(&warning);
+            notices.push(warning);
+        }
+        if response.truncated {
+            effects.warn(&format!(
+                "{}: the server stopped at its output token limit (finish_reason \"length\"); the review is marked truncated",
+                request.plan.slug
             ));
+            notices.push(TRUNCATED_NOTICE.to_owned());
         }
         Ok(HandlerOutput {
-            review: response.review,
+            review: review_text(&response, &notices),
             diagnostic: Some(response.raw),
             source: Some(format!("POST {} (model {model})", plan.url)),
             ..HandlerOutput::default()
         })
     }
+}
+
+/// The note a review cut off at the server's output limit carries.
+const TRUNCATED_NOTICE: &str = "truncated review: the server stopped at its output token limit \
+     (finish_reason \"length\"); the text above is incomplete.";
+
+/// The review file's text: the answer, then the handler's notices (so REVIEWS.md shows them
+/// under the lane), then the model's reasoning collapsed. Empty when the answer is empty, so the
+/// empty-output policy applies to a reply that was only reasoning.
+fn review_text(response: &ChatResponse, notices: &[String]) -> String {
+    if is_blank(&response.review) {
+        return String::new();
+    }
+    if notices.is_empty() && response.reasoning.is_none() {
+        return response.review.clone();
+    }
+    let mut text = response.review.trim_end().to_owned();
+    text.push('\n');
+    for notice in notices {
+        text.push_str("\n> [gsd-lane] ");
+        text.push_str(notice);
+        text.push('\n');
+    }
+    if let Some(reasoning) = &response.reasoning {
+        text.push_str(&collapsed_reasoning(reasoning));
+    }
+    text
+}
+
+/// Whitespace only (Unicode white space and U+FEFF, as the empty-output policy counts it).
+fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| c.is_whitespace() || c == '\u{feff}')
+}
+
+/// The model's reasoning as a collapsed block after the review: kept for whoever wants it,
+/// out of the way of the answer. The code fence is longer than any backtick run inside, so the
+/// reasoning cannot close it early (CommonMark fences), and its text is left as it came.
+fn collapsed_reasoning(reasoning: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(reasoning).max(2) + 1);
+    format!(
+        "\n<details>\n<summary>Model reasoning ({} characters; not part of the review)</summary>\n\n{fence}text\n{}\n{fence}\n\n</details>\n",
+        reasoning.chars().count(),
+        reasoning.trim()
+    )
+}
+
+/// The longest run of consecutive backticks in `text`.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// The configured model, else the first discovered one, else the fallback.
@@ -115,57 +174,142 @@ pub fn first_model_id(body: &str) -> Option<String> {
 /// What a chat-completions call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatResponse {
-    /// `choices[0].message.content`, or empty.
+    /// The answer text (`choices[0].message.content`, a string or the joined text parts) with
+    /// leading `<think>` blocks taken out; empty for a failed call.
     pub review: String,
-    /// The raw body, `HTTP <status>`, or the transport error.
+    /// The raw body, or the transport error; for a non-2xx answer it starts with `HTTP <status>`
+    /// on its own line.
     pub raw: String,
     /// The `model` the server says it served.
     pub served_model: Option<String>,
+    /// `choices[0].finish_reason` is `length`: the server cut the answer off.
+    pub truncated: bool,
+    /// Reasoning taken out of the answer (`<think>` blocks, `reasoning_content`).
+    pub reasoning: Option<String>,
 }
 
-/// Interprets a chat-completions report (invocation.md §9 step 4).
+impl ChatResponse {
+    fn failed(raw: String) -> ChatResponse {
+        ChatResponse {
+            review: String::new(),
+            raw,
+            served_model: None,
+            truncated: false,
+            reasoning: None,
+        }
+    }
+}
+
+/// Interprets a chat-completions report (invocation.md §9 step 4, decisions #8).
+///
+/// - A transport failure has no review; its error is the diagnostic.
+/// - A 3xx is a failed call whatever its body (redirects are never followed, trust.md §6.7):
+///   status and body go to the diagnostic, never into the review.
+/// - Every other non-2xx keeps its body verbatim (servers put their error JSON there) after an
+///   `HTTP <status>` line; a 4xx/5xx body that nonetheless carries an answer is read as §9 says.
+/// - The answer is `choices[0].message.content`: a string, or an array of parts whose `text`
+///   parts are joined. Leading `<think>…</think>` blocks are reasoning, not review.
 pub fn read_response(report: &HttpReport) -> ChatResponse {
-    match report {
-        HttpReport::Failed { error } => ChatResponse {
-            review: String::new(),
-            raw: error.clone(),
-            served_model: None,
-        },
-        HttpReport::Response { status, body } if body.is_empty() => ChatResponse {
-            review: String::new(),
-            raw: if (200..300).contains(status) {
-                String::new()
-            } else {
-                format!("HTTP {status}")
-            },
-            served_model: None,
-        },
-        HttpReport::Response { body, .. } => {
-            let parsed: Option<Value> = serde_json::from_str(body).ok();
-            let review = parsed
-                .as_ref()
-                .and_then(|v| {
-                    v.get("choices")?
-                        .get(0)?
-                        .get("message")?
-                        .get("content")?
-                        .as_str()
-                })
-                .unwrap_or("")
-                .to_owned();
-            let served_model = parsed
-                .as_ref()
-                .and_then(|v| v.get("model")?.as_str())
-                .filter(|m| !m.is_empty())
-                .map(str::to_owned);
-            // A 4xx/5xx body is kept verbatim: servers put their error JSON there.
-            ChatResponse {
-                review,
-                raw: body.clone(),
-                served_model,
+    let (status, body) = match report {
+        HttpReport::Failed { error } => return ChatResponse::failed(error.clone()),
+        HttpReport::Response { status, body } => (*status, body),
+    };
+    let success = (200..300).contains(&status);
+    let raw = if success {
+        body.clone()
+    } else if body.is_empty() {
+        format!("HTTP {status}")
+    } else {
+        format!("HTTP {status}\n{body}")
+    };
+    if (300..400).contains(&status) || body.is_empty() {
+        return ChatResponse::failed(raw);
+    }
+    let Ok(parsed) = serde_json::from_str::<Value>(body) else {
+        return ChatResponse::failed(raw);
+    };
+    let choice = parsed.get("choices").and_then(|c| c.get(0));
+    let message = choice.and_then(|c| c.get("message"));
+    let content = message
+        .and_then(|m| m.get("content"))
+        .map(content_text)
+        .unwrap_or_default();
+    let (review, think) = split_reasoning(&content);
+    let reasoning_field = message
+        .and_then(|m| m.get("reasoning_content"))
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty());
+    let reasoning = match (reasoning_field, think) {
+        (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
+        (Some(field), None) => Some(field.to_owned()),
+        (None, think) => think,
+    };
+    ChatResponse {
+        review,
+        raw,
+        served_model: parsed
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned),
+        truncated: choice
+            .and_then(|c| c.get("finish_reason"))
+            .and_then(Value::as_str)
+            == Some("length"),
+        reasoning,
+    }
+}
+
+/// `content` as text: a string as is; an array of parts joined from its `text` parts (a part
+/// with `"type": "text"`, or no type, and a string `text`); anything else is empty.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|part| {
+                part.get("type")
+                    .is_none_or(|kind| kind.as_str() == Some("text"))
+            })
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+const THINK_OPEN: &str = "<think>";
+const THINK_CLOSE: &str = "</think>";
+
+/// Takes the leading `<think>…</think>` blocks out of an answer: `(answer, reasoning)`.
+///
+/// Only blocks at the very start (after whitespace) are reasoning, as reasoning models emit
+/// them; a `<think>` later in the text is the review talking about the tag and stays. A block
+/// left open (the answer was cut off while reasoning) is reasoning to the end.
+pub fn split_reasoning(content: &str) -> (String, Option<String>) {
+    let mut rest = content;
+    let mut blocks: Vec<&str> = Vec::new();
+    while let Some(inner) = rest.trim_start().strip_prefix(THINK_OPEN) {
+        match inner.find(THINK_CLOSE) {
+            Some(end) => {
+                blocks.push(&inner[..end]);
+                rest = &inner[end + THINK_CLOSE.len()..];
+            }
+            None => {
+                blocks.push(inner);
+                rest = "";
             }
         }
     }
+    if blocks.is_empty() {
+        return (content.to_owned(), None);
+    }
+    let reasoning: Vec<&str> = blocks
+        .iter()
+        .map(|b| b.trim())
+        .filter(|b| !b.is_empty())
+        .collect();
+    let reasoning = (!reasoning.is_empty()).then(|| reasoning.join("\n\n"));
+    (rest.trim_start().to_owned(), reasoning)
 }
 
 #[cfg(test)]
@@ -218,7 +362,11 @@ mod tests {
             r#"{"model":"other","choices":[{"message":{"content":"x"}}]}"#,
         );
         let out = OpenAiCompatible.run(&fx, &request(None)).expect("runs");
-        assert_eq!(out.review, "x");
+        // The warning also travels in the review file, so REVIEWS.md shows it under the lane.
+        assert_eq!(
+            out.review,
+            "x\n\n> [gsd-lane] ollama served model 'other' but 'llama3' was requested. Review may be from a different model.\n"
+        );
         let body = fx.http_calls()[1].json_body.clone().expect("body");
         assert!(body.contains("\"model\":\"llama3\""));
         assert_eq!(
@@ -239,7 +387,10 @@ mod tests {
             .expect("runs");
         assert_eq!(fx.http_calls().len(), 1);
         assert_eq!(out.review, "");
-        assert_eq!(out.diagnostic.as_deref(), Some("{\"error\":\"boom\"}"));
+        assert_eq!(
+            out.diagnostic.as_deref(),
+            Some("HTTP 500\n{\"error\":\"boom\"}")
+        );
     }
 
     #[test]
@@ -263,5 +414,126 @@ mod tests {
         assert_eq!(failed.raw, "ECONNREFUSED");
         assert_eq!(first_model_id(r#"{"data":[{"id":""}]}"#), None);
         assert_eq!(first_model_id(r#"{"data":"x"}"#), None);
+    }
+
+    fn answer(status: u16, body: &Value) -> ChatResponse {
+        read_response(&HttpReport::Response {
+            status,
+            body: body.to_string(),
+        })
+    }
+
+    #[test]
+    fn text_parts_are_joined_and_other_parts_left_out() {
+        let parts = json!({"choices": [{"message": {"content": [
+            {"type": "text", "text": "first "},
+            {"type": "image_url", "image_url": {"url": "x"}},
+            {"text": "second"},
+            {"type": "refusal", "refusal": "no"}
+        ]}}]});
+        assert_eq!(answer(200, &parts).review, "first second");
+        let odd = json!({"choices": [{"message": {"content": {"text": "x"}}}]});
+        assert_eq!(answer(200, &odd).review, "");
+    }
+
+    #[test]
+    fn redirects_are_failed_calls_whatever_their_body() {
+        let body = json!({"choices": [{"message": {"content": "moved review"}}]});
+        let moved = answer(307, &body);
+        assert_eq!(moved.review, "");
+        assert_eq!(moved.raw, format!("HTTP 307\n{body}"));
+        let bare = read_response(&HttpReport::Response {
+            status: 301,
+            body: String::new(),
+        });
+        assert_eq!((bare.review.as_str(), bare.raw.as_str()), ("", "HTTP 301"));
+    }
+
+    #[test]
+    fn every_non_2xx_names_its_status_on_its_own_line() {
+        for status in [400, 404, 429, 500, 503] {
+            let raw = answer(status, &json!({"error": "x"})).raw;
+            assert_eq!(raw.lines().next(), Some(format!("HTTP {status}").as_str()));
+        }
+        assert_eq!(
+            answer(200, &json!({"no": "choices"})).raw,
+            "{\"no\":\"choices\"}"
+        );
+    }
+
+    #[test]
+    fn leading_think_blocks_are_reasoning() {
+        assert_eq!(
+            split_reasoning("<think>\nweigh it\n</think>\n\n## Review\nok"),
+            ("## Review\nok".to_owned(), Some("weigh it".to_owned()))
+        );
+        assert_eq!(
+            split_reasoning(" <think>a</think><think>b</think>x"),
+            ("x".to_owned(), Some("a\n\nb".to_owned()))
+        );
+        assert_eq!(
+            split_reasoning("<think>cut off"),
+            (String::new(), Some("cut off".to_owned()))
+        );
+        // A review that mentions the tag keeps it.
+        let plain = "The parser drops <think>x</think> tags.";
+        assert_eq!(split_reasoning(plain), (plain.to_owned(), None));
+        assert_eq!(split_reasoning("<think></think>"), (String::new(), None));
+    }
+
+    #[test]
+    fn only_reasoning_is_an_empty_review() {
+        let fx = FakeEffects::new().http_answer(
+            "http://h/v1/chat/completions",
+            200,
+            r#"{"choices":[{"message":{"content":"<think>hmm</think>\n"}}]}"#,
+        );
+        let out = OpenAiCompatible
+            .run(&fx, &request(Some("m")))
+            .expect("runs");
+        assert_eq!(out.review, "");
+        assert!(out.diagnostic.expect("raw").contains("hmm"));
+    }
+
+    #[test]
+    fn review_file_carries_notices_and_collapsed_reasoning() {
+        let fx = FakeEffects::new().http_answer(
+            "http://h/v1/chat/completions",
+            200,
+            r#"{"model":"other","choices":[{"finish_reason":"length","message":{"content":"<think>plan ```x```</think>Looks fine"}}]}"#,
+        );
+        let out = OpenAiCompatible
+            .run(&fx, &request(Some("m")))
+            .expect("runs");
+        let warnings = fx.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[1].contains("finish_reason \"length\""),
+            "{warnings:?}"
+        );
+        let (answer, rest) = out.review.split_once('\n').expect("lines");
+        assert_eq!(answer, "Looks fine");
+        assert!(
+            rest.contains("\n> [gsd-lane] ollama served model 'other' but 'm' was requested."),
+            "{rest}"
+        );
+        assert!(rest.contains("\n> [gsd-lane] truncated review:"), "{rest}");
+        let details = rest.find("<details>").expect("collapsed reasoning");
+        assert!(rest.find("truncated review").expect("notice") < details);
+        // The reasoning's own ``` cannot close the fence: it is four backticks long.
+        assert!(rest.contains("\n````text\nplan ```x```\n````\n"), "{rest}");
+    }
+
+    #[test]
+    fn a_plain_answer_is_kept_byte_for_byte() {
+        let fx = FakeEffects::new().http_answer(
+            "http://h/v1/chat/completions",
+            200,
+            r#"{"choices":[{"finish_reason":"stop","message":{"content":"  LGTM  \n\n"}}]}"#,
+        );
+        let out = OpenAiCompatible
+            .run(&fx, &request(Some("m")))
+            .expect("runs");
+        assert_eq!(out.review, "  LGTM  \n\n");
     }
 }

@@ -434,7 +434,7 @@ fn http_plan(
             "invoke.path {path:?} does not start with /"
         )));
     }
-    let url = format!("{host}{path}");
+    let url = crate::config::join_lane_path(&host, path);
     let same_origin = url::Url::parse(&url).ok().is_some_and(|joined| {
         joined.scheme() == origin.scheme()
             && joined.host_str() == origin.host_str()
@@ -461,7 +461,7 @@ fn http_plan(
     Ok(HttpPlan {
         url,
         models_url: (text(invoke, "modelDiscovery") == Some("first-from-models-endpoint"))
-            .then(|| format!("{host}/v1/models")),
+            .then(|| crate::config::join_lane_path(&host, "/v1/models")),
         host,
         host_config_key,
         model,

@@ -10,6 +10,7 @@ mod corpus;
 mod gemini_trust;
 mod handlers;
 mod http_server;
+mod http_shapes;
 mod kimi_code;
 mod overlays;
 mod plan;

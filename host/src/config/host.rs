@@ -41,6 +41,39 @@ pub fn normalize_host(raw: &str) -> String {
     }
 }
 
+/// The last path segment a base URL may carry that every OpenAI-compatible lane path repeats.
+const API_VERSION_SEGMENT: &str = "/v1";
+
+/// Joins a normalized host and a lane path (`invoke.path`, `probe.path`, `/v1/models`) into the
+/// request URL.
+///
+/// Plain concatenation (invocation.md §4.4), except that a host ending in `/v1`, as server
+/// documentation writes base URLs (`http://localhost:11434/v1`), does not repeat the segment when
+/// the path starts with it: `http://localhost:11434/v1` + `/v1/models` is
+/// `http://localhost:11434/v1/models`, never `/v1/v1/models`. The host itself (what is disclosed,
+/// consented, pinned and compared) is left as configured; only the request URL is joined this way,
+/// and it is checked against the verified origin like any other.
+pub fn join_lane_path(host: &str, path: &str) -> String {
+    let repeats = path == API_VERSION_SEGMENT
+        || path
+            .strip_prefix(API_VERSION_SEGMENT)
+            .is_some_and(|rest| rest.starts_with('/'));
+    match host.strip_suffix(API_VERSION_SEGMENT) {
+        Some(base) if repeats && host_has_path_segment(host) => format!("{base}{path}"),
+        _ => format!("{host}{path}"),
+    }
+}
+
+/// True when the `/v1` at the end of `host` is a path segment, not part of the authority
+/// (`http://a.com/v1`, not `http://v1` or `localhost:1/v1` without a scheme).
+fn host_has_path_segment(host: &str) -> bool {
+    Url::parse(host).is_ok_and(|url| {
+        matches!(url.scheme(), "http" | "https")
+            && url.host_str().is_some()
+            && url.path().ends_with(API_VERSION_SEGMENT)
+    })
+}
+
 /// True when `rebuilt` parses to the scheme, host and port of `original`.
 fn same_origin(original: &Url, rebuilt: &str) -> bool {
     Url::parse(rebuilt).is_ok_and(|again| {
@@ -107,6 +140,45 @@ mod tests {
             normalize_host("ftp://Host.example/x/"),
             "ftp://Host.example/x"
         );
+    }
+
+    #[test]
+    fn a_base_url_ending_in_v1_never_repeats_the_segment() {
+        for (host, path, url) in [
+            (
+                "http://localhost:11434/v1",
+                "/v1/models",
+                "http://localhost:11434/v1/models",
+            ),
+            (
+                "http://localhost:11434/v1",
+                "/v1/chat/completions",
+                "http://localhost:11434/v1/chat/completions",
+            ),
+            (
+                "https://a.com/api/v1",
+                "/v1/models",
+                "https://a.com/api/v1/models",
+            ),
+            (
+                "http://localhost:11434",
+                "/v1/models",
+                "http://localhost:11434/v1/models",
+            ),
+            // Only a whole `/v1` segment on both sides is folded.
+            ("http://a.com/v1", "/v10/x", "http://a.com/v1/v10/x"),
+            ("http://a.com/v1", "/api/tags", "http://a.com/v1/api/tags"),
+            (
+                "http://a.com/xv1",
+                "/v1/models",
+                "http://a.com/xv1/v1/models",
+            ),
+            ("http://a.com/V1", "/v1/models", "http://a.com/V1/v1/models"),
+            // Not a URL with a path: concatenated as written (and refused later).
+            ("localhost:1/v1", "/v1/models", "localhost:1/v1/v1/models"),
+        ] {
+            assert_eq!(join_lane_path(host, path), url, "{host} + {path}");
+        }
     }
 
     #[test]

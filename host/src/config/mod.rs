@@ -17,7 +17,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub use effort::{effort_argv, effort_level, render_effort, EffortLevel};
-pub use host::normalize_host;
+pub use host::{join_lane_path, normalize_host};
 pub use load::MAX_CONFIG_BYTES;
 pub use setting::configured;
 pub use text::{is_ecma_whitespace, trim_ecma_whitespace};

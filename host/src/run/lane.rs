@@ -30,6 +30,11 @@ pub trait EgressCheck: Send + Sync {
     ///
     /// The blocking refusal.
     fn check(&self, plan: &LanePlan) -> Result<(), Refusal>;
+
+    /// Told after an HTTP lane that [`EgressCheck::check`] allowed produced a real review (not a
+    /// stub): its destination has now been used successfully, so a first-use pin may be
+    /// recorded. Nothing happens by default.
+    fn used_successfully(&self, _plan: &LanePlan) {}
 }
 
 /// What the caller supplies besides the lane.
@@ -201,6 +206,9 @@ pub fn execute(
     };
     completion.probe = probe;
     completion.elapsed = started.elapsed();
+    if plan.http().is_some() && !completion.stubbed {
+        setup.egress.used_successfully(&plan);
+    }
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());

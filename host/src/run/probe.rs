@@ -84,7 +84,7 @@ pub fn check(
                     "a spawn lane has no verified host to probe",
                 ));
             };
-            let url = format!("{host}{path}");
+            let url = crate::config::join_lane_path(&host, path);
             match effects.http(&HttpRequest {
                 method: HttpMethod::Get,
                 url: url.clone(),

@@ -176,7 +176,10 @@ impl StoreEgressCheck {
         Refusal::new(Reason::EgressHostChanged, message)
     }
 
-    /// Compares against the pin, or records the first-use pin.
+    /// Compares against the pin. Without one the lane is allowed and nothing is recorded yet:
+    /// the first-use pin is written by [`StoreEgressCheck::pin_first_use`] once the lane has
+    /// used the destination successfully, so a first run that fails (a wrong port, a base URL
+    /// the server does not serve) does not pin a host that never answered.
     fn check_pin(&self, plan: &LanePlan, key: &str, current: &str) -> Result<(), Refusal> {
         let Some(pins) = &self.pins else {
             self.warn_once(
@@ -189,36 +192,8 @@ impl StoreEgressCheck {
             );
             return Ok(());
         };
-        let pinned = match pins.get(&self.project_root, &plan.capability_id) {
-            Some(pin) => pin,
-            None => {
-                let lock = self
-                    .consent
-                    .as_ref()
-                    .map(ConsentStore::lock_path)
-                    .unwrap_or_default();
-                let pin = Pin {
-                    project_root: self.project_root.clone(),
-                    id: plan.capability_id.clone(),
-                    host: normalize_host(current),
-                    pinned_at: iso_now(),
-                    source: PinSource::FirstUse.as_str().to_owned(),
-                };
-                match pins.set(&lock, pin, true) {
-                    Ok(pin) => pin,
-                    Err(err) => {
-                        self.warn_once(
-                            &format!("pin-failed:{}", plan.capability_id),
-                            &format!(
-                                "lane {}: could not pin its destination {} ({err})",
-                                escape_text(&plan.slug),
-                                escape_text(current)
-                            ),
-                        );
-                        return Ok(());
-                    }
-                }
-            }
+        let Some(pinned) = pins.get(&self.project_root, &plan.capability_id) else {
+            return Ok(());
         };
         match check_egress_host(Some(&Value::String(pinned.host.clone())), current) {
             EgressDecision::Allow => Ok(()),
@@ -229,7 +204,56 @@ impl StoreEgressCheck {
     }
 }
 
+impl StoreEgressCheck {
+    /// Records the first-use pin of a lane without a consented host, after its first
+    /// successful run. An existing pin is kept (two first runs racing cannot replace each
+    /// other's pin); a failure to write it is a warning, and the next run tries again.
+    fn pin_first_use(&self, plan: &LanePlan) {
+        let (Some(pins), Some(http)) = (&self.pins, plan.http()) else {
+            return;
+        };
+        let record = self.consent.as_ref().and_then(|store| {
+            store
+                .read()
+                .get(&self.project_root, &plan.capability_id)
+                .cloned()
+        });
+        if record.as_ref().and_then(|r| r.reviewer_host()).is_some()
+            || pins.get(&self.project_root, &plan.capability_id).is_some()
+        {
+            return;
+        }
+        let current = http.host.as_str();
+        let lock = self
+            .consent
+            .as_ref()
+            .map(ConsentStore::lock_path)
+            .unwrap_or_default();
+        let pin = Pin {
+            project_root: self.project_root.clone(),
+            id: plan.capability_id.clone(),
+            host: normalize_host(current),
+            pinned_at: iso_now(),
+            source: PinSource::FirstUse.as_str().to_owned(),
+        };
+        if let Err(err) = pins.set(&lock, pin, true) {
+            self.warn_once(
+                &format!("pin-failed:{}", plan.capability_id),
+                &format!(
+                    "lane {}: could not pin its destination {} ({err})",
+                    escape_text(&plan.slug),
+                    escape_text(current)
+                ),
+            );
+        }
+    }
+}
+
 impl EgressCheck for StoreEgressCheck {
+    fn used_successfully(&self, plan: &LanePlan) {
+        self.pin_first_use(plan);
+    }
+
     fn check(&self, plan: &LanePlan) -> Result<(), Refusal> {
         if !self.first_party.contains(&plan.capability_id) {
             super::policy::check_plan(plan, &self.install_roots(&plan.capability_id))?;

@@ -1,0 +1,89 @@
+//! One request: refuse what is not the verified origin, send through the agent, read the
+//! capped body.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use gsd_lane_sdk::{HttpMethod, HttpReport, HttpRequest};
+use url::Url;
+
+use super::agent::{agent, TlsRoots};
+use super::body::{CappedText, ReadError};
+use super::failure::describe;
+use super::limits::{HttpLimits, MAX_REQUEST_BOUND};
+use super::origin::{check_request_url, Origin};
+
+/// Makes one bounded request to the verified origin and reports what came back.
+///
+/// Nothing is resolved, connected or sent when [`check_request_url`] refuses the URL or the
+/// bound is zero. Never panics, never waits past `request.timeout` (plus scheduling noise),
+/// never holds more than `limits.max_body_bytes` of body. `https` trusts the Mozilla roots.
+pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> HttpReport {
+    send_trusting(request, verified, limits, &TlsRoots::Mozilla)
+}
+
+/// [`send`] with the `https` roots given (see [`TlsRoots`] for who may pass anything else).
+pub fn send_trusting(
+    request: &HttpRequest,
+    verified: &Origin,
+    limits: &HttpLimits,
+    roots: &TlsRoots,
+) -> HttpReport {
+    let url = match check_request_url(&request.url, verified) {
+        Ok(url) => url,
+        Err(error) => return HttpReport::Failed { error },
+    };
+    let bound = request.timeout.min(MAX_REQUEST_BOUND);
+    if bound.is_zero() {
+        return HttpReport::Failed {
+            error: "timeout: the request bound is 0 ms; nothing was sent".to_owned(),
+        };
+    }
+    let connect_bound = limits.connect_timeout.min(bound);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        exchange(request, &url, verified, limits, bound, roots)
+    }));
+    match outcome {
+        Ok(Ok((status, body))) => HttpReport::Response { status, body },
+        Ok(Err(error)) => HttpReport::Failed {
+            error: describe(&error, bound, connect_bound, limits.max_body_bytes),
+        },
+        Err(_) => HttpReport::Failed {
+            error: "the HTTP client failed internally (panic); no response".to_owned(),
+        },
+    }
+}
+
+/// Sends the request and reads the whole body as text under the cap; `Content-Length`
+/// beyond the cap fails before any of the body is read.
+fn exchange(
+    request: &HttpRequest,
+    url: &Url,
+    verified: &Origin,
+    limits: &HttpLimits,
+    bound: Duration,
+    roots: &TlsRoots,
+) -> Result<(u16, String), ureq::Error> {
+    let agent = agent(verified, limits, bound, roots);
+    let mut response = match request.method {
+        HttpMethod::Get => agent.get(url.as_str()).call()?,
+        HttpMethod::Post => agent
+            .post(url.as_str())
+            .header("Content-Type", "application/json")
+            .send(request.json_body.as_deref().unwrap_or(""))?,
+    };
+    let status = response.status().as_u16();
+    let cap = limits.max_body_bytes;
+    let expected = response.body().content_length();
+    if expected.is_some_and(|len| len > cap) {
+        return Err(ureq::Error::BodyExceedsLimit(cap));
+    }
+    let mut reader = response.body_mut().with_config().limit(cap).reader();
+    CappedText::new(cap, expected)
+        .read_all(&mut reader)
+        .map(|text| (status, text))
+        .map_err(|error| match error {
+            ReadError::TooLarge => ureq::Error::BodyExceedsLimit(cap),
+            ReadError::Io(io_error) => ureq::Error::from(io_error),
+        })
+}
