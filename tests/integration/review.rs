@@ -176,7 +176,7 @@ impl Lab {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read fixture dir").flatten() {
         let target = to.join(entry.file_name());

@@ -1721,3 +1721,312 @@ fn first_party_lanes_cannot_be_removed_and_list_shows_pins() {
     assert_eq!(out.json()["records"], json!([]));
     assert_eq!(out.json()["pins"], json!([]));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Damaged stores fail closed (issue 11 point 1)
+// ---------------------------------------------------------------------------------------------
+
+/// The ways a store file can be damaged.
+#[derive(Debug, Clone, Copy)]
+enum StoreDamage {
+    InvalidJson,
+    Truncated,
+    Empty,
+    Fifo,
+    Directory,
+    SymlinkToDevZero,
+    WrongVersion,
+    WrongShape,
+    WrongTypes,
+    Unreadable,
+}
+
+const STORE_DAMAGES: [StoreDamage; 10] = [
+    StoreDamage::InvalidJson,
+    StoreDamage::Truncated,
+    StoreDamage::Empty,
+    StoreDamage::Fifo,
+    StoreDamage::Directory,
+    StoreDamage::SymlinkToDevZero,
+    StoreDamage::WrongVersion,
+    StoreDamage::WrongShape,
+    StoreDamage::WrongTypes,
+    StoreDamage::Unreadable,
+];
+
+/// True when this process runs as root (file modes do not stop it reading).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::NamedTempFile::new().expect("temp file");
+    probe.as_file().metadata().expect("meta").uid() == 0
+}
+
+/// Damages the store at `path` (which holds a valid store) in the way `kind` says; `records`
+/// is the top-level key holding the entries (`pins` or `records`). False when the damage
+/// cannot be made here (an unreadable file, as root).
+fn damage_store(path: &Path, records: &str, kind: StoreDamage) -> bool {
+    let text = std::fs::read_to_string(path).expect("a valid store to damage");
+    let mut value: Value = serde_json::from_str(&text).expect("valid store");
+    let replace = |bytes: &[u8]| std::fs::write(path, bytes).expect("write damaged store");
+    match kind {
+        StoreDamage::InvalidJson => replace(b"{\"version\": \"1\", \"pins\": {"),
+        StoreDamage::Truncated => replace(&text.as_bytes()[..text.len() / 2]),
+        StoreDamage::Empty => replace(b""),
+        StoreDamage::Fifo => {
+            std::fs::remove_file(path).expect("remove");
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }
+        StoreDamage::Directory => {
+            std::fs::remove_file(path).expect("remove");
+            std::fs::create_dir(path).expect("directory");
+        }
+        StoreDamage::SymlinkToDevZero => {
+            std::fs::remove_file(path).expect("remove");
+            std::os::unix::fs::symlink("/dev/zero", path).expect("symlink");
+        }
+        StoreDamage::WrongVersion => {
+            value["version"] = json!("2");
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::WrongShape => {
+            value[records] = json!([value[records].clone()]);
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::WrongTypes => {
+            for entry in value[records]
+                .as_object_mut()
+                .expect("entries")
+                .values_mut()
+            {
+                let field = if records == "pins" {
+                    "host"
+                } else {
+                    "reviewerHost"
+                };
+                entry[field] = json!(5);
+            }
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::Unreadable => {
+            if running_as_root() {
+                return false;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        }
+    }
+    true
+}
+
+/// Asserts a damaged-store block: the reason, nothing sent, nothing written, the path and the
+/// fix named.
+fn assert_store_block(
+    lab: &Lab,
+    result: &Value,
+    out: &Outcome,
+    reason: &str,
+    store: &Path,
+    moved: &Listener,
+    what: &str,
+) {
+    assert_reason(result, reason);
+    assert_eq!(
+        moved.connections(),
+        0,
+        "{what}: the moved host was contacted"
+    );
+    assert!(
+        !lab.review_path("ollama").exists(),
+        "{what}: a review was written"
+    );
+    let detail = result["detail"].as_str().unwrap_or("");
+    for part in [
+        store.display().to_string().as_str(),
+        "gsd-lane trust repair",
+        "nothing was sent",
+    ] {
+        assert!(
+            detail.contains(part),
+            "{what}: detail lacks {part}: {detail}"
+        );
+        assert!(
+            out.stderr.contains(part),
+            "{what}: stderr lacks {part}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn s01_damaged_pin_store_blocks_the_moved_host_before_any_connection() {
+    for kind in STORE_DAMAGES {
+        let first = Listener::openai();
+        let moved = Listener::counting();
+        let lab = ollama_lab(None, &first.url());
+        let (result, _) = lab.run_lane("ollama", &[]);
+        assert_ran(&result, false);
+        std::fs::remove_file(lab.review_path("ollama")).expect("first review");
+        let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+        if !damage_store(&pins, "pins", kind) {
+            eprintln!("skipped {kind:?}: running as root, file modes do not stop reads");
+            continue;
+        }
+        let before = first.connections();
+        lab.config(
+            &json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}),
+        );
+        let (result, out) = lab.run_lane("ollama", &[]);
+        let what = format!("{kind:?}");
+        assert_store_block(
+            &lab,
+            &result,
+            &out,
+            "egress_store_unreadable",
+            &pins,
+            &moved,
+            &what,
+        );
+        assert_eq!(first.connections(), before, "{what}");
+        assert!(
+            std::fs::symlink_metadata(&pins).is_ok(),
+            "{what}: the damaged file is left for repair"
+        );
+    }
+}
+
+#[test]
+fn s02_damaged_consent_store_blocks_the_moved_host_before_any_connection() {
+    for kind in STORE_DAMAGES {
+        let consented = Listener::openai();
+        let moved = Listener::counting();
+        let lab = ollama_lab(Some(&consented.url()), &moved.url());
+        let store = lab.store_path();
+        if !damage_store(&store, "records", kind) {
+            eprintln!("skipped {kind:?}: running as root, file modes do not stop reads");
+            continue;
+        }
+        let (result, out) = lab.run_lane("ollama", &[]);
+        let what = format!("{kind:?}");
+        if matches!(kind, StoreDamage::Empty) {
+            // An empty consent store is an empty store (trust.md §5.5): no consented host, so
+            // the lane is pinned on first use instead and a later edit blocks (e21).
+            assert_eq!(
+                lab.pins()["pins"].as_object().map(|p| p.len()),
+                Some(1),
+                "{result}"
+            );
+            continue;
+        }
+        assert_store_block(
+            &lab,
+            &result,
+            &out,
+            "consent_store_unreadable",
+            &store,
+            &moved,
+            &what,
+        );
+        assert_eq!(consented.connections(), 0, "{what}");
+        assert!(
+            !lab.env.gsd_home.join(".gsd/egress-pins.json").exists(),
+            "{what}: a damaged consent store must not be replaced by a first-use pin"
+        );
+    }
+}
+
+#[test]
+fn s03_damaged_store_block_shows_in_run_invoke_and_review_preflight() {
+    let first = Listener::openai();
+    let moved = Listener::counting();
+    let lab = ollama_lab(None, &first.url());
+    crate::review::copy_dir(
+        &util::fixture("review/project/.planning"),
+        &lab.env.project.join(".planning"),
+    );
+    lab.config(&json!({"review": {"ollama_host": first.url(), "models": {"ollama": "acme-7b"}}}));
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+    assert!(damage_store(&pins, "pins", StoreDamage::InvalidJson));
+    lab.config(&json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}));
+    let run_dir = lab.run_dir.display().to_string();
+
+    let human = lab.gsd(&["run", "ollama", "--run-dir", &run_dir]);
+    human.assert_no_panic();
+    assert!(
+        human
+            .stdout
+            .contains("unavailable (egress_store_unreadable)"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains(&pins.display().to_string()),
+        "{}",
+        human.stdout
+    );
+
+    let invoke = lab.gsd(&["invoke", "--slug", "ollama", "--run-dir", &run_dir]);
+    invoke.assert_no_panic();
+    assert_reason(&invoke.json(), "egress_store_unreadable");
+
+    let review = lab.gsd(&["review", "--phase", "3", "--ollama"]);
+    review.assert_no_panic().assert_status(2);
+    assert!(
+        review.stderr.contains("egress_store_unreadable"),
+        "{}",
+        review.stderr
+    );
+    assert!(
+        review.stderr.contains("gsd-lane trust repair"),
+        "{}",
+        review.stderr
+    );
+    assert_eq!(moved.connections(), 0, "nothing reached the moved host");
+}
+
+#[test]
+fn s04_trust_repair_shows_and_moves_the_damaged_file_aside() {
+    let first = Listener::openai();
+    let lab = ollama_lab(None, &first.url());
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+    std::fs::write(&pins, "{\"version\": \"1\", \u{1b}[2J").expect("damage");
+
+    // Without a terminal and without --yes nothing moves.
+    let declined = lab.gsd(&["trust", "repair"]);
+    declined.assert_no_panic().assert_status(1);
+    assert!(
+        declined.stdout.contains("\\u{1b}[2J"),
+        "shown escaped: {}",
+        declined.stdout
+    );
+    assert!(!declined.stdout.contains('\u{1b}'));
+    assert!(pins.exists());
+
+    let out = lab.gsd(&["trust", "repair", "--yes", "--json"]);
+    out.assert_no_panic().assert_status(0);
+    let report = out.json();
+    assert_eq!(report["status"], "repaired", "{report}");
+    let moved_to = PathBuf::from(report["files"][0]["movedTo"].as_str().expect("movedTo"));
+    assert!(moved_to
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("egress-pins.json.damaged-")));
+    assert_eq!(
+        std::fs::read_to_string(&moved_to).expect("kept"),
+        "{\"version\": \"1\", \u{1b}[2J"
+    );
+    assert!(!pins.exists());
+    let clean = lab.gsd(&["trust", "repair", "--json"]);
+    clean.assert_status(0);
+    assert_eq!(clean.json()["status"], "clean");
+    // A missing store is "first use" again.
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    assert_eq!(lab.pins()["pins"].as_object().map(|p| p.len()), Some(1));
+}

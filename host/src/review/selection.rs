@@ -301,7 +301,7 @@ pub fn select(
     let is_detected = |slug: &str| matches!(detected.get(slug), Some(Ok(_)));
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
-            if refusal.reason == Reason::EgressHostChanged {
+            if refusal.reason.is_egress_block() {
                 sel.not_run.push((slug.clone(), refusal.reason));
             }
         }
