@@ -39,6 +39,12 @@ impl Lab {
         let env = TestEnv::with_planning();
         let run_dir = env.root.path().join("run");
         std::fs::create_dir_all(&run_dir).expect("run dir");
+        // A private run dir whatever the umask (a group-writable one is refused).
+        std::fs::set_permissions(
+            &run_dir,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("chmod run dir");
         std::fs::write(run_dir.join("gsd-review-prompt.md"), PROMPT).expect("prompt");
         Lab { env, run_dir }
     }
@@ -117,6 +123,16 @@ impl Lab {
     /// `run <slug> --json` (plus `extra`); returns the JSON result and the outcome.
     fn run_lane(&self, slug: &str, extra: &[&str]) -> (Value, Outcome) {
         self.run_lane_env(slug, extra, &[])
+    }
+
+    /// `run <slug> --json` (plus `extra`) when the command may fail without a JSON result.
+    fn run_raw(&self, slug: &str, extra: &[&str]) -> Outcome {
+        let run_dir = self.run_dir.display().to_string();
+        let mut args = vec!["run", slug, "--json", "--run-dir", &run_dir];
+        args.extend_from_slice(extra);
+        let out = self.gsd(&args);
+        out.assert_no_panic();
+        out
     }
 
     fn run_lane_env(&self, slug: &str, extra: &[&str], env: &[(&str, &str)]) -> (Value, Outcome) {
@@ -2029,4 +2045,113 @@ fn s04_trust_repair_shows_and_moves_the_damaged_file_aside() {
     let (result, _) = lab.run_lane("ollama", &[]);
     assert_ran(&result, false);
     assert_eq!(lab.pins()["pins"].as_object().map(|p| p.len()), Some(1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run-dir safety (issue 11 point 2)
+// ---------------------------------------------------------------------------------------------
+
+/// Plants `run_dir/name` as a symlink to a victim file outside the run dir; returns the victim.
+fn plant_symlink(lab: &Lab, name: &str) -> PathBuf {
+    let victim = lab.env.root.path().join(format!("victim-{name}"));
+    std::fs::write(&victim, "victim content\n").expect("victim");
+    let entry = lab.run_dir.join(name);
+    let _ = std::fs::remove_file(&entry);
+    std::os::unix::fs::symlink(&victim, &entry).expect("plant symlink");
+    victim
+}
+
+#[test]
+fn r01_planted_symlinks_in_the_run_dir_are_refused_by_name() {
+    for name in ["gsd-review-acme_spawn.md", "gsd-review-acme_spawn.err"] {
+        let lab = spawn_lab(|_| {});
+        let victim = plant_symlink(&lab, name);
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_ne!(out.code, Some(0), "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(name), "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("symbolic link"),
+            "{name}: {}",
+            out.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).expect("victim"),
+            "victim content\n",
+            "{name}: written through the link"
+        );
+    }
+    // The prompt read from stdin is written into the run dir the same way.
+    let lab = spawn_lab(|_| {});
+    let victim = plant_symlink(&lab, "gsd-review-prompt.md");
+    let out = lab.run_raw("acme_spawn", &["--prompt", "-"]);
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("gsd-review-prompt.md"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "victim content\n"
+    );
+}
+
+#[test]
+fn r02_run_creates_private_run_dirs() {
+    let lab = spawn_lab(|_| {});
+    // The default run dir (a fresh temporary one) and a given one that does not exist yet.
+    let given = lab.env.root.path().join("fresh/run");
+    let given_text = given.display().to_string();
+    for extra in [vec![], vec!["--run-dir", given_text.as_str()]] {
+        let mut args = vec!["run", "acme_spawn"];
+        args.extend(extra.iter().copied());
+        let out = lab.gsd(&args);
+        out.assert_no_panic().assert_status(0);
+        let review = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("review    "))
+            .unwrap_or_else(|| panic!("no review line: {}", out.stdout));
+        let dir = Path::new(review).parent().expect("run dir").to_path_buf();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&dir).expect("run dir").permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        if extra.is_empty() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+#[test]
+fn r03_shared_or_foreign_run_dirs_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = spawn_lab(|_| {});
+    for (mode, word) in [(0o770, "group"), (0o777, "everyone"), (0o1777, "everyone")] {
+        std::fs::set_permissions(&lab.run_dir, std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_eq!(out.code, Some(1), "{mode:o}: {}", out.stderr);
+        assert!(out.stderr.contains("writable by"), "{}", out.stderr);
+        assert!(out.stderr.contains(word), "{}", out.stderr);
+        assert!(!lab.review_path("acme_spawn").exists());
+    }
+    std::fs::set_permissions(&lab.run_dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    if running_as_root() {
+        let chown = std::process::Command::new("chown")
+            .args(["65534", lab.run_dir.to_str().expect("utf8")])
+            .status()
+            .expect("chown");
+        assert!(chown.success());
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_eq!(out.code, Some(1), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("owned by another user"),
+            "{}",
+            out.stderr
+        );
+        assert!(!lab.review_path("acme_spawn").exists());
+    } else {
+        eprintln!("skipped the foreign-owner case: it needs root to chown");
+    }
 }

@@ -12,6 +12,8 @@ use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
 
+/// The run dir: a given one (created 0700 when missing; refused when others could write in it
+/// or own it), else a fresh private temporary directory.
 fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
     match given {
         Some(dir) => {
@@ -23,12 +25,10 @@ fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
             )
             .create(&dir)
             .context(|| format!("creating run dir {}", dir.display()))?;
+            crate::private_fs::check_given_dir(&dir).map_err(Failure::new)?;
             Ok(dir)
         }
-        None => tempfile::Builder::new()
-            .prefix("gsd-lane-run-")
-            .tempdir()
-            .map(tempfile::TempDir::keep)
+        None => crate::private_fs::private_temp_dir("gsd-lane-run-")
             .context(|| "creating a temporary run dir".to_owned()),
     }
 }
@@ -49,7 +49,8 @@ fn prompt_file(
             std::io::stdin()
                 .read_to_end(&mut text)
                 .context(|| "reading the prompt from stdin".to_owned())?;
-            std::fs::write(&path, text).context(|| format!("writing {}", path.display()))?;
+            crate::private_fs::write_run_file(&path, &text, crate::private_fs::WriteMode::Truncate)
+                .context(|| format!("writing {}", path.display()))?;
             Ok(None)
         }
         Some(other) => Err(Failure::usage(format!(

@@ -155,6 +155,7 @@ pub fn execute(
     setup: &RunSetup<'_>,
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
+    refuse_planted_entries(&plan)?;
     let effects = effects_for(lane, &plan, setup);
     let started = Instant::now();
     let request = LaneRequest {
@@ -171,6 +172,27 @@ pub fn execute(
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// Refuses to start a lane when an entry planted in the run dir sits under a name it writes
+/// (review file, stderr sidecar, the tool's output file): nothing is started or written.
+fn refuse_planted_entries(plan: &LanePlan) -> Result<(), Failure> {
+    let mut names = vec![
+        PathBuf::from(&plan.review_path),
+        PathBuf::from(&plan.err_path),
+    ];
+    if let Some(OutputTarget::File(path)) = plan.spawn().map(|s| &s.output_target) {
+        names.push(PathBuf::from(path));
+    }
+    for path in names.iter().filter(|p| !p.as_os_str().is_empty()) {
+        crate::private_fs::check_entry(path).map_err(|err| {
+            Failure::new(format!(
+                "lane {}: {err}; the lane was not started",
+                crate::output::neutralize(&plan.slug)
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
@@ -310,7 +332,8 @@ fn run_handler(
     })?;
     let err_path = Path::new(&plan.err_path);
     if plan.transport == Transport::OpenAiHttp {
-        std::fs::write(err_path, b"").context(|| format!("writing {}", err_path.display()))?;
+        crate::private_fs::write_run_file(err_path, b"", crate::private_fs::WriteMode::Truncate)
+            .context(|| format!("writing {}", err_path.display()))?;
     }
     let mut done = completion(plan, None);
     done.notes.clone_from(&output.notes);
