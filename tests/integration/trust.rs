@@ -2155,3 +2155,46 @@ fn r03_shared_or_foreign_run_dirs_are_refused() {
         eprintln!("skipped the foreign-owner case: it needs root to chown");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A broken config fails closed for `review` (issue 11 point 6, decisions.md #13)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn k01_unparsable_config_stops_review_before_any_lane_and_names_line_and_column() {
+    let lab = spawn_lab(|_| {});
+    crate::review::copy_dir(
+        &util::fixture("review/project/.planning"),
+        &lab.env.project.join(".planning"),
+    );
+    let config = lab.env.project.join(".planning/config.json");
+    // The user restricted the reviewers; the file then lost a comma.
+    std::fs::write(
+        &config,
+        "{\n  \"review\": {\n    \"default_reviewers\": [\"nobody\"]\n    \"models\": {}\n  }\n}\n",
+    )
+    .expect("config");
+    let reviews = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-REVIEWS.md");
+    let out = lab.gsd(&["review", "--phase", "3"]);
+    out.assert_no_panic().assert_status(1);
+    let at = format!("{}:4:5:", config.display());
+    assert!(out.stderr.contains(&at), "no {at} in {}", out.stderr);
+    assert!(out.stderr.contains("invalid JSON"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("review: selection"),
+        "a selection was made: {}",
+        out.stderr
+    );
+    assert!(!reviews.exists(), "a lane ran and REVIEWS.md was written");
+    // A command that sends nothing warns and goes on.
+    let out = lab.gsd(&["plan"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr.contains("its settings were not applied"),
+        "{}",
+        out.stderr
+    );
+}
