@@ -2198,3 +2198,37 @@ fn k01_unparsable_config_stops_review_before_any_lane_and_names_line_and_column(
         out.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A symlinked project capability folder (issue 11 point 7, trust.md §5.7)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn l01_symlinked_project_capability_folder_is_refused_and_never_approvable() {
+    let listener = Listener::openai();
+    let lab = Lab::new();
+    let real = lab.source("http-lane", "acme-reviewer", |_| {});
+    let dir = lab.env.capabilities_dir(Scope::Project);
+    std::fs::create_dir_all(&dir).expect("capabilities dir");
+    std::os::unix::fs::symlink(&real, dir.join("acme-reviewer")).expect("symlink folder");
+    lab.config(&json!({"review": {"acme_host": listener.url()}}));
+
+    let out = lab.gsd(&["trust", "approve", "acme-reviewer", "--yes", "--json"]);
+    out.assert_no_panic().assert_status(1);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "refused", "{envelope}");
+    assert!(
+        envelope["problems"].to_string().contains("symbolic link"),
+        "{envelope}"
+    );
+    assert!(lab.record("acme-reviewer").is_none(), "approved a symlink");
+
+    let rows = lab.env.list(&[]);
+    let row = util::row(&rows, "project", "acme-reviewer");
+    assert_eq!(row["active"], json!(false), "{row}");
+    assert_eq!(row["code"], "LD-SYMLINK", "{row}");
+
+    let out = lab.run_raw("acme", &["--explicit"]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert_eq!(listener.connections(), 0);
+}
