@@ -2232,3 +2232,41 @@ fn l01_symlinked_project_capability_folder_is_refused_and_never_approvable() {
     assert_ne!(out.code, Some(0), "{}", out.stdout);
     assert_eq!(listener.connections(), 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Review text on a terminal (issue 11 point 8)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn t01_review_text_printed_by_run_escapes_bidi_and_invisible_controls() {
+    // The fake CLI prints its argv as the review, so the model value is review text.
+    let hostile =
+        "ok\u{202e}txt.exe\u{202c} \u{2066}x\u{2069} \u{200b}\u{feff}\u{e0041}\r \u{1b}[2J";
+    let lab = spawn_lab(|_| {});
+    lab.config(&json!({"review": {"models": {"acme_spawn": hostile}}}));
+    let run_dir = lab.run_dir.display().to_string();
+    let out = lab.gsd(&["run", "acme_spawn", "--run-dir", &run_dir]);
+    out.assert_no_panic().assert_status(0);
+    let review = std::fs::read_to_string(lab.review_path("acme_spawn")).expect("review");
+    assert!(
+        review.contains('\u{202e}') && review.contains('\u{1b}'),
+        "the review file keeps the text as written: {review:?}"
+    );
+    for (raw, shown) in [
+        ('\u{202e}', "\\u{202e}"),
+        ('\u{202c}', "\\u{202c}"),
+        ('\u{2066}', "\\u{2066}"),
+        ('\u{2069}', "\\u{2069}"),
+        ('\u{200b}', "\\u{200b}"),
+        ('\u{feff}', "\\u{feff}"),
+        ('\u{e0041}', "\\u{e0041}"),
+        ('\u{1b}', "\\u{1b}"),
+        ('\r', "\\u{d}"),
+    ] {
+        assert!(
+            !out.stdout.contains(raw),
+            "{raw:?} reached the terminal raw"
+        );
+        assert!(out.stdout.contains(shown), "no {shown} in {}", out.stdout);
+    }
+}

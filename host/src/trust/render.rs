@@ -11,33 +11,9 @@ use serde_json::Value;
 use super::disclosure::{Disclosure, LaneSurface};
 use super::stable::compact;
 
-/// Replaces every C0/C1 control, DEL, bidi control and line/paragraph separator with a visible
-/// `\u{…}` escape.
-pub fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if needs_escape(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-}
+/// The project's one-line escaper ([`crate::output::escape_text`]), re-exported for the
+/// renderers here.
+pub use crate::output::escape_text;
 
 /// Renders one argv member.
 ///
