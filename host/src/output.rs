@@ -60,6 +60,27 @@ pub fn diagnostic_line(diagnostic: &Diagnostic) -> String {
     )
 }
 
+/// Quotes one argument for a POSIX shell (the project's one quoter, the `shlex` crate): a
+/// plain word stays as it is, anything else is single- or double-quoted so that pasting the
+/// line into `sh` passes exactly this argument. A character no POSIX quoting can show inertly
+/// on a terminal (a control or bidi character, see [`is_unsafe_for_terminal`]) is then escaped
+/// as `\u{…}`: such a line is no longer paste-exact, which is why commands print the JSON argv
+/// beside it. A NUL, which no argv can hold, is escaped the same way.
+pub fn shell_quote(arg: &str) -> String {
+    let quoted = shlex::Quoter::new()
+        .quote(arg)
+        .map_or_else(|_| format!("'{arg}'"), std::borrow::Cow::into_owned);
+    escape_text(&quoted)
+}
+
+/// [`shell_quote`] of every argument, joined with spaces.
+pub fn shell_join<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
+    args.into_iter()
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The project's one terminal escaper, for text gsd-lane did not write itself (manifests,
 /// configs, lane output, review text): every character [`is_unsafe_for_terminal`] names is
 /// replaced by a visible `\u{…}` escape, keeping line feeds and tabs, so the text cannot
@@ -121,6 +142,58 @@ mod tests {
         assert_eq!(neutralize("a\u{1b}[31mb"), "a\\u{1b}[31mb");
         assert_eq!(neutralize("ok\n"), "ok\n");
         assert_eq!(escape_text("a\nb\tc"), "a\\u{a}b\\u{9}c");
+    }
+
+    #[test]
+    fn arguments_are_quoted_for_a_posix_shell() {
+        assert_eq!(shell_quote("plain-word_1.2/x:y@z"), "plain-word_1.2/x:y@z");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("$(id)"), "'$(id)'");
+        // ["a\\", "b"] and ["a b"] differ, and neither shows as `a\ b`.
+        assert_ne!(shell_join(["a\\", "b"]), shell_join(["a b"]));
+        assert!(!shell_join(["a\\", "b"]).contains("a\\ b"));
+        assert_eq!(shell_quote("x\u{1b}[2J\u{202e}"), "'x\\u{1b}[2J\\u{202e}'");
+        assert_eq!(shell_quote("a\0b"), "'a\\u{0}b'");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn quoted_lines_paste_back_into_sh_as_the_same_argv() {
+        let argv = [
+            "a\\",
+            "b",
+            "",
+            "a b",
+            "$(id)",
+            "`id`",
+            "it's",
+            "\"q\"",
+            "--model=x",
+            "*",
+            "~",
+            "#c",
+            "!x",
+            "a;b|c&d",
+            "{a,b}",
+            "é漢",
+            "\\$HOME",
+            "'",
+            "tab\there",
+            "new\nline",
+        ];
+        let line = shell_join(argv.iter().copied());
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .expect("sh");
+        let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split_terminator('\0')
+            .map(str::to_owned)
+            .collect();
+        // Tab and newline are escaped for the terminal, so those two are shown, not pasted.
+        let expected: Vec<String> = argv.iter().map(|a| escape_text(a)).collect();
+        assert_eq!(got, expected, "{line}");
     }
 
     #[test]

@@ -2270,3 +2270,71 @@ fn t01_review_text_printed_by_run_escapes_bidi_and_invisible_controls() {
         assert!(out.stdout.contains(shown), "no {shown} in {}", out.stdout);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Copy-paste-safe command lines (issue 11 point 9)
+// ---------------------------------------------------------------------------------------------
+
+/// Pastes `line` into `sh` (as `printf '%s\0' <line>`) and returns the argv it passes.
+fn pasted_argv(line: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {line}"))
+        .output()
+        .expect("sh");
+    assert!(out.status.success(), "{line}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_terminator('\0')
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The text after `label` on the first line that has it.
+fn labelled<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in {text}"))
+        .trim()
+}
+
+#[test]
+fn q01_rendered_command_lines_paste_back_as_the_json_argv() {
+    let tricky = [
+        "a\\", "b", "$(id)", "`id`", "it's", "", "x y", "~", "--k=v*",
+    ];
+    let lab = spawn_lab(|m| {
+        let mut args: Vec<Value> = tricky.iter().map(|a| json!(a)).collect();
+        args.extend([json!("-p"), json!("-")]);
+        m["reviewer"]["invoke"]["args"] = Value::Array(args);
+    });
+    let mut expected: Vec<String> = vec!["acme-args".to_owned()];
+    expected.extend(tricky.iter().map(|a| (*a).to_owned()));
+    expected.extend(["-p".to_owned(), "-".to_owned()]);
+
+    let out = lab.gsd(&["disclose", "acme-spawn"]);
+    out.assert_no_panic().assert_status(0);
+    let json_argv: Vec<String> =
+        serde_json::from_str(labelled(&out.stdout, "argv (JSON):")).expect("JSON argv");
+    assert_eq!(json_argv, expected, "{}", out.stdout);
+    assert_eq!(
+        pasted_argv(labelled(&out.stdout, "runs now:")),
+        expected,
+        "{}",
+        out.stdout
+    );
+
+    let run_dir = lab.run_dir.display().to_string();
+    let out = lab.gsd(&["run", "acme_spawn", "--run-dir", &run_dir]);
+    out.assert_no_panic().assert_status(0);
+    let json_argv: Vec<String> =
+        serde_json::from_str(labelled(&out.stdout, "argv ")).expect("JSON argv");
+    assert_eq!(json_argv, expected, "{}", out.stdout);
+    assert_eq!(
+        pasted_argv(labelled(&out.stdout, "command ")),
+        expected,
+        "{}",
+        out.stdout
+    );
+    // What the lane really received.
+    assert_eq!(printed_argv(&lab, "acme_spawn"), expected[1..].to_vec());
+}

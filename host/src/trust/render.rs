@@ -17,10 +17,12 @@ pub use crate::output::escape_text;
 
 /// Renders one argv member.
 ///
-/// A string prints as itself (`[REF]`), except that an empty string, one containing whitespace
-/// or quote characters, or one that looks like a rendered non-string (`<…>`) is double-quoted
-/// with `\` and `"` escaped (`[HARD]`), so `["--flag value"]` and `["--flag", "value"]` differ
-/// and an empty member is visible. Any other JSON value prints as `<` + compact JSON + `>`.
+/// A string is quoted for a POSIX shell with the project's one quoter
+/// ([`crate::output::shell_quote`], `[HARD]`): a plain word prints as itself (`[REF]`), and
+/// `["--flag value"]` and `["--flag", "value"]`, `["a\\", "b"]` and `["a b"]` never look alike,
+/// an empty member is visible, and a pasted line passes the same argv. Any other JSON value (a
+/// manifest that cannot run) prints as `<` + compact JSON + `>`, which no quoted string can
+/// look like (`<` is always quoted).
 pub fn render_arg(value: &Value) -> String {
     match value {
         Value::String(text) => quote_if_needed(text),
@@ -28,19 +30,19 @@ pub fn render_arg(value: &Value) -> String {
     }
 }
 
-/// Quotes a string argument when it would otherwise be ambiguous (see [`render_arg`]).
+/// A string value shown in a disclosure (an argument, a script path, a model): quoted for a
+/// POSIX shell when it is not a plain word ([`crate::output::shell_quote`]).
 pub fn quote_if_needed(text: &str) -> String {
-    let ambiguous = text.is_empty()
-        || text
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`'))
-        || (text.starts_with('<') && text.ends_with('>'));
-    if ambiguous {
-        let inner = text.replace('\\', "\\\\").replace('"', "\\\"");
-        format!("\"{}\"", escape_text(&inner))
-    } else {
-        escape_text(text)
-    }
+    crate::output::shell_quote(text)
+}
+
+/// The raw argv of a lane as compact JSON (`["binary","arg",…]`), escaped for the terminal:
+/// the exact value beside the shell-quoted rendering.
+pub fn json_argv(binary: &str, args: &[Value]) -> String {
+    let all: Vec<Value> = std::iter::once(Value::String(binary.to_owned()))
+        .chain(args.iter().cloned())
+        .collect();
+    escape_text(&compact(&Value::Array(all)))
 }
 
 /// The target of one lane line: `[openai-http] key => host [local]`, or the binary and every
@@ -138,6 +140,12 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
                 escape_text(&lane.slug)
             };
             lines.push(format!("    - {slug} -> {}", lane_target(lane)));
+            if !lane.is_http_shaped() && !lane.binary.is_empty() {
+                lines.push(format!(
+                    "        argv (JSON): {}",
+                    json_argv(&lane.binary, &lane.raw_args)
+                ));
+            }
             if !lane.handler.is_empty() {
                 lines.push(format!("        handler: {}", escape_text(&lane.handler)));
             }
@@ -248,11 +256,15 @@ mod tests {
             assert!(!line.contains('\u{202e}'));
         }
         assert!(text.contains("evil\\u{a}line"), "{text}");
-        assert!(text.contains("\"a b\""), "{text}");
-        assert!(text.contains(" \"\" "), "{text}");
+        assert!(text.contains("'a b'"), "{text}");
+        assert!(text.contains(" '' "), "{text}");
         assert!(
-            text.contains("\"<7>\""),
+            text.contains("'<7>'"),
             "a string that looks like a number is quoted: {text}"
+        );
+        assert!(
+            text.contains("argv (JSON): [\"b\",\"\\u001b[2K\\r    - safe -> ok\",\"a b\",\"\",\"\\u{202e}txt\",\"<7>\"]"),
+            "the raw argv is shown beside: {text}"
         );
     }
 
@@ -269,6 +281,8 @@ mod tests {
             lane_target(&d.reviewer_lanes[0])
         };
         assert_ne!(render(&split), render(&joined));
+        assert_ne!(render(&json!(["a\\", "b"])), render(&json!(["a b"])));
+        assert_eq!(render(&json!(["$(id)", "x"])), "b '$(id)' x");
         assert_eq!(render(&json!([7])), "b <7>");
         assert_ne!(render(&json!([7])), render(&json!(["<7>"])));
         assert_eq!(

@@ -211,11 +211,16 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
     run["model"] = json!(model_line);
     if let Some(spawn) = plan.spawn() {
         let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
-        let command: Vec<String> = std::iter::once(&spawn.binary)
-            .chain(&spawn.argv)
-            .map(|a| quote_if_needed(a))
-            .collect();
-        lines.push(format!("  runs now:    {}", command.join(" ")));
+        let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
+        let raw: Vec<Value> = spawn.argv.iter().map(|a| json!(a)).collect();
+        lines.push(format!(
+            "  runs now:    {}",
+            crate::output::shell_join(all.map(String::as_str))
+        ));
+        lines.push(format!(
+            "  argv (JSON): {}",
+            crate::trust::render::json_argv(&spawn.binary, &raw)
+        ));
         lines.push(format!(
             "  program:     {}",
             found.as_ref().map_or_else(

@@ -92,7 +92,7 @@ pub struct Damage {
 impl Damage {
     /// The fix, for messages: the repair command, or the manual step.
     pub fn fix(&self) -> String {
-        let path = crate::trust::render::escape_text(&self.path.display().to_string());
+        let path = crate::output::shell_quote(&self.path.display().to_string());
         format!(
             "run `gsd-lane trust repair` (it shows the file and moves it aside), or move it aside yourself: mv {path} {path}.damaged"
         )
