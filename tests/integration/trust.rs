@@ -6,6 +6,39 @@
 //! §9, `wNN_…` for the weaknesses. Every assertion is on reason codes, records and connection
 //! counts, not on prose. No address other than 127.0.0.1 is ever contacted: cases about other
 //! hosts (`127.0.0.2`, `evil.example`) assert that the lane is refused before any connection.
+//!
+//! # W1-W20 of `weaknesses.md` and the tests that fail without each fix
+//!
+//! The `wNN_` test names keep the project's own, older numbering; `spec_wNN_` names and this
+//! table use `weaknesses.md`'s. "unit:" tests live in `host/src/…`. The fix of W11 "no lane
+//! outlives gsd-lane" (SIGKILL) and the https half of W12 belong to other branches (issue 11
+//! points 4 and 3).
+//!
+//! | W | weakness | tests (this file unless marked unit) |
+//! |---|---|---|
+//! | W1 | `invoke.path`/`probe.path` move the authority | `w01_path_cannot_move_authority`, `e14_path_cannot_move_the_authority`, `e15_probe_key_must_be_the_invoke_key` |
+//! | W2 | consent looked up by slug | `w02_consent_is_looked_up_by_capability_id`, `e12_id_differs_from_slug_and_is_still_checked`, `e13_each_lane_is_checked_against_its_own_record` |
+//! | W3 | an update re-binds the host silently | `w08_update_cannot_launder_a_host_change`, `c14_update_without_consent_keeps_the_old_host_and_the_run_blocks`, `c15_default_host_only_update_needs_consent` |
+//! | W4 | redirects followed | `w03_redirects_are_not_followed`, `e16_redirect_is_not_followed`, `e17_agent_has_redirects_disabled` |
+//! | W5 | consent without seeing the host | `w05_consent_shows_the_host_it_binds`, `d17_prompt_shows_the_host_the_record_binds` |
+//! | W6 | the probe escapes the egress check | `w04_probe_uses_the_verified_host`, `e01_config_edit_blocks_before_any_byte`, `w12_environment_proxies_are_ignored`, `e18_environment_proxies_are_ignored` |
+//! | W7 | first-party and global lanes never pinned | `w11_unrecorded_http_lanes_are_pinned_on_first_use`, `e21_first_use_pin_blocks_a_later_edit`; a damaged pin or consent store fails closed: `s01_…`, `s02_…`, `s03_…`, `s04_…` |
+//! | W8 | argv-shaping fields not signature-bound | `w16_argv_shaping_fields_are_bound`; unit: `trust::signature::tests::s12_argv_shaping_fields_change_the_extended_binding_only` |
+//! | W9 | consent and run resolve the host differently | `w06_one_resolver_for_consent_and_run`, `c16_literal_null_resolves_the_same_at_consent_and_run`, `w07_unresolvable_host_fails_consent_loudly` |
+//! | W10 | Windows `.cmd`/`.bat` re-parsing | `p15_batch_argument_rules_hold_on_every_platform`, `p15_windows_batch_shim_value_is_inert`; unit: `trust::winshim::tests::w10_batch_shim_arguments_stay_inert` |
+//! | W11 | timeout kills only the direct child | `w18_timeout_kills_the_whole_process_tree`, `p09_timeout_kills_the_whole_tree`, `p06_slow_capability_probe_times_out_and_dies` |
+//! | W12 | unbounded bodies and spawn buffers | `e20_oversized_body_is_a_bounded_failure`, `w19_only_http_and_https_with_a_bounded_body`, `p08_oversized_capture_is_a_bounded_spawn_error` |
+//! | W13 | third-party lanes inherit the environment | `w17_third_party_spawn_gets_a_minimal_environment`, `p17_third_party_spawn_lane_gets_a_minimal_environment` |
+//! | W14 | repository-relative binaries run | `w14_repo_relative_binary_is_refused_for_third_party_lanes`, `p16_repo_relative_binary_is_refused`; unit: `trust::policy::tests::w14_repo_relative_binary_is_refused_for_third_party_lanes` |
+//! | W15 | not every payload class disclosed | `spec_w15_disclosure_names_every_payload_class`; unit: `trust::disclosure::tests::w15_additional_egress_is_disclosed`, `d07_payload_classes_are_fixed_and_copied` |
+//! | W16 | a spoofable consent prompt | `t01_review_text_printed_by_run_escapes_bidi_and_invisible_controls`, `q01_rendered_command_lines_paste_back_as_the_json_argv`; unit: `trust::render::tests::d16_rendering_is_inert_and_unambiguous`, `w13_disclosure_rendering_is_inert_and_unambiguous`, `output::tests::quoted_lines_paste_back_into_sh_as_the_same_argv`, `output::tests::bidi_and_invisible_controls_are_escaped` |
+//! | W17 | weak `trust list`/`revoke` | `w09_revoke_walks_to_the_project_root_and_reports_removal`, `first_party_lanes_cannot_be_removed_and_list_shows_pins` |
+//! | W18 | local/remote classification quirks | `spec_w18_locality_is_classified_by_the_parsed_host_not_its_spelling`, `e06_localhost_and_127_0_0_1_are_different_destinations`; unit: `trust::locality::tests::d05_local_table`, `d06_remote_table` |
+//! | W19 | non-http(s) hosts not rejected early | `e19_non_http_destinations_are_malformed`, `w19_only_http_and_https_with_a_bounded_body` |
+//! | W20 | a handler not checked against its transport | `spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs` (two layers, the manifest policy and the plan-time fit in `run/lane.rs`: it fails when both are removed); unit: `trust::policy::tests::w20_handler_must_fit_the_transport` |
+//!
+//! Issue 11's other trust fixes: run-dir safety `r01_…`-`r03_…`, a broken config stops
+//! `review` `k01_…`, a symlinked capability folder `l01_…`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -2337,4 +2370,83 @@ fn q01_rendered_command_lines_paste_back_as_the_json_argv() {
     );
     // What the lane really received.
     assert_eq!(printed_argv(&lab, "acme_spawn"), expected[1..].to_vec());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weaknesses whose only tests were unit tests (W15, W18, W20): end to end too
+// ---------------------------------------------------------------------------------------------
+
+/// `disclose <id> --json` for one capability.
+fn disclosed(lab: &Lab, id: &str) -> Value {
+    let out = lab.gsd(&["disclose", id, "--json"]);
+    out.assert_no_panic().assert_status(0);
+    out.json()[0].clone()
+}
+
+#[test]
+fn spec_w15_disclosure_names_every_payload_class() {
+    let lab = ollama_lab(None, "http://localhost:11434");
+    let row = disclosed(&lab, "ollama");
+    let lane = &row["disclosure"]["reviewerLanes"][0];
+    assert_eq!(
+        lane["egressPayloadClasses"],
+        json!([
+            "plan text",
+            "requirements",
+            "research findings",
+            "CONTEXT.md decisions"
+        ]),
+        "{row}"
+    );
+    assert_eq!(
+        lane["additionalEgress"],
+        json!(["project context", "roadmap section"])
+    );
+    let summary = row["summary"].to_string();
+    assert!(
+        summary.contains("sends: plan text, requirements, research findings, CONTEXT.md decisions"),
+        "{summary}"
+    );
+    assert!(summary.contains("also reaches it: project context, roadmap section"));
+}
+
+#[test]
+fn spec_w18_locality_is_classified_by_the_parsed_host_not_its_spelling() {
+    for (host, local) in [
+        ("http://127.1:11434", true),
+        ("http://[::1]:11434", true),
+        ("http://LOCALHOST:11434", true),
+        ("http://localhost.:11434", false),
+        ("http://localhost.evil.example", false),
+        ("http://127.0.0.1.evil.example", false),
+        ("http://localhost@evil.example", false),
+        ("http://[::ffff:127.0.0.1]:11434", false),
+    ] {
+        let lab = ollama_lab(None, host);
+        let row = disclosed(&lab, "ollama");
+        assert_eq!(
+            row["disclosure"]["reviewerLanes"][0]["isLocalDestination"],
+            json!(local),
+            "{host}: {row}"
+        );
+        let summary = row["summary"].to_string();
+        assert_eq!(summary.contains("[local]"), local, "{host}: {summary}");
+    }
+}
+
+#[test]
+fn spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs() {
+    let lab = spawn_lab(|m| m["reviewer"]["handler"] = json!("openai-compatible"));
+    let out = lab.run_raw("acme_spawn", &["--explicit"]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("malformed_lane") || out.stderr.contains("malformed_lane"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        !lab.review_path("acme_spawn").exists(),
+        "the lane's program ran"
+    );
 }
