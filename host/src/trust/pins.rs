@@ -237,6 +237,48 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_is_not_a_whole_pin_store_is_damage_and_a_missing_one_is_first_use() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pins = PinStore::new(dir.path());
+        assert_eq!(pins.load(), Ok(Vec::new()));
+        let lock = dir.path().join(".gsd/.consent.lock");
+        pins.set(&lock, pin("http://localhost:11434"), true)
+            .expect("pin");
+        let good = std::fs::read_to_string(pins.path()).expect("pins");
+        let key = store_key("/p", "ollama");
+        let pin_json = |host: Value| {
+            json!({"version": "1", "pins": {key.clone(): {"projectRoot": "/p", "id": "ollama",
+                "host": host, "pinnedAt": "t", "source": "first-use"}}})
+            .to_string()
+        };
+        for (text, why) in [
+            (String::new(), "empty"),
+            (good[..good.len() / 2].to_owned(), "invalid JSON"),
+            ("[]".to_owned(), "not an object"),
+            ("{\"pins\": {}}".to_owned(), "version is missing"),
+            ("{\"version\": \"2\", \"pins\": {}}".to_owned(), "version"),
+            ("{\"version\": 1, \"pins\": {}}".to_owned(), "version"),
+            ("{\"version\": \"1\"}".to_owned(), "pins is missing"),
+            (
+                "{\"version\": \"1\", \"pins\": []}".to_owned(),
+                "not an object",
+            ),
+            (pin_json(json!(5)), "host"),
+            (pin_json(json!("")), "host is empty"),
+        ] {
+            std::fs::write(pins.path(), &text).expect("write");
+            let damage = pins.load().expect_err(why);
+            assert!(damage.why.contains(why), "{why}: {}", damage.why);
+            assert_eq!(damage.path, pins.path());
+            assert!(
+                pins.set(&lock, pin("http://x"), true).is_err(),
+                "{why}: rewritten"
+            );
+            assert_eq!(std::fs::read_to_string(pins.path()).expect("kept"), text);
+        }
+    }
+
+    #[test]
     fn first_use_keeps_the_existing_pin_and_approval_replaces_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let pins = PinStore::new(dir.path());
