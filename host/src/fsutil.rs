@@ -3,7 +3,11 @@
 //! The new content goes to `<file>.tmp.<pid>-<8 hex>` in the same directory (created
 //! exclusively, mode 0600, then given the caller's mode), is fsynced, and is renamed over the
 //! file; the directory is fsynced after. A crash at any point leaves either the old file or the
-//! new one, never a mixture, and the temporary file is removed on every failure.
+//! new one, never a mixture, and the temporary file is removed on every failure. A writer
+//! killed mid-write (SIGKILL, power loss) cannot remove its temporary file, so every write first
+//! sweeps the temporary files of earlier writers of the same file that are gone: the pid in the
+//! name no longer runs on this host, or the file is older than [`STALE_TEMP_AGE`] (a reused pid,
+//! or a host without `/proc`).
 
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -14,6 +18,12 @@ use crate::trust::consent::lock;
 
 /// Rename attempts in total (Windows scanners hold files briefly).
 const RENAME_ATTEMPTS: u32 = 3;
+
+/// Age after which a temporary file is swept even if its pid seems to run (pid reuse).
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+
+/// Most directory entries looked at by one sweep (bounded work on a huge directory).
+const SWEEP_SCAN_LIMIT: usize = 10_000;
 
 /// Replaces `path` with `bytes` atomically and durably; the parent directory must exist.
 ///
@@ -28,6 +38,7 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> 
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| Path::new("."));
+    sweep_stale_temps(path);
     let (temp, mut file) = create_temp(path)?;
     let written = set_mode(&file, mode)
         .and_then(|()| file.write_all(bytes))
@@ -57,6 +68,56 @@ fn set_mode(file: &fs::File, mode: u32) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn set_mode(_file: &fs::File, _mode: u32) -> std::io::Result<()> {
     Ok(())
+}
+
+/// The writer pid encoded in `candidate` when it is a temporary file of `name`
+/// (`<name>.tmp.<pid>-<8 hex>`), else `None`.
+fn temp_owner(name: &str, candidate: &str) -> Option<u32> {
+    let rest = candidate.strip_prefix(name)?.strip_prefix(".tmp.")?;
+    let (pid, suffix) = rest.split_once('-')?;
+    let hex = suffix.len() == 8 && suffix.bytes().all(|b| b.is_ascii_hexdigit());
+    let digits = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    (hex && digits).then(|| pid.parse().ok()).flatten()
+}
+
+/// Removes the temporary files of `path` left by writers that are gone (best effort; never
+/// touches this process's own, anything but regular files, or other names).
+fn sweep_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let name = name.to_string_lossy();
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.take(SWEEP_SCAN_LIMIT).flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = temp_owner(&name, &file_name.to_string_lossy()) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|at| at.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP_AGE);
+        if lock::process_exists(pid) == Some(false) || old {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn create_temp(path: &Path) -> Result<(PathBuf, fs::File), String> {
@@ -135,6 +196,45 @@ mod tests {
             .flatten()
             .map(|e| e.file_name())
             .collect()
+    }
+
+    #[test]
+    fn temporary_files_of_dead_writers_are_swept_on_the_next_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("03-REVIEWS.md");
+        // A pid that cannot run: above the kernel's pid_max ceiling (2^22).
+        let dead = dir.path().join("03-REVIEWS.md.tmp.4194305-0123abcd");
+        let live = dir.path().join(format!(
+            "03-REVIEWS.md.tmp.{}-89abcdef",
+            std::os::unix::process::parent_id()
+        ));
+        let other = dir.path().join("03-REVIEWS.md.tmp.4194305-notahexx");
+        let other_file = dir.path().join("NOTES.md.tmp.4194305-0123abcd");
+        for p in [&dead, &live, &other, &other_file] {
+            fs::write(p, b"partial").expect("temp");
+        }
+        replace_file(&path, b"whole", 0o644).expect("write");
+        assert!(!dead.exists(), "the dead writer's temp file is swept");
+        assert!(live.exists(), "a running writer's temp file is kept");
+        assert!(
+            other.exists() && other_file.exists(),
+            "other names are never touched"
+        );
+        assert_eq!(fs::read(&path).expect("read"), b"whole");
+    }
+
+    #[test]
+    fn temp_names_carry_the_writer_pid() {
+        assert_eq!(temp_owner("a.md", "a.md.tmp.123-0a1b2c3d"), Some(123));
+        for no in [
+            "a.md.tmp.123-0a1b2c3",
+            "a.md.tmp.-0a1b2c3d",
+            "a.md.tmp.12x-0a1b2c3d",
+            "b.md.tmp.1-0a1b2c3d",
+            "a.md",
+        ] {
+            assert_eq!(temp_owner("a.md", no), None, "{no}");
+        }
     }
 
     #[test]

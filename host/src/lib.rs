@@ -14,6 +14,7 @@ pub mod jsonpos;
 pub mod manifest;
 pub mod output;
 pub mod plan;
+pub mod private_fs;
 pub mod project;
 pub mod registry;
 pub mod review;

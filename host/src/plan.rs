@@ -20,8 +20,12 @@ pub enum Reason {
     BudgetToolFailed,
     /// The prompt cannot fit the lane's budget.
     BudgetTooSmall,
+    /// The consent store exists but cannot be read or decided (trust.md §5.5, fail closed).
+    ConsentStoreUnreadable,
     /// The consented destination differs from the resolved one.
     EgressHostChanged,
+    /// The destination pin store exists but cannot be read or decided (trust.md §6.9).
+    EgressStoreUnreadable,
     /// The HTTP probe failed.
     HostUnreachable,
     /// The lane's body is not usable.
@@ -45,10 +49,12 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, sorted by name.
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 14] = [
         Reason::BudgetToolFailed,
         Reason::BudgetTooSmall,
+        Reason::ConsentStoreUnreadable,
         Reason::EgressHostChanged,
+        Reason::EgressStoreUnreadable,
         Reason::HostUnreachable,
         Reason::MalformedLane,
         Reason::MissingBinary,
@@ -65,7 +71,9 @@ impl Reason {
         match self {
             Reason::BudgetToolFailed => "budget_tool_failed",
             Reason::BudgetTooSmall => "budget_too_small",
+            Reason::ConsentStoreUnreadable => "consent_store_unreadable",
             Reason::EgressHostChanged => "egress_host_changed",
+            Reason::EgressStoreUnreadable => "egress_store_unreadable",
             Reason::HostUnreachable => "host_unreachable",
             Reason::MalformedLane => "malformed_lane",
             Reason::MissingBinary => "missing_binary",
@@ -76,6 +84,17 @@ impl Reason {
             Reason::UnknownTransport => "unknown_transport",
             Reason::UntrustedWorkspace => "untrusted_workspace",
         }
+    }
+
+    /// True for the trust layer's blocks (trust.md §6.6): the lane was stopped before any probe,
+    /// DNS lookup or connection because its destination could not be verified.
+    pub fn is_egress_block(self) -> bool {
+        matches!(
+            self,
+            Reason::EgressHostChanged
+                | Reason::ConsentStoreUnreadable
+                | Reason::EgressStoreUnreadable
+        )
     }
 }
 

@@ -229,22 +229,13 @@ fn a_base_url_ending_in_v1_never_asks_for_v1_v1() {
 }
 
 #[test]
-fn a_failed_first_run_pins_nothing() {
-    // The first configured host answers the probe but fails the chat call: no pin.
+fn a_first_run_pins_its_destination_even_when_it_fails() {
+    // trust.md §6.9: the first run records the host before any byte leaves, whatever the
+    // answer; a later move is blocked until the user rebinds it deliberately.
     let failing = server(json_reply(404, &json!({"error": "no such model"})));
     let lab = Lab::new(&failing.url());
     let (stubbed, _, _) = lab.run();
     assert!(stubbed);
-    assert_eq!(lab.pins(), Value::Null, "a failed first run pinned a host");
-    // The corrected host is not blocked, and its successful run is what gets pinned.
-    let working = server(chat(
-        json!({"index": 0, "finish_reason": "stop", "message": {
-            "role": "assistant", "content": "fine"
-        }}),
-    ));
-    lab.host(&working.url());
-    let (stubbed, review, _) = lab.run();
-    assert!(!stubbed, "{review}");
     let pins = lab.pins();
     let hosts: Vec<&str> = pins["pins"]
         .as_object()
@@ -252,9 +243,13 @@ fn a_failed_first_run_pins_nothing() {
         .values()
         .filter_map(|p| p["host"].as_str())
         .collect();
-    assert_eq!(hosts, [working.url().as_str()]);
-    // The pin holds from now on.
-    lab.host(&failing.url());
+    assert_eq!(hosts, [failing.url().as_str()]);
+    let working = server(chat(
+        json!({"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "fine"
+        }}),
+    ));
+    lab.host(&working.url());
     let run_dir = lab.run_dir.display().to_string();
     let out = lab.gsd(&["run", "ollama", "--run-dir", &run_dir, "--json"]);
     assert_eq!(
@@ -263,6 +258,7 @@ fn a_failed_first_run_pins_nothing() {
         "{}",
         out.stdout
     );
+    assert_eq!(working.requests().len(), 0, "the moved host was contacted");
 }
 
 #[test]

@@ -6,6 +6,39 @@
 //! §9, `wNN_…` for the weaknesses. Every assertion is on reason codes, records and connection
 //! counts, not on prose. No address other than 127.0.0.1 is ever contacted: cases about other
 //! hosts (`127.0.0.2`, `evil.example`) assert that the lane is refused before any connection.
+//!
+//! # W1-W20 of `weaknesses.md` and the tests that fail without each fix
+//!
+//! The `wNN_` test names keep the project's own, older numbering; `spec_wNN_` names and this
+//! table use `weaknesses.md`'s. "unit:" tests live in `host/src/…`. The fix of W11 "no lane
+//! outlives gsd-lane" (SIGKILL) and the https half of W12 belong to other branches (issue 11
+//! points 4 and 3).
+//!
+//! | W | weakness | tests (this file unless marked unit) |
+//! |---|---|---|
+//! | W1 | `invoke.path`/`probe.path` move the authority | `w01_path_cannot_move_authority`, `e14_path_cannot_move_the_authority`, `e15_probe_key_must_be_the_invoke_key` |
+//! | W2 | consent looked up by slug | `w02_consent_is_looked_up_by_capability_id`, `e12_id_differs_from_slug_and_is_still_checked`, `e13_each_lane_is_checked_against_its_own_record` |
+//! | W3 | an update re-binds the host silently | `w08_update_cannot_launder_a_host_change`, `c14_update_without_consent_keeps_the_old_host_and_the_run_blocks`, `c15_default_host_only_update_needs_consent` |
+//! | W4 | redirects followed | `w03_redirects_are_not_followed`, `e16_redirect_is_not_followed`, `e17_agent_has_redirects_disabled` |
+//! | W5 | consent without seeing the host | `w05_consent_shows_the_host_it_binds`, `d17_prompt_shows_the_host_the_record_binds` |
+//! | W6 | the probe escapes the egress check | `w04_probe_uses_the_verified_host`, `e01_config_edit_blocks_before_any_byte`, `w12_environment_proxies_are_ignored`, `e18_environment_proxies_are_ignored` |
+//! | W7 | first-party and global lanes never pinned | `w11_unrecorded_http_lanes_are_pinned_on_first_use`, `e21_first_use_pin_blocks_a_later_edit`; a damaged pin or consent store fails closed: `s01_…`, `s02_…`, `s03_…`, `s04_…` |
+//! | W8 | argv-shaping fields not signature-bound | `w16_argv_shaping_fields_are_bound`; unit: `trust::signature::tests::s12_argv_shaping_fields_change_the_extended_binding_only` |
+//! | W9 | consent and run resolve the host differently | `w06_one_resolver_for_consent_and_run`, `c16_literal_null_resolves_the_same_at_consent_and_run`, `w07_unresolvable_host_fails_consent_loudly` |
+//! | W10 | Windows `.cmd`/`.bat` re-parsing | `p15_batch_argument_rules_hold_on_every_platform`, `p15_windows_batch_shim_value_is_inert`; unit: `trust::winshim::tests::w10_batch_shim_arguments_stay_inert` |
+//! | W11 | timeout kills only the direct child | `w18_timeout_kills_the_whole_process_tree`, `p09_timeout_kills_the_whole_tree`, `p06_slow_capability_probe_times_out_and_dies` |
+//! | W12 | unbounded bodies and spawn buffers | `e20_oversized_body_is_a_bounded_failure`, `w19_only_http_and_https_with_a_bounded_body`, `p08_oversized_capture_is_a_bounded_spawn_error` |
+//! | W13 | third-party lanes inherit the environment | `w17_third_party_spawn_gets_a_minimal_environment`, `p17_third_party_spawn_lane_gets_a_minimal_environment` |
+//! | W14 | repository-relative binaries run | `w14_repo_relative_binary_is_refused_for_third_party_lanes`, `p16_repo_relative_binary_is_refused`; unit: `trust::policy::tests::w14_repo_relative_binary_is_refused_for_third_party_lanes` |
+//! | W15 | not every payload class disclosed | `spec_w15_disclosure_names_every_payload_class`; unit: `trust::disclosure::tests::w15_additional_egress_is_disclosed`, `d07_payload_classes_are_fixed_and_copied` |
+//! | W16 | a spoofable consent prompt | `t01_review_text_printed_by_run_escapes_bidi_and_invisible_controls`, `q01_rendered_command_lines_paste_back_as_the_json_argv`; unit: `trust::render::tests::d16_rendering_is_inert_and_unambiguous`, `w13_disclosure_rendering_is_inert_and_unambiguous`, `output::tests::quoted_lines_paste_back_into_sh_as_the_same_argv`, `output::tests::bidi_and_invisible_controls_are_escaped` |
+//! | W17 | weak `trust list`/`revoke` | `w09_revoke_walks_to_the_project_root_and_reports_removal`, `first_party_lanes_cannot_be_removed_and_list_shows_pins` |
+//! | W18 | local/remote classification quirks | `spec_w18_locality_is_classified_by_the_parsed_host_not_its_spelling`, `e06_localhost_and_127_0_0_1_are_different_destinations`; unit: `trust::locality::tests::d05_local_table`, `d06_remote_table` |
+//! | W19 | non-http(s) hosts not rejected early | `e19_non_http_destinations_are_malformed`, `w19_only_http_and_https_with_a_bounded_body` |
+//! | W20 | a handler not checked against its transport | `spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs` (two layers, the manifest policy and the plan-time fit in `run/lane.rs`: it fails when both are removed); unit: `trust::policy::tests::w20_handler_must_fit_the_transport` |
+//!
+//! Issue 11's other trust fixes: run-dir safety `r01_…`-`r03_…`, a broken config stops
+//! `review` `k01_…`, a symlinked capability folder `l01_…`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -39,6 +72,12 @@ impl Lab {
         let env = TestEnv::with_planning();
         let run_dir = env.root.path().join("run");
         std::fs::create_dir_all(&run_dir).expect("run dir");
+        // A private run dir whatever the umask (a group-writable one is refused).
+        std::fs::set_permissions(
+            &run_dir,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("chmod run dir");
         std::fs::write(run_dir.join("gsd-review-prompt.md"), PROMPT).expect("prompt");
         Lab { env, run_dir }
     }
@@ -117,6 +156,16 @@ impl Lab {
     /// `run <slug> --json` (plus `extra`); returns the JSON result and the outcome.
     fn run_lane(&self, slug: &str, extra: &[&str]) -> (Value, Outcome) {
         self.run_lane_env(slug, extra, &[])
+    }
+
+    /// `run <slug> --json` (plus `extra`) when the command may fail without a JSON result.
+    fn run_raw(&self, slug: &str, extra: &[&str]) -> Outcome {
+        let run_dir = self.run_dir.display().to_string();
+        let mut args = vec!["run", slug, "--json", "--run-dir", &run_dir];
+        args.extend_from_slice(extra);
+        let out = self.gsd(&args);
+        out.assert_no_panic();
+        out
     }
 
     fn run_lane_env(&self, slug: &str, extra: &[&str], env: &[(&str, &str)]) -> (Value, Outcome) {
@@ -1720,4 +1769,684 @@ fn first_party_lanes_cannot_be_removed_and_list_shows_pins() {
     out.assert_status(0);
     assert_eq!(out.json()["records"], json!([]));
     assert_eq!(out.json()["pins"], json!([]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damaged stores fail closed (issue 11 point 1)
+// ---------------------------------------------------------------------------------------------
+
+/// The ways a store file can be damaged.
+#[derive(Debug, Clone, Copy)]
+enum StoreDamage {
+    InvalidJson,
+    Truncated,
+    Empty,
+    Fifo,
+    Directory,
+    SymlinkToDevZero,
+    WrongVersion,
+    WrongShape,
+    WrongTypes,
+    Unreadable,
+}
+
+const STORE_DAMAGES: [StoreDamage; 10] = [
+    StoreDamage::InvalidJson,
+    StoreDamage::Truncated,
+    StoreDamage::Empty,
+    StoreDamage::Fifo,
+    StoreDamage::Directory,
+    StoreDamage::SymlinkToDevZero,
+    StoreDamage::WrongVersion,
+    StoreDamage::WrongShape,
+    StoreDamage::WrongTypes,
+    StoreDamage::Unreadable,
+];
+
+/// True when this process runs as root (file modes do not stop it reading).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::NamedTempFile::new().expect("temp file");
+    probe.as_file().metadata().expect("meta").uid() == 0
+}
+
+/// Damages the store at `path` (which holds a valid store) in the way `kind` says; `records`
+/// is the top-level key holding the entries (`pins` or `records`). False when the damage
+/// cannot be made here (an unreadable file, as root).
+fn damage_store(path: &Path, records: &str, kind: StoreDamage) -> bool {
+    let text = std::fs::read_to_string(path).expect("a valid store to damage");
+    let mut value: Value = serde_json::from_str(&text).expect("valid store");
+    let replace = |bytes: &[u8]| std::fs::write(path, bytes).expect("write damaged store");
+    match kind {
+        StoreDamage::InvalidJson => replace(b"{\"version\": \"1\", \"pins\": {"),
+        StoreDamage::Truncated => replace(&text.as_bytes()[..text.len() / 2]),
+        StoreDamage::Empty => replace(b""),
+        StoreDamage::Fifo => {
+            std::fs::remove_file(path).expect("remove");
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }
+        StoreDamage::Directory => {
+            std::fs::remove_file(path).expect("remove");
+            std::fs::create_dir(path).expect("directory");
+        }
+        StoreDamage::SymlinkToDevZero => {
+            std::fs::remove_file(path).expect("remove");
+            std::os::unix::fs::symlink("/dev/zero", path).expect("symlink");
+        }
+        StoreDamage::WrongVersion => {
+            value["version"] = json!("2");
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::WrongShape => {
+            value[records] = json!([value[records].clone()]);
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::WrongTypes => {
+            for entry in value[records]
+                .as_object_mut()
+                .expect("entries")
+                .values_mut()
+            {
+                let field = if records == "pins" {
+                    "host"
+                } else {
+                    "reviewerHost"
+                };
+                entry[field] = json!(5);
+            }
+            replace(value.to_string().as_bytes());
+        }
+        StoreDamage::Unreadable => {
+            if running_as_root() {
+                return false;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        }
+    }
+    true
+}
+
+/// Asserts a damaged-store block: the reason, nothing sent, nothing written, the path and the
+/// fix named.
+fn assert_store_block(
+    lab: &Lab,
+    result: &Value,
+    out: &Outcome,
+    reason: &str,
+    store: &Path,
+    moved: &Listener,
+    what: &str,
+) {
+    assert_reason(result, reason);
+    assert_eq!(
+        moved.connections(),
+        0,
+        "{what}: the moved host was contacted"
+    );
+    assert!(
+        !lab.review_path("ollama").exists(),
+        "{what}: a review was written"
+    );
+    let detail = result["detail"].as_str().unwrap_or("");
+    for part in [
+        store.display().to_string().as_str(),
+        "gsd-lane trust repair",
+        "nothing was sent",
+    ] {
+        assert!(
+            detail.contains(part),
+            "{what}: detail lacks {part}: {detail}"
+        );
+        assert!(
+            out.stderr.contains(part),
+            "{what}: stderr lacks {part}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn s01_damaged_pin_store_blocks_the_moved_host_before_any_connection() {
+    for kind in STORE_DAMAGES {
+        let first = Listener::openai();
+        let moved = Listener::counting();
+        let lab = ollama_lab(None, &first.url());
+        let (result, _) = lab.run_lane("ollama", &[]);
+        assert_ran(&result, false);
+        std::fs::remove_file(lab.review_path("ollama")).expect("first review");
+        let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+        if !damage_store(&pins, "pins", kind) {
+            eprintln!("skipped {kind:?}: running as root, file modes do not stop reads");
+            continue;
+        }
+        let before = first.connections();
+        lab.config(
+            &json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}),
+        );
+        let (result, out) = lab.run_lane("ollama", &[]);
+        let what = format!("{kind:?}");
+        assert_store_block(
+            &lab,
+            &result,
+            &out,
+            "egress_store_unreadable",
+            &pins,
+            &moved,
+            &what,
+        );
+        assert_eq!(first.connections(), before, "{what}");
+        assert!(
+            std::fs::symlink_metadata(&pins).is_ok(),
+            "{what}: the damaged file is left for repair"
+        );
+    }
+}
+
+#[test]
+fn s02_damaged_consent_store_blocks_the_moved_host_before_any_connection() {
+    for kind in STORE_DAMAGES {
+        let consented = Listener::openai();
+        let moved = Listener::counting();
+        let lab = ollama_lab(Some(&consented.url()), &moved.url());
+        let store = lab.store_path();
+        if !damage_store(&store, "records", kind) {
+            eprintln!("skipped {kind:?}: running as root, file modes do not stop reads");
+            continue;
+        }
+        let (result, out) = lab.run_lane("ollama", &[]);
+        let what = format!("{kind:?}");
+        if matches!(kind, StoreDamage::Empty) {
+            // An empty consent store is an empty store (trust.md §5.5): no consented host, so
+            // the lane is pinned on first use instead and a later edit blocks (e21).
+            assert_eq!(
+                lab.pins()["pins"].as_object().map(|p| p.len()),
+                Some(1),
+                "{result}"
+            );
+            continue;
+        }
+        assert_store_block(
+            &lab,
+            &result,
+            &out,
+            "consent_store_unreadable",
+            &store,
+            &moved,
+            &what,
+        );
+        assert_eq!(consented.connections(), 0, "{what}");
+        assert!(
+            !lab.env.gsd_home.join(".gsd/egress-pins.json").exists(),
+            "{what}: a damaged consent store must not be replaced by a first-use pin"
+        );
+    }
+}
+
+#[test]
+fn s03_damaged_store_block_shows_in_run_invoke_and_review_preflight() {
+    let first = Listener::openai();
+    let moved = Listener::counting();
+    let lab = ollama_lab(None, &first.url());
+    crate::review::copy_dir(
+        &util::fixture("review/project/.planning"),
+        &lab.env.project.join(".planning"),
+    );
+    lab.config(&json!({"review": {"ollama_host": first.url(), "models": {"ollama": "acme-7b"}}}));
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+    assert!(damage_store(&pins, "pins", StoreDamage::InvalidJson));
+    lab.config(&json!({"review": {"ollama_host": moved.url(), "models": {"ollama": "acme-7b"}}}));
+    let run_dir = lab.run_dir.display().to_string();
+
+    let human = lab.gsd(&["run", "ollama", "--run-dir", &run_dir]);
+    human.assert_no_panic();
+    assert!(
+        human
+            .stdout
+            .contains("unavailable (egress_store_unreadable)"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains(&pins.display().to_string()),
+        "{}",
+        human.stdout
+    );
+
+    let invoke = lab.gsd(&["invoke", "--slug", "ollama", "--run-dir", &run_dir]);
+    invoke.assert_no_panic();
+    assert_reason(&invoke.json(), "egress_store_unreadable");
+
+    let review = lab.gsd(&["review", "--phase", "3", "--ollama"]);
+    review.assert_no_panic().assert_status(2);
+    assert!(
+        review.stderr.contains("egress_store_unreadable"),
+        "{}",
+        review.stderr
+    );
+    assert!(
+        review.stderr.contains("gsd-lane trust repair"),
+        "{}",
+        review.stderr
+    );
+    assert_eq!(moved.connections(), 0, "nothing reached the moved host");
+}
+
+#[test]
+fn s04_trust_repair_shows_and_moves_the_damaged_file_aside() {
+    let first = Listener::openai();
+    let lab = ollama_lab(None, &first.url());
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+    std::fs::write(&pins, "{\"version\": \"1\", \u{1b}[2J").expect("damage");
+
+    // Without a terminal and without --yes nothing moves.
+    let declined = lab.gsd(&["trust", "repair"]);
+    declined.assert_no_panic().assert_status(1);
+    assert!(
+        declined.stdout.contains("\\u{1b}[2J"),
+        "shown escaped: {}",
+        declined.stdout
+    );
+    assert!(!declined.stdout.contains('\u{1b}'));
+    assert!(pins.exists());
+
+    let out = lab.gsd(&["trust", "repair", "--yes", "--json"]);
+    out.assert_no_panic().assert_status(0);
+    let report = out.json();
+    assert_eq!(report["status"], "repaired", "{report}");
+    let moved_to = PathBuf::from(report["files"][0]["movedTo"].as_str().expect("movedTo"));
+    assert!(moved_to
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("egress-pins.json.damaged-")));
+    assert_eq!(
+        std::fs::read_to_string(&moved_to).expect("kept"),
+        "{\"version\": \"1\", \u{1b}[2J"
+    );
+    assert!(!pins.exists());
+    let clean = lab.gsd(&["trust", "repair", "--json"]);
+    clean.assert_status(0);
+    assert_eq!(clean.json()["status"], "clean");
+    // A missing store is "first use" again.
+    let (result, _) = lab.run_lane("ollama", &[]);
+    assert_ran(&result, false);
+    assert_eq!(lab.pins()["pins"].as_object().map(|p| p.len()), Some(1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run-dir safety (issue 11 point 2)
+// ---------------------------------------------------------------------------------------------
+
+/// Plants `run_dir/name` as a symlink to a victim file outside the run dir; returns the victim.
+fn plant_symlink(lab: &Lab, name: &str) -> PathBuf {
+    let victim = lab.env.root.path().join(format!("victim-{name}"));
+    std::fs::write(&victim, "victim content\n").expect("victim");
+    let entry = lab.run_dir.join(name);
+    let _ = std::fs::remove_file(&entry);
+    std::os::unix::fs::symlink(&victim, &entry).expect("plant symlink");
+    victim
+}
+
+#[test]
+fn r01_planted_symlinks_in_the_run_dir_are_refused_by_name() {
+    for name in ["gsd-review-acme_spawn.md", "gsd-review-acme_spawn.err"] {
+        let lab = spawn_lab(|_| {});
+        let victim = plant_symlink(&lab, name);
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_ne!(out.code, Some(0), "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(name), "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("symbolic link"),
+            "{name}: {}",
+            out.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).expect("victim"),
+            "victim content\n",
+            "{name}: written through the link"
+        );
+    }
+    // The prompt read from stdin is written into the run dir the same way.
+    let lab = spawn_lab(|_| {});
+    let victim = plant_symlink(&lab, "gsd-review-prompt.md");
+    let out = lab.run_raw("acme_spawn", &["--prompt", "-"]);
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("gsd-review-prompt.md"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "victim content\n"
+    );
+}
+
+#[test]
+fn r02_run_creates_private_run_dirs() {
+    let lab = spawn_lab(|_| {});
+    // The default run dir (a fresh temporary one) and a given one that does not exist yet.
+    let given = lab.env.root.path().join("fresh/run");
+    let given_text = given.display().to_string();
+    for extra in [vec![], vec!["--run-dir", given_text.as_str()]] {
+        let mut args = vec!["run", "acme_spawn"];
+        args.extend(extra.iter().copied());
+        let out = lab.gsd(&args);
+        out.assert_no_panic().assert_status(0);
+        let review = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("review    "))
+            .unwrap_or_else(|| panic!("no review line: {}", out.stdout));
+        let dir = Path::new(review).parent().expect("run dir").to_path_buf();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&dir).expect("run dir").permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        if extra.is_empty() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+#[test]
+fn r03_shared_or_foreign_run_dirs_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = spawn_lab(|_| {});
+    for (mode, word) in [(0o770, "group"), (0o777, "everyone"), (0o1777, "everyone")] {
+        std::fs::set_permissions(&lab.run_dir, std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_eq!(out.code, Some(1), "{mode:o}: {}", out.stderr);
+        assert!(out.stderr.contains("writable by"), "{}", out.stderr);
+        assert!(out.stderr.contains(word), "{}", out.stderr);
+        assert!(!lab.review_path("acme_spawn").exists());
+    }
+    std::fs::set_permissions(&lab.run_dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    if running_as_root() {
+        let chown = std::process::Command::new("chown")
+            .args(["65534", lab.run_dir.to_str().expect("utf8")])
+            .status()
+            .expect("chown");
+        assert!(chown.success());
+        let out = lab.run_raw("acme_spawn", &[]);
+        assert_eq!(out.code, Some(1), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("owned by another user"),
+            "{}",
+            out.stderr
+        );
+        assert!(!lab.review_path("acme_spawn").exists());
+    } else {
+        eprintln!("skipped the foreign-owner case: it needs root to chown");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A broken config fails closed for `review` (issue 11 point 6, decisions.md #13)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn k01_unparsable_config_stops_review_before_any_lane_and_names_line_and_column() {
+    let lab = spawn_lab(|_| {});
+    crate::review::copy_dir(
+        &util::fixture("review/project/.planning"),
+        &lab.env.project.join(".planning"),
+    );
+    let config = lab.env.project.join(".planning/config.json");
+    // The user restricted the reviewers; the file then lost a comma.
+    std::fs::write(
+        &config,
+        "{\n  \"review\": {\n    \"default_reviewers\": [\"nobody\"]\n    \"models\": {}\n  }\n}\n",
+    )
+    .expect("config");
+    let reviews = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-REVIEWS.md");
+    let out = lab.gsd(&["review", "--phase", "3"]);
+    out.assert_no_panic().assert_status(1);
+    let at = format!("{}:4:5:", config.display());
+    assert!(out.stderr.contains(&at), "no {at} in {}", out.stderr);
+    assert!(out.stderr.contains("invalid JSON"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("review: selection"),
+        "a selection was made: {}",
+        out.stderr
+    );
+    assert!(!reviews.exists(), "a lane ran and REVIEWS.md was written");
+    // A command that sends nothing warns and goes on.
+    let out = lab.gsd(&["plan"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr.contains("its settings were not applied"),
+        "{}",
+        out.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A symlinked project capability folder (issue 11 point 7, trust.md §5.7)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn l01_symlinked_project_capability_folder_is_refused_and_never_approvable() {
+    let listener = Listener::openai();
+    let lab = Lab::new();
+    let real = lab.source("http-lane", "acme-reviewer", |_| {});
+    let dir = lab.env.capabilities_dir(Scope::Project);
+    std::fs::create_dir_all(&dir).expect("capabilities dir");
+    std::os::unix::fs::symlink(&real, dir.join("acme-reviewer")).expect("symlink folder");
+    lab.config(&json!({"review": {"acme_host": listener.url()}}));
+
+    let out = lab.gsd(&["trust", "approve", "acme-reviewer", "--yes", "--json"]);
+    out.assert_no_panic().assert_status(1);
+    let envelope = out.json();
+    assert_eq!(envelope["status"], "refused", "{envelope}");
+    assert!(
+        envelope["problems"].to_string().contains("symbolic link"),
+        "{envelope}"
+    );
+    assert!(lab.record("acme-reviewer").is_none(), "approved a symlink");
+
+    let rows = lab.env.list(&[]);
+    let row = util::row(&rows, "project", "acme-reviewer");
+    assert_eq!(row["active"], json!(false), "{row}");
+    assert_eq!(row["code"], "LD-SYMLINK", "{row}");
+
+    let out = lab.run_raw("acme", &["--explicit"]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert_eq!(listener.connections(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Review text on a terminal (issue 11 point 8)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn t01_review_text_printed_by_run_escapes_bidi_and_invisible_controls() {
+    // The fake CLI prints its argv as the review, so the model value is review text.
+    let hostile =
+        "ok\u{202e}txt.exe\u{202c} \u{2066}x\u{2069} \u{200b}\u{feff}\u{e0041}\r \u{1b}[2J";
+    let lab = spawn_lab(|_| {});
+    lab.config(&json!({"review": {"models": {"acme_spawn": hostile}}}));
+    let run_dir = lab.run_dir.display().to_string();
+    let out = lab.gsd(&["run", "acme_spawn", "--run-dir", &run_dir]);
+    out.assert_no_panic().assert_status(0);
+    let review = std::fs::read_to_string(lab.review_path("acme_spawn")).expect("review");
+    assert!(
+        review.contains('\u{202e}') && review.contains('\u{1b}'),
+        "the review file keeps the text as written: {review:?}"
+    );
+    for (raw, shown) in [
+        ('\u{202e}', "\\u{202e}"),
+        ('\u{202c}', "\\u{202c}"),
+        ('\u{2066}', "\\u{2066}"),
+        ('\u{2069}', "\\u{2069}"),
+        ('\u{200b}', "\\u{200b}"),
+        ('\u{feff}', "\\u{feff}"),
+        ('\u{e0041}', "\\u{e0041}"),
+        ('\u{1b}', "\\u{1b}"),
+        ('\r', "\\u{d}"),
+    ] {
+        assert!(
+            !out.stdout.contains(raw),
+            "{raw:?} reached the terminal raw"
+        );
+        assert!(out.stdout.contains(shown), "no {shown} in {}", out.stdout);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copy-paste-safe command lines (issue 11 point 9)
+// ---------------------------------------------------------------------------------------------
+
+/// Pastes `line` into `sh` (as `printf '%s\0' <line>`) and returns the argv it passes.
+fn pasted_argv(line: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {line}"))
+        .output()
+        .expect("sh");
+    assert!(out.status.success(), "{line}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_terminator('\0')
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The text after `label` on the first line that has it.
+fn labelled<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in {text}"))
+        .trim()
+}
+
+#[test]
+fn q01_rendered_command_lines_paste_back_as_the_json_argv() {
+    let tricky = [
+        "a\\", "b", "$(id)", "`id`", "it's", "", "x y", "~", "--k=v*",
+    ];
+    let lab = spawn_lab(|m| {
+        let mut args: Vec<Value> = tricky.iter().map(|a| json!(a)).collect();
+        args.extend([json!("-p"), json!("-")]);
+        m["reviewer"]["invoke"]["args"] = Value::Array(args);
+    });
+    let mut expected: Vec<String> = vec!["acme-args".to_owned()];
+    expected.extend(tricky.iter().map(|a| (*a).to_owned()));
+    expected.extend(["-p".to_owned(), "-".to_owned()]);
+
+    let out = lab.gsd(&["disclose", "acme-spawn"]);
+    out.assert_no_panic().assert_status(0);
+    let json_argv: Vec<String> =
+        serde_json::from_str(labelled(&out.stdout, "argv (JSON):")).expect("JSON argv");
+    assert_eq!(json_argv, expected, "{}", out.stdout);
+    assert_eq!(
+        pasted_argv(labelled(&out.stdout, "runs now:")),
+        expected,
+        "{}",
+        out.stdout
+    );
+
+    let run_dir = lab.run_dir.display().to_string();
+    let out = lab.gsd(&["run", "acme_spawn", "--run-dir", &run_dir]);
+    out.assert_no_panic().assert_status(0);
+    let json_argv: Vec<String> =
+        serde_json::from_str(labelled(&out.stdout, "argv ")).expect("JSON argv");
+    assert_eq!(json_argv, expected, "{}", out.stdout);
+    assert_eq!(
+        pasted_argv(labelled(&out.stdout, "command ")),
+        expected,
+        "{}",
+        out.stdout
+    );
+    // What the lane really received.
+    assert_eq!(printed_argv(&lab, "acme_spawn"), expected[1..].to_vec());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weaknesses whose only tests were unit tests (W15, W18, W20): end to end too
+// ---------------------------------------------------------------------------------------------
+
+/// `disclose <id> --json` for one capability.
+fn disclosed(lab: &Lab, id: &str) -> Value {
+    let out = lab.gsd(&["disclose", id, "--json"]);
+    out.assert_no_panic().assert_status(0);
+    out.json()[0].clone()
+}
+
+#[test]
+fn spec_w15_disclosure_names_every_payload_class() {
+    let lab = ollama_lab(None, "http://localhost:11434");
+    let row = disclosed(&lab, "ollama");
+    let lane = &row["disclosure"]["reviewerLanes"][0];
+    assert_eq!(
+        lane["egressPayloadClasses"],
+        json!([
+            "plan text",
+            "requirements",
+            "research findings",
+            "CONTEXT.md decisions"
+        ]),
+        "{row}"
+    );
+    assert_eq!(
+        lane["additionalEgress"],
+        json!(["project context", "roadmap section"])
+    );
+    let summary = row["summary"].to_string();
+    assert!(
+        summary.contains("sends: plan text, requirements, research findings, CONTEXT.md decisions"),
+        "{summary}"
+    );
+    assert!(summary.contains("also reaches it: project context, roadmap section"));
+}
+
+#[test]
+fn spec_w18_locality_is_classified_by_the_parsed_host_not_its_spelling() {
+    for (host, local) in [
+        ("http://127.1:11434", true),
+        ("http://[::1]:11434", true),
+        ("http://LOCALHOST:11434", true),
+        ("http://localhost.:11434", false),
+        ("http://localhost.evil.example", false),
+        ("http://127.0.0.1.evil.example", false),
+        ("http://localhost@evil.example", false),
+        ("http://[::ffff:127.0.0.1]:11434", false),
+    ] {
+        let lab = ollama_lab(None, host);
+        let row = disclosed(&lab, "ollama");
+        assert_eq!(
+            row["disclosure"]["reviewerLanes"][0]["isLocalDestination"],
+            json!(local),
+            "{host}: {row}"
+        );
+        let summary = row["summary"].to_string();
+        assert_eq!(summary.contains("[local]"), local, "{host}: {summary}");
+    }
+}
+
+#[test]
+fn spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs() {
+    let lab = spawn_lab(|m| m["reviewer"]["handler"] = json!("openai-compatible"));
+    let out = lab.run_raw("acme_spawn", &["--explicit"]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("malformed_lane") || out.stderr.contains("malformed_lane"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        !lab.review_path("acme_spawn").exists(),
+        "the lane's program ran"
+    );
 }

@@ -53,6 +53,26 @@ impl Context {
         config
     }
 
+    /// Loads the project config for a command that sends plans (`review`): an existing config
+    /// file that cannot be used stops the command (exit 1) before any lane runs.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] naming each unusable file with the parse error's line:column.
+    pub fn config_checked(&self) -> Result<crate::config::ProjectConfig, Failure> {
+        crate::config::ProjectConfig::load_checked(
+            &self.project_root,
+            self.env.workstream.as_deref(),
+        )
+        .map_err(|unusable| {
+            let files: Vec<String> = unusable.iter().map(ToString::to_string).collect();
+            Failure::new(format!(
+                "{}\nno reviewer was run: without this config the reviewer selection (review.default_reviewers and the rest) is unknown, and running every detected lane could send your plans to reviewers you excluded; fix the file (or move it aside) and run again",
+                files.join("\n")
+            ))
+        })
+    }
+
     /// The repository root: `--repo-root` made absolute, else the working directory.
     pub fn repo_root(&self, given: Option<&str>) -> String {
         given

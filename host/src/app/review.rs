@@ -103,7 +103,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     for warning in &request.warnings {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
-    let config = context.config();
+    let config = context.config_checked()?;
     let subject = subject(context, &request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();

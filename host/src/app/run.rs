@@ -12,6 +12,8 @@ use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
 
+/// The run dir: a given one (created 0700 when missing; refused when others could write in it
+/// or own it), else a fresh private temporary directory.
 fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
     match given {
         Some(dir) => {
@@ -23,12 +25,10 @@ fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
             )
             .create(&dir)
             .context(|| format!("creating run dir {}", dir.display()))?;
+            crate::private_fs::check_given_dir(&dir).map_err(Failure::new)?;
             Ok(dir)
         }
-        None => tempfile::Builder::new()
-            .prefix("gsd-lane-run-")
-            .tempdir()
-            .map(tempfile::TempDir::keep)
+        None => crate::private_fs::private_temp_dir("gsd-lane-run-")
             .context(|| "creating a temporary run dir".to_owned()),
     }
 }
@@ -49,7 +49,8 @@ fn prompt_file(
             std::io::stdin()
                 .read_to_end(&mut text)
                 .context(|| "reading the prompt from stdin".to_owned())?;
-            std::fs::write(&path, text).context(|| format!("writing {}", path.display()))?;
+            crate::private_fs::write_run_file(&path, &text, crate::private_fs::WriteMode::Truncate)
+                .context(|| format!("writing {}", path.display()))?;
             Ok(None)
         }
         Some(other) => Err(Failure::usage(format!(
@@ -220,28 +221,20 @@ fn report_unavailable(slug: &str, refusal: &Refusal, options: &RunOptions) -> u8
     }
 }
 
-/// The exact command line, each argument shell-quoted so different argv never look alike.
-fn command_line(done: &Completion) -> String {
+/// The exact command line, each argument quoted for a POSIX shell (copy-paste safe), and the
+/// raw argv as JSON beside it (`None` for an HTTP lane).
+fn command_line(done: &Completion) -> (String, Option<String>) {
     match (done.plan.spawn(), done.plan.http()) {
-        (Some(spawn), _) => std::iter::once(&spawn.binary)
-            .chain(&spawn.argv)
-            .map(|arg| quote(arg))
-            .collect::<Vec<_>>()
-            .join(" "),
-        (None, Some(http)) => format!("POST {}", http.url),
-        (None, None) => String::new(),
-    }
-}
-
-fn quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
-    if plain {
-        arg.to_owned()
-    } else {
-        format!("'{}'", neutralize(&arg.replace('\'', "'\\''")))
+        (Some(spawn), _) => {
+            let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
+            let json: Vec<serde_json::Value> = all.clone().map(|a| json!(a)).collect();
+            (
+                output::shell_join(all.map(String::as_str)),
+                Some(crate::trust::render::json_argv(&spawn.binary, &json[1..])),
+            )
+        }
+        (None, Some(http)) => (format!("POST {}", neutralize(&http.url)), None),
+        (None, None) => (String::new(), None),
     }
 }
 
@@ -262,7 +255,11 @@ fn report_completed(done: &Completion, options: &RunOptions) {
         plan.slug,
         plan.transport.as_str()
     ));
-    text.push_str(&format!("command   {}\n", command_line(done)));
+    let (command, argv) = command_line(done);
+    text.push_str(&format!("command   {command}\n"));
+    if let Some(argv) = argv {
+        text.push_str(&format!("argv      {argv}\n"));
+    }
     text.push_str(&format!("probe     {}\n", neutralize(&done.probe)));
     text.push_str(&format!(
         "result    {} in {:.1} s{}{}\n",

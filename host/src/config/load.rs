@@ -12,21 +12,50 @@ use super::merge::deep_merge;
 /// Largest config file accepted, in bytes (8 MiB); anything larger is treated as unreadable.
 pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Reads the root config and the workstream overlay, returning the merged object and warnings.
+/// A config file that exists but whose settings could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unusable {
+    /// The file.
+    pub path: PathBuf,
+    /// Line and column (1-based) of a JSON syntax error, when that is what is wrong.
+    pub position: Option<(usize, usize)>,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Unusable {
+    /// The warning printed by commands that send nothing and go on without the file.
+    pub fn warning(&self) -> String {
+        format!("warning: could not use {self}; its settings were not applied")
+    }
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = crate::output::neutralize(&self.path.display().to_string());
+        match self.position {
+            Some((line, column)) => write!(f, "{path}:{line}:{column}: {}", self.reason),
+            None => write!(f, "{path}: {}", self.reason),
+        }
+    }
+}
+
+/// Reads the root config and the workstream overlay, returning the merged object and the files
+/// that exist but could not be used (their settings are left out).
 pub(super) fn load_merged(
     project_root: &Path,
     workstream: Option<&str>,
-) -> (Map<String, Value>, Vec<String>) {
-    let mut warnings = Vec::new();
+) -> (Map<String, Value>, Vec<Unusable>) {
+    let mut unusable = Vec::new();
     let planning = project_root.join(".planning");
     let mut merged =
-        read_object_or_warn(&planning.join("config.json"), &mut warnings).unwrap_or_default();
+        read_object_or_note(&planning.join("config.json"), &mut unusable).unwrap_or_default();
     if let Some(path) = workstream_config_path(&planning, workstream) {
-        if let Some(overlay) = read_object_or_warn(&path, &mut warnings) {
+        if let Some(overlay) = read_object_or_note(&path, &mut unusable) {
             deep_merge(&mut merged, overlay);
         }
     }
-    (merged, warnings)
+    (merged, unusable)
 }
 
 /// Returns the overlay path when `workstream` is a usable name, else `None`.
@@ -40,39 +69,46 @@ fn is_safe_workstream(name: &str) -> bool {
     !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
 }
 
-/// Reads a JSON object file; a missing file is `None` silently, any other failure also warns.
-fn read_object_or_warn(path: &Path, warnings: &mut Vec<String>) -> Option<Map<String, Value>> {
+/// Reads a JSON object file; a missing file is `None` silently, any other failure is noted.
+fn read_object_or_note(path: &Path, unusable: &mut Vec<Unusable>) -> Option<Map<String, Value>> {
     match read_object(path) {
         Ok(object) => object,
-        Err(reason) => {
-            warnings.push(not_applied_warning(path, &reason));
+        Err((position, reason)) => {
+            unusable.push(Unusable {
+                path: path.to_path_buf(),
+                position,
+                reason,
+            });
             None
         }
     }
 }
 
-/// Formats the single warning emitted for a config file whose settings were not applied.
-fn not_applied_warning(path: &Path, reason: &str) -> String {
-    format!(
-        "warning: could not use {}: {reason}; its settings were not applied",
-        path.display()
-    )
-}
+/// Why a file is unusable: the syntax error's position, if any, and the reason.
+type Why = (Option<(usize, usize)>, String);
 
 /// Reads and parses a file that must hold a JSON object; `Ok(None)` means the file is missing.
-fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    match read_regular_file_bounded(path, MAX_CONFIG_BYTES)? {
+fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, Why> {
+    match read_regular_file_bounded(path, MAX_CONFIG_BYTES).map_err(|why| (None, why))? {
         Some(bytes) => parse_object(&bytes).map(Some),
         None => Ok(None),
     }
 }
 
 /// Parses bytes as JSON whose top level must be an object.
-fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Why> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err("the top-level JSON value is not an object".to_owned()),
-        Err(err) => Err(format!("invalid JSON ({err})")),
+        Ok(_) => Err((None, "the top-level JSON value is not an object".to_owned())),
+        Err(err) => {
+            let (line, column) = (err.line(), err.column());
+            let text = err.to_string();
+            let message = text
+                .strip_suffix(&format!(" at line {line} column {column}"))
+                .unwrap_or(&text)
+                .to_owned();
+            Err((Some((line, column)), format!("invalid JSON ({message})")))
+        }
     }
 }
 
@@ -153,8 +189,30 @@ mod tests {
     }
 
     fn load(root: &Path, ws: Option<&str>) -> (Value, Vec<String>) {
-        let (map, warnings) = load_merged(root, ws);
-        (Value::Object(map), warnings)
+        let (map, unusable) = load_merged(root, ws);
+        (
+            Value::Object(map),
+            unusable.iter().map(Unusable::warning).collect(),
+        )
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            ".planning/config.json",
+            "{\n  \"review\": {,}\n}",
+        );
+        let (_, unusable) = load_merged(dir.path(), None);
+        assert_eq!(unusable.len(), 1);
+        assert_eq!(unusable[0].position, Some((2, 14)));
+        let shown = unusable[0].to_string();
+        assert!(
+            shown.contains("config.json:2:14: invalid JSON ("),
+            "{shown}"
+        );
+        assert!(!shown.contains("at line"), "{shown}");
     }
 
     #[test]

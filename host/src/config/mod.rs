@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 pub use effort::{effort_argv, effort_level, render_effort, EffortLevel};
 pub use host::{join_lane_path, normalize_host};
-pub use load::MAX_CONFIG_BYTES;
+pub use load::{Unusable, MAX_CONFIG_BYTES};
 pub use setting::configured;
 pub use text::{is_ecma_whitespace, trim_ecma_whitespace};
 
@@ -42,8 +42,29 @@ impl ProjectConfig {
     /// settings were not applied. A missing file is silent. The overlay is only considered when
     /// `workstream` is non-empty and contains no `/`, `\` or `..`.
     pub fn load(project_root: &Path, workstream: Option<&str>) -> (ProjectConfig, Vec<String>) {
-        let (merged, warnings) = load::load_merged(project_root, workstream);
+        let (merged, unusable) = load::load_merged(project_root, workstream);
+        let warnings = unusable.iter().map(Unusable::warning).collect();
         (ProjectConfig::from_value(Value::Object(merged)), warnings)
+    }
+
+    /// Loads the config for a command that sends plans somewhere (`review`): a file that exists
+    /// but cannot be used (does not parse, is not an object, is unreadable) fails closed
+    /// instead of being left out, because leaving it out can widen the reviewer set
+    /// (decisions.md #13).
+    ///
+    /// # Errors
+    ///
+    /// Every unusable file, with its line:column when it is a syntax error.
+    pub fn load_checked(
+        project_root: &Path,
+        workstream: Option<&str>,
+    ) -> Result<ProjectConfig, Vec<Unusable>> {
+        let (merged, unusable) = load::load_merged(project_root, workstream);
+        if unusable.is_empty() {
+            Ok(ProjectConfig::from_value(Value::Object(merged)))
+        } else {
+            Err(unusable)
+        }
     }
 
     /// Wraps an already resolved JSON value; a non-object makes every key absent.

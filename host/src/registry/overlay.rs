@@ -175,6 +175,11 @@ fn invalid(errors: Vec<Diagnostic>) -> Skip {
     }
 }
 
+/// True when `path` itself is a symbolic link (whatever it points to).
+fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 /// Runs the §6.2 pipeline for one candidate.
 fn admit(
     registry: &Registry,
@@ -191,6 +196,16 @@ fn admit(
             skip(
                 "LD-PENDING",
                 "an install or upgrade of this id is still pending; not loaded",
+            ),
+            Vec::new(),
+        );
+    }
+    if scope == Scope::Project && is_symlink(folder) {
+        return (
+            Value::Null,
+            skip(
+                "LD-SYMLINK",
+                "the capability folder is a symbolic link: refused and never approvable (trust.md §5.7); install the capability as a real folder",
             ),
             Vec::new(),
         );

@@ -1,11 +1,10 @@
 //! The private run directory (review-workflow.md §7): `<tmp>/gsd-review-XXXXXX`, mode 0700,
 //! every file 0600; and the atomic write used for `REVIEWS.md`.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Failure;
+use crate::private_fs::{write_run_file, WriteMode};
 
 /// The run's private directory.
 #[derive(Debug, Clone)]
@@ -21,18 +20,8 @@ impl RunDir {
     ///
     /// The directory cannot be created.
     pub fn create() -> Result<RunDir, Failure> {
-        let dir = tempfile::Builder::new()
-            .prefix("gsd-review-")
-            .rand_bytes(6)
-            .tempdir()
+        let path = crate::private_fs::private_temp_dir("gsd-review-")
             .map_err(|err| Failure::new(format!("creating the run dir: {err}")))?;
-        let path = dir.keep();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
-                .map_err(|err| Failure::new(format!("securing {}: {err}", path.display())))?;
-        }
         Ok(RunDir { path })
     }
 
@@ -70,27 +59,19 @@ impl RunDir {
     }
 }
 
-/// Writes a file readable by its owner only.
+/// Writes a file readable by its owner only, never through a planted link
+/// ([`crate::private_fs::open_run_file`]).
 ///
 /// # Errors
 ///
 /// I/O errors, naming the file.
 pub fn write_private(path: &Path, bytes: &[u8], append: bool) -> Result<(), Failure> {
-    let mut options = OpenOptions::new();
-    options.create(true).write(true);
-    if append {
-        options.append(true);
+    let mode = if append {
+        WriteMode::Append
     } else {
-        options.truncate(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options
-        .open(path)
-        .and_then(|mut file| file.write_all(bytes))
+        WriteMode::Truncate
+    };
+    write_run_file(path, bytes, mode)
         .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
 }
 

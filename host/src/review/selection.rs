@@ -302,10 +302,7 @@ pub fn select(
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
             // Installed but held back by a safety gate: said in REVIEWS.md, not silently dropped.
-            if matches!(
-                refusal.reason,
-                Reason::EgressHostChanged | Reason::UntrustedWorkspace
-            ) {
+            if refusal.reason.is_egress_block() || refusal.reason == Reason::UntrustedWorkspace {
                 sel.not_run.push((slug.clone(), refusal.reason));
             }
         }

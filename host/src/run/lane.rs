@@ -30,11 +30,6 @@ pub trait EgressCheck: Send + Sync {
     ///
     /// The blocking refusal.
     fn check(&self, plan: &LanePlan) -> Result<(), Refusal>;
-
-    /// Told after an HTTP lane that [`EgressCheck::check`] allowed produced a real review (not a
-    /// stub): its destination has now been used successfully, so a first-use pin may be
-    /// recorded. Nothing happens by default.
-    fn used_successfully(&self, _plan: &LanePlan) {}
 }
 
 /// What the caller supplies besides the lane.
@@ -194,6 +189,7 @@ pub fn execute(
     setup: &RunSetup<'_>,
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
+    refuse_planted_entries(&plan)?;
     let effects = effects_for(lane, &plan, setup);
     let started = Instant::now();
     let request = LaneRequest {
@@ -206,13 +202,31 @@ pub fn execute(
     };
     completion.probe = probe;
     completion.elapsed = started.elapsed();
-    if plan.http().is_some() && !completion.stubbed {
-        setup.egress.used_successfully(&plan);
-    }
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// Refuses to start a lane when an entry planted in the run dir sits under a name it writes
+/// (review file, stderr sidecar, the tool's output file): nothing is started or written.
+fn refuse_planted_entries(plan: &LanePlan) -> Result<(), Failure> {
+    let mut names = vec![
+        PathBuf::from(&plan.review_path),
+        PathBuf::from(&plan.err_path),
+    ];
+    if let Some(OutputTarget::File(path)) = plan.spawn().map(|s| &s.output_target) {
+        names.push(PathBuf::from(path));
+    }
+    for path in names.iter().filter(|p| !p.as_os_str().is_empty()) {
+        crate::private_fs::check_entry(path).map_err(|err| {
+            Failure::new(format!(
+                "lane {}: {err}; the lane was not started",
+                crate::output::neutralize(&plan.slug)
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
@@ -359,7 +373,8 @@ fn run_handler(
     })?;
     let err_path = Path::new(&plan.err_path);
     if plan.transport == Transport::OpenAiHttp {
-        std::fs::write(err_path, b"").context(|| format!("writing {}", err_path.display()))?;
+        crate::private_fs::write_run_file(err_path, b"", crate::private_fs::WriteMode::Truncate)
+            .context(|| format!("writing {}", err_path.display()))?;
     }
     let mut done = completion(plan, None);
     done.notes.clone_from(&output.notes);

@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::config::is_ecma_whitespace;
+use crate::private_fs::{open_run_file, WriteMode};
 
 /// What a review file holds, judged without loading it whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,13 +92,14 @@ pub fn stub_text(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String 
     text
 }
 
-/// Writes `text` to `path`, adding a final `\n` when missing.
+/// Writes `text` to `path`, adding a final `\n` when missing; a planted link or special file
+/// at `path` is refused ([`open_run_file`]).
 ///
 /// # Errors
 ///
 /// The I/O error.
 pub fn write_review(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut file = fs::File::create(path)?;
+    let mut file = open_run_file(path, WriteMode::Truncate)?;
     file.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {
         file.write_all(b"\n")?;
@@ -115,10 +117,7 @@ pub fn finish_review_file(path: &Path, content: Content) -> std::io::Result<()> 
         ends_with_newline: false,
     } = content
     {
-        fs::OpenOptions::new()
-            .append(true)
-            .open(path)?
-            .write_all(b"\n")?;
+        open_run_file(path, WriteMode::Append)?.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -136,10 +135,7 @@ pub fn incomplete_notice(code: &str) -> String {
 ///
 /// The I/O error.
 pub fn append_incomplete_notice(path: &Path, code: &str) -> std::io::Result<()> {
-    fs::OpenOptions::new()
-        .append(true)
-        .open(path)?
-        .write_all(incomplete_notice(code).as_bytes())
+    open_run_file(path, WriteMode::Append)?.write_all(incomplete_notice(code).as_bytes())
 }
 
 /// Reads the sidecar for a stub (bounded; missing → empty).

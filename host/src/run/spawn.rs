@@ -806,21 +806,10 @@ fn not_regular_file() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
-/// Creates or truncates an output file (mode 0600 when created); it must be a regular file.
+/// Creates or truncates an output file (mode 0600 when created); it must be a regular file with
+/// one link, and a symbolic link is never followed ([`crate::private_fs::open_run_file`]).
 fn open_output(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    if file.metadata()?.is_file() {
-        Ok(file)
-    } else {
-        Err(not_regular_file())
-    }
+    crate::private_fs::open_run_file(path, crate::private_fs::WriteMode::Truncate)
 }
 
 /// Opens the stdin file; `Ok(None)` when it does not exist (the child then gets empty stdin).

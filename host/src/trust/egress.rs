@@ -4,7 +4,9 @@
 //! connection or request. The consented host is looked up under the **capability id** that
 //! declared the lane (never rebuilt from the slug) and the canonical project root; lanes without
 //! a consented host are held to their first-use pin. A mismatch blocks the lane with
-//! `egress_host_changed`: nothing is sent to either host.
+//! `egress_host_changed`: nothing is sent to either host. A store that exists but cannot be
+//! read or decided blocks the lane too (`consent_store_unreadable`, `egress_store_unreadable`):
+//! a damaged store is never taken for "no record" or "first use".
 //!
 //! The origin the HTTP effects may contact is derived from the very host checked here, and
 //! `run/http.rs` refuses every request (probe, discovery, chat) whose scheme, host and port
@@ -16,7 +18,7 @@ use std::sync::Mutex;
 use gsd_lane_sdk::LanePlan;
 use serde_json::Value;
 
-use super::consent::{iso_now, ConsentStore};
+use super::consent::{iso_now, ConsentStore, Damage, StoreError};
 use super::locality::is_local_destination;
 use super::pins::{Pin, PinSource, PinStore};
 use super::render::escape_text;
@@ -102,6 +104,43 @@ pub fn block_message(
     )
 }
 
+/// Which store a damaged-store block is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// `consent.json`.
+    Consent,
+    /// `egress-pins.json`.
+    Pins,
+}
+
+impl Store {
+    /// The reason a lane blocked by this store's damage reports.
+    pub fn reason(self) -> Reason {
+        match self {
+            Store::Consent => Reason::ConsentStoreUnreadable,
+            Store::Pins => Reason::EgressStoreUnreadable,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Store::Consent => "the consent store",
+            Store::Pins => "the destination pin store",
+        }
+    }
+}
+
+/// The stderr message of a damaged-store block: the lane, the file and what is wrong with it,
+/// that nothing was sent, and the fix. Control characters are escaped.
+pub fn damaged_message(slug: &str, store: Store, damage: &Damage) -> String {
+    format!(
+        "lane {} blocked: {} {damage}, so the lane's destination cannot be verified; nothing was sent; fix: {}",
+        escape_text(slug),
+        store.label(),
+        damage.fix()
+    )
+}
+
 /// The egress check backed by the user's consent store and pin file.
 #[derive(Debug)]
 pub struct StoreEgressCheck {
@@ -176,10 +215,13 @@ impl StoreEgressCheck {
         Refusal::new(Reason::EgressHostChanged, message)
     }
 
-    /// Compares against the pin. Without one the lane is allowed and nothing is recorded yet:
-    /// the first-use pin is written by [`StoreEgressCheck::pin_first_use`] once the lane has
-    /// used the destination successfully, so a first run that fails (a wrong port, a base URL
-    /// the server does not serve) does not pin a host that never answered.
+    fn damaged(&self, plan: &LanePlan, store: Store, damage: &Damage) -> Refusal {
+        let message = damaged_message(&plan.slug, store, damage);
+        output::eprint_line(&message);
+        Refusal::new(store.reason(), message)
+    }
+
+    /// Compares against the pin, or records the first-use pin.
     fn check_pin(&self, plan: &LanePlan, key: &str, current: &str) -> Result<(), Refusal> {
         let Some(pins) = &self.pins else {
             self.warn_once(
@@ -192,8 +234,40 @@ impl StoreEgressCheck {
             );
             return Ok(());
         };
-        let Some(pinned) = pins.get(&self.project_root, &plan.capability_id) else {
-            return Ok(());
+        let pinned = match pins.get(&self.project_root, &plan.capability_id) {
+            Err(damage) => return Err(self.damaged(plan, Store::Pins, &damage)),
+            Ok(Some(pin)) => pin,
+            Ok(None) => {
+                let lock = self
+                    .consent
+                    .as_ref()
+                    .map(ConsentStore::lock_path)
+                    .unwrap_or_default();
+                let pin = Pin {
+                    project_root: self.project_root.clone(),
+                    id: plan.capability_id.clone(),
+                    host: normalize_host(current),
+                    pinned_at: iso_now(),
+                    source: PinSource::FirstUse.as_str().to_owned(),
+                };
+                match pins.set(&lock, pin, true) {
+                    Ok(pin) => pin,
+                    Err(StoreError::Unreadable { path, why }) => {
+                        return Err(self.damaged(plan, Store::Pins, &Damage { path, why }));
+                    }
+                    Err(err) => {
+                        self.warn_once(
+                            &format!("pin-failed:{}", plan.capability_id),
+                            &format!(
+                                "lane {}: could not pin its destination {} ({err})",
+                                escape_text(&plan.slug),
+                                escape_text(current)
+                            ),
+                        );
+                        return Ok(());
+                    }
+                }
+            }
         };
         match check_egress_host(Some(&Value::String(pinned.host.clone())), current) {
             EgressDecision::Allow => Ok(()),
@@ -204,56 +278,7 @@ impl StoreEgressCheck {
     }
 }
 
-impl StoreEgressCheck {
-    /// Records the first-use pin of a lane without a consented host, after its first
-    /// successful run. An existing pin is kept (two first runs racing cannot replace each
-    /// other's pin); a failure to write it is a warning, and the next run tries again.
-    fn pin_first_use(&self, plan: &LanePlan) {
-        let (Some(pins), Some(http)) = (&self.pins, plan.http()) else {
-            return;
-        };
-        let record = self.consent.as_ref().and_then(|store| {
-            store
-                .read()
-                .get(&self.project_root, &plan.capability_id)
-                .cloned()
-        });
-        if record.as_ref().and_then(|r| r.reviewer_host()).is_some()
-            || pins.get(&self.project_root, &plan.capability_id).is_some()
-        {
-            return;
-        }
-        let current = http.host.as_str();
-        let lock = self
-            .consent
-            .as_ref()
-            .map(ConsentStore::lock_path)
-            .unwrap_or_default();
-        let pin = Pin {
-            project_root: self.project_root.clone(),
-            id: plan.capability_id.clone(),
-            host: normalize_host(current),
-            pinned_at: iso_now(),
-            source: PinSource::FirstUse.as_str().to_owned(),
-        };
-        if let Err(err) = pins.set(&lock, pin, true) {
-            self.warn_once(
-                &format!("pin-failed:{}", plan.capability_id),
-                &format!(
-                    "lane {}: could not pin its destination {} ({err})",
-                    escape_text(&plan.slug),
-                    escape_text(current)
-                ),
-            );
-        }
-    }
-}
-
 impl EgressCheck for StoreEgressCheck {
-    fn used_successfully(&self, plan: &LanePlan) {
-        self.pin_first_use(plan);
-    }
-
     fn check(&self, plan: &LanePlan) -> Result<(), Refusal> {
         if !self.first_party.contains(&plan.capability_id) {
             super::policy::check_plan(plan, &self.install_roots(&plan.capability_id))?;
@@ -264,12 +289,27 @@ impl EgressCheck for StoreEgressCheck {
         };
         let current = http.host.as_str();
         let key = http.host_config_key.as_str();
-        let record = self.consent.as_ref().and_then(|store| {
-            store
-                .read()
-                .get(&self.project_root, &plan.capability_id)
-                .cloned()
-        });
+        let record = match &self.consent {
+            None => None,
+            Some(store) => {
+                let records = store
+                    .load()
+                    .map_err(|damage| self.damaged(plan, Store::Consent, &damage))?;
+                if records.has_damaged_entry_for(&self.project_root, &plan.capability_id) {
+                    let damage = Damage {
+                        path: store.path(),
+                        why: format!(
+                            "the record of {} for this project is invalid",
+                            escape_text(&plan.capability_id)
+                        ),
+                    };
+                    return Err(self.damaged(plan, Store::Consent, &damage));
+                }
+                records
+                    .get(&self.project_root, &plan.capability_id)
+                    .cloned()
+            }
+        };
         let outcome = match record
             .as_ref()
             .and_then(|r| r.reviewer_host().map(str::to_owned))

@@ -81,6 +81,9 @@ pub fn fingerprint(signature: &str, host: &str, content_hash: &str) -> String {
 }
 
 /// Activates project-scope overlays that carry a matching consent record.
+///
+/// A damaged store activates nothing, and says so once (with the fix) the first time a project
+/// overlay asks.
 pub struct StoreConsentGate {
     store: Option<ConsentStore>,
     records: OnceCell<Records>,
@@ -95,7 +98,15 @@ impl ConsentGate for StoreConsentGate {
             return false;
         }
         let root = canonical_root(project_root);
-        let records = self.records.get_or_init(|| store.read());
+        let records = self.records.get_or_init(|| {
+            store.load().unwrap_or_else(|damage| {
+                crate::output::eprint_line(&format!(
+                    "warning: {damage}: project-scope lanes stay inactive until it is repaired; fix: {}",
+                    damage.fix()
+                ));
+                Records::default()
+            })
+        });
         let Some(record) = records.get(&root, id) else {
             return false;
         };

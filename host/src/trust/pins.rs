@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::consent::{atomic, lock, read_bounded, store_key, ReadOutcome, StoreError, MAX_RECORDS};
+use super::consent::{
+    atomic, check_version, lock, read_bounded, store_key, Damage, ReadOutcome, StoreError,
+    MAX_RECORDS,
+};
 use super::stable;
 
 /// How a pin came to be.
@@ -50,16 +53,38 @@ pub struct Pin {
 }
 
 impl Pin {
-    fn from_raw(value: &Value) -> Option<Pin> {
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-        let pin = Pin {
-            project_root: text("projectRoot").filter(|s| !s.is_empty())?,
-            id: text("id").filter(|s| super::consent::valid_id(s))?,
-            host: text("host").filter(|s| !s.is_empty())?,
-            pinned_at: text("pinnedAt").unwrap_or_default(),
-            source: text("source").unwrap_or_default(),
+    /// Checks one pin read from disk; every field must be a string (the three keys non-empty).
+    fn from_raw(value: &Value) -> Result<Pin, String> {
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{key} is missing or not a string"))
         };
-        Some(pin)
+        let non_empty = |key: &str| {
+            text(key).and_then(|s| {
+                if s.is_empty() {
+                    Err(format!("{key} is empty"))
+                } else {
+                    Ok(s)
+                }
+            })
+        };
+        if !value.is_object() {
+            return Err("a pin is not an object".into());
+        }
+        let id = non_empty("id")?;
+        if !super::consent::valid_id(&id) {
+            return Err("id is not a capability id".into());
+        }
+        Ok(Pin {
+            project_root: non_empty("projectRoot")?,
+            id,
+            host: non_empty("host")?,
+            pinned_at: text("pinnedAt")?,
+            source: text("source")?,
+        })
     }
 
     /// The pin as JSON.
@@ -88,36 +113,74 @@ impl PinStore {
         self.dir.join("egress-pins.json")
     }
 
+    /// Decodes the file strictly: this build is its only writer, so anything but
+    /// `{"version":"1","pins":{…}}` with every pin well-formed is damage (a dropped pin would
+    /// let the next run pin a moved host as if it were the first).
     fn decode(text: &str) -> Result<Vec<Pin>, String> {
         let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        let pins = match value.get("pins") {
-            None => return Ok(Vec::new()),
-            Some(pins) => pins.as_object().ok_or("pins is not an object")?,
-        };
+        let root = value.as_object().ok_or("the root is not an object")?;
+        if root.get("version").is_none() {
+            return Err("version is missing".into());
+        }
+        check_version(root)?;
+        let pins = root
+            .get("pins")
+            .ok_or("pins is missing")?
+            .as_object()
+            .ok_or("pins is not an object")?;
         if pins.len() > MAX_RECORDS {
             return Err(format!("more than {MAX_RECORDS} pins"));
         }
         let mut out: Vec<Pin> = Vec::new();
-        for pin in pins.values().filter_map(Pin::from_raw) {
+        for (key, raw) in pins {
+            let pin = Pin::from_raw(raw).map_err(|why| {
+                format!(
+                    "pin {}: {why}",
+                    crate::trust::render::escape_text(&super::stable::string_literal(key))
+                )
+            })?;
             out.retain(|p| !(p.project_root == pin.project_root && p.id == pin.id));
             out.push(pin);
         }
         Ok(out)
     }
 
-    /// Every valid pin; a missing or unreadable file has none.
-    pub fn read(&self) -> Vec<Pin> {
-        match read_bounded(&self.path()) {
-            ReadOutcome::Text(text) => PinStore::decode(&text).unwrap_or_default(),
-            _ => Vec::new(),
+    /// Reads the pins for a decision: a missing file has none ("first use"); one that exists
+    /// but is empty, not a regular file, unreadable, unparsable or of the wrong shape, version
+    /// or types is [`Damage`].
+    ///
+    /// # Errors
+    ///
+    /// [`Damage`] naming the file and what is wrong.
+    pub fn load(&self) -> Result<Vec<Pin>, Damage> {
+        let path = self.path();
+        let damage = |why: String| Damage {
+            path: path.clone(),
+            why,
+        };
+        match read_bounded(&path) {
+            ReadOutcome::Missing => Ok(Vec::new()),
+            ReadOutcome::Empty => Err(damage("the file is empty (truncated?)".into())),
+            ReadOutcome::Text(text) => PinStore::decode(&text).map_err(damage),
+            ReadOutcome::Refused(why) => Err(damage(why)),
         }
     }
 
-    /// The pin of (root, id).
-    pub fn get(&self, root: &str, id: &str) -> Option<Pin> {
-        self.read()
+    /// Every pin, for listings; a damaged file lists none (see [`PinStore::load`]).
+    pub fn read(&self) -> Vec<Pin> {
+        self.load().unwrap_or_default()
+    }
+
+    /// The pin of (root, id), for a decision.
+    ///
+    /// # Errors
+    ///
+    /// [`Damage`] when the file cannot be decided.
+    pub fn get(&self, root: &str, id: &str) -> Result<Option<Pin>, Damage> {
+        Ok(self
+            .load()?
             .into_iter()
-            .find(|p| p.project_root == root && p.id == id)
+            .find(|p| p.project_root == root && p.id == id))
     }
 
     /// Sets the pin of (root, id) under the store lock.
@@ -132,16 +195,10 @@ impl PinStore {
     pub fn set(&self, lock_path: &Path, pin: Pin, only_if_absent: bool) -> Result<Pin, StoreError> {
         let _guard = lock::acquire(lock_path).map_err(StoreError::Lock)?;
         let path = self.path();
-        let mut pins = match read_bounded(&path) {
-            ReadOutcome::Missing => Vec::new(),
-            ReadOutcome::Text(text) => {
-                PinStore::decode(&text).map_err(|why| StoreError::Unreadable {
-                    path: path.clone(),
-                    why,
-                })?
-            }
-            ReadOutcome::Refused(why) => return Err(StoreError::Unreadable { path, why }),
-        };
+        let mut pins = self.load().map_err(|d| StoreError::Unreadable {
+            path: d.path,
+            why: d.why,
+        })?;
         let existing = pins
             .iter()
             .position(|p| p.project_root == pin.project_root && p.id == pin.id);
@@ -180,11 +237,53 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_is_not_a_whole_pin_store_is_damage_and_a_missing_one_is_first_use() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pins = PinStore::new(dir.path());
+        assert_eq!(pins.load(), Ok(Vec::new()));
+        let lock = dir.path().join(".gsd/.consent.lock");
+        pins.set(&lock, pin("http://localhost:11434"), true)
+            .expect("pin");
+        let good = std::fs::read_to_string(pins.path()).expect("pins");
+        let key = store_key("/p", "ollama");
+        let pin_json = |host: Value| {
+            json!({"version": "1", "pins": {key.clone(): {"projectRoot": "/p", "id": "ollama",
+                "host": host, "pinnedAt": "t", "source": "first-use"}}})
+            .to_string()
+        };
+        for (text, why) in [
+            (String::new(), "empty"),
+            (good[..good.len() / 2].to_owned(), "invalid JSON"),
+            ("[]".to_owned(), "not an object"),
+            ("{\"pins\": {}}".to_owned(), "version is missing"),
+            ("{\"version\": \"2\", \"pins\": {}}".to_owned(), "version"),
+            ("{\"version\": 1, \"pins\": {}}".to_owned(), "version"),
+            ("{\"version\": \"1\"}".to_owned(), "pins is missing"),
+            (
+                "{\"version\": \"1\", \"pins\": []}".to_owned(),
+                "not an object",
+            ),
+            (pin_json(json!(5)), "host"),
+            (pin_json(json!("")), "host is empty"),
+        ] {
+            std::fs::write(pins.path(), &text).expect("write");
+            let damage = pins.load().expect_err(why);
+            assert!(damage.why.contains(why), "{why}: {}", damage.why);
+            assert_eq!(damage.path, pins.path());
+            assert!(
+                pins.set(&lock, pin("http://x"), true).is_err(),
+                "{why}: rewritten"
+            );
+            assert_eq!(std::fs::read_to_string(pins.path()).expect("kept"), text);
+        }
+    }
+
+    #[test]
     fn first_use_keeps_the_existing_pin_and_approval_replaces_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let pins = PinStore::new(dir.path());
         let lock = dir.path().join(".gsd/.consent.lock");
-        assert_eq!(pins.get("/p", "ollama"), None);
+        assert_eq!(pins.get("/p", "ollama"), Ok(None));
         pins.set(&lock, pin("http://localhost:11434"), true)
             .expect("pin");
         let kept = pins
@@ -194,8 +293,8 @@ mod tests {
         pins.set(&lock, pin("http://127.0.0.1:9"), false)
             .expect("rebind");
         assert_eq!(
-            pins.get("/p", "ollama").map(|p| p.host).as_deref(),
-            Some("http://127.0.0.1:9")
+            pins.get("/p", "ollama").expect("readable").map(|p| p.host),
+            Some("http://127.0.0.1:9".to_owned())
         );
         assert!(
             !dir.path().join(".gsd/consent.json").exists(),

@@ -11,40 +11,18 @@ use serde_json::Value;
 use super::disclosure::{Disclosure, LaneSurface};
 use super::stable::compact;
 
-/// Replaces every C0/C1 control, DEL, bidi control and line/paragraph separator with a visible
-/// `\u{…}` escape.
-pub fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if needs_escape(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-}
+/// The project's one-line escaper ([`crate::output::escape_text`]), re-exported for the
+/// renderers here.
+pub use crate::output::escape_text;
 
 /// Renders one argv member.
 ///
-/// A string prints as itself (`[REF]`), except that an empty string, one containing whitespace
-/// or quote characters, or one that looks like a rendered non-string (`<…>`) is double-quoted
-/// with `\` and `"` escaped (`[HARD]`), so `["--flag value"]` and `["--flag", "value"]` differ
-/// and an empty member is visible. Any other JSON value prints as `<` + compact JSON + `>`.
+/// A string is quoted for a POSIX shell with the project's one quoter
+/// ([`crate::output::shell_quote`], `[HARD]`): a plain word prints as itself (`[REF]`), and
+/// `["--flag value"]` and `["--flag", "value"]`, `["a\\", "b"]` and `["a b"]` never look alike,
+/// an empty member is visible, and a pasted line passes the same argv. Any other JSON value (a
+/// manifest that cannot run) prints as `<` + compact JSON + `>`, which no quoted string can
+/// look like (`<` is always quoted).
 pub fn render_arg(value: &Value) -> String {
     match value {
         Value::String(text) => quote_if_needed(text),
@@ -52,19 +30,19 @@ pub fn render_arg(value: &Value) -> String {
     }
 }
 
-/// Quotes a string argument when it would otherwise be ambiguous (see [`render_arg`]).
+/// A string value shown in a disclosure (an argument, a script path, a model): quoted for a
+/// POSIX shell when it is not a plain word ([`crate::output::shell_quote`]).
 pub fn quote_if_needed(text: &str) -> String {
-    let ambiguous = text.is_empty()
-        || text
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`'))
-        || (text.starts_with('<') && text.ends_with('>'));
-    if ambiguous {
-        let inner = text.replace('\\', "\\\\").replace('"', "\\\"");
-        format!("\"{}\"", escape_text(&inner))
-    } else {
-        escape_text(text)
-    }
+    crate::output::shell_quote(text)
+}
+
+/// The raw argv of a lane as compact JSON (`["binary","arg",…]`), escaped for the terminal:
+/// the exact value beside the shell-quoted rendering.
+pub fn json_argv(binary: &str, args: &[Value]) -> String {
+    let all: Vec<Value> = std::iter::once(Value::String(binary.to_owned()))
+        .chain(args.iter().cloned())
+        .collect();
+    escape_text(&compact(&Value::Array(all)))
 }
 
 /// The target of one lane line: `[openai-http] key => host [local]`, or the binary and every
@@ -162,6 +140,12 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
                 escape_text(&lane.slug)
             };
             lines.push(format!("    - {slug} -> {}", lane_target(lane)));
+            if !lane.is_http_shaped() && !lane.binary.is_empty() {
+                lines.push(format!(
+                    "        argv (JSON): {}",
+                    json_argv(&lane.binary, &lane.raw_args)
+                ));
+            }
             if !lane.handler.is_empty() {
                 lines.push(format!("        handler: {}", escape_text(&lane.handler)));
             }
@@ -272,11 +256,15 @@ mod tests {
             assert!(!line.contains('\u{202e}'));
         }
         assert!(text.contains("evil\\u{a}line"), "{text}");
-        assert!(text.contains("\"a b\""), "{text}");
-        assert!(text.contains(" \"\" "), "{text}");
+        assert!(text.contains("'a b'"), "{text}");
+        assert!(text.contains(" '' "), "{text}");
         assert!(
-            text.contains("\"<7>\""),
+            text.contains("'<7>'"),
             "a string that looks like a number is quoted: {text}"
+        );
+        assert!(
+            text.contains("argv (JSON): [\"b\",\"\\u001b[2K\\r    - safe -> ok\",\"a b\",\"\",\"\\u{202e}txt\",\"<7>\"]"),
+            "the raw argv is shown beside: {text}"
         );
     }
 
@@ -293,6 +281,8 @@ mod tests {
             lane_target(&d.reviewer_lanes[0])
         };
         assert_ne!(render(&split), render(&joined));
+        assert_ne!(render(&json!(["a\\", "b"])), render(&json!(["a b"])));
+        assert_eq!(render(&json!(["$(id)", "x"])), "b '$(id)' x");
         assert_eq!(render(&json!([7])), "b <7>");
         assert_ne!(render(&json!([7])), render(&json!(["<7>"])));
         assert_eq!(

@@ -183,10 +183,11 @@ fn write_string(out: &mut String, text: &str) {
 
 /// Prints a finite double with the ECMAScript Number-to-String algorithm (`-0` → `0`).
 ///
-/// Rust's shortest round-trip formatting (`{:e}`) supplies the digits and the exponent; the
-/// layout rules (plain digits up to 21 integer digits, `0.000001` down to 10^-6, exponent form
-/// with an explicit sign otherwise) are ECMAScript's. Non-finite values print as `null`, as
-/// `JSON.stringify` prints them; they cannot come from parsed JSON.
+/// The digits and the layout (plain digits up to 21 integer digits, `0.000001` down to 10^-6,
+/// exponent form with an explicit sign otherwise) come from the `ryu-js` crate, which
+/// implements exactly that algorithm; Rust's own shortest formatting picks different digits for
+/// some doubles (`1542134690703039.2` would print as `…039.3`). Non-finite values print as
+/// `null`, as `JSON.stringify` prints them; they cannot come from parsed JSON.
 pub fn number_to_string(x: f64) -> String {
     if !x.is_finite() {
         return "null".to_owned();
@@ -194,33 +195,7 @@ pub fn number_to_string(x: f64) -> String {
     if x == 0.0 {
         return "0".to_owned();
     }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
-    let n = exponent + 1;
-    let body = if k <= n && n <= 21 {
-        let zeros = usize::try_from(n - k).unwrap_or(0);
-        format!("{digits}{}", "0".repeat(zeros))
-    } else if 0 < n && n <= 21 {
-        let split = usize::try_from(n).unwrap_or(0);
-        format!("{}.{}", &digits[..split], &digits[split..])
-    } else if -6 < n && n <= 0 {
-        let zeros = usize::try_from(-n).unwrap_or(0);
-        format!("0.{}{digits}", "0".repeat(zeros))
-    } else {
-        let e = n - 1;
-        let e_sign = if e < 0 { '-' } else { '+' };
-        let (first, rest) = digits.split_at(1);
-        if rest.is_empty() {
-            format!("{first}e{e_sign}{}", e.abs())
-        } else {
-            format!("{first}.{rest}e{e_sign}{}", e.abs())
-        }
-    };
-    format!("{sign}{body}")
+    ryu_js::Buffer::new().format_finite(x).to_owned()
 }
 
 #[cfg(test)]
@@ -231,7 +206,9 @@ mod tests {
 
     #[test]
     fn numbers_follow_ecmascript() {
-        let rows: [(f64, &str); 16] = [
+        let rows: [(f64, &str); 18] = [
+            (1542134690703039.2, "1542134690703039.2"),
+            (-1542134690703039.2, "-1542134690703039.2"),
             (7.0, "7"),
             (-0.0, "0"),
             (1e21, "1e+21"),
@@ -252,6 +229,84 @@ mod tests {
         for (x, expected) in rows {
             assert_eq!(number_to_string(x), expected, "{x:e}");
         }
+    }
+
+    /// 20,000 doubles from a fixed proptest stream: random bit patterns (every exponent),
+    /// integers around 2^53, and short decimals (where digit choice differs most).
+    fn sample_doubles() -> Vec<f64> {
+        use proptest::strategy::{Strategy, ValueTree};
+        use proptest::test_runner::TestRunner;
+        let strategy = proptest::prop_oneof![
+            proptest::num::u64::ANY.prop_map(f64::from_bits),
+            (-(1_i64 << 54)..(1_i64 << 54)).prop_map(|i| i as f64 / 10.0),
+            (0_u32..1_000_000, -30_i32..30).prop_map(|(m, e)| f64::from(m) * 10f64.powi(e)),
+        ]
+        .prop_filter("finite", |x| x.is_finite());
+        let mut runner = TestRunner::deterministic();
+        (0..20_000)
+            .map(|_| strategy.new_tree(&mut runner).expect("value").current())
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn numbers_round_trip_and_use_shortest_digits(bits in proptest::num::u64::ANY) {
+            let x = f64::from_bits(bits);
+            proptest::prop_assume!(x.is_finite());
+            let text = number_to_string(x);
+            let back: f64 = text.parse().expect("ECMAScript number text parses");
+            proptest::prop_assert!(back == x, "{} -> {}", x, text);
+            // No more significant digits than the shortest round-trip form needs.
+            let digits = |t: &str| {
+                let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+                mantissa.trim_start_matches('-').chars().filter(char::is_ascii_digit)
+                    .collect::<String>().trim_start_matches('0').trim_end_matches('0').len()
+            };
+            let shortest = digits(&format!("{x:e}")).max(1);
+            proptest::prop_assert!(digits(&text) <= shortest, "{} has more digits than {}", text, shortest);
+        }
+    }
+
+    /// Differential test against a JavaScript engine: `String(x)` in node over the sample,
+    /// when node is installed (skipped with a message otherwise).
+    #[test]
+    fn numbers_match_node_on_twenty_thousand_doubles() {
+        let doubles = sample_doubles();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let input = dir.path().join("doubles.txt");
+        let bits: String = doubles
+            .iter()
+            .map(|x| format!("{:016x}\n", x.to_bits()))
+            .collect();
+        std::fs::write(&input, bits).expect("write doubles");
+        let script = "const fs=require('fs');const v=new DataView(new ArrayBuffer(8));\
+            const out=fs.readFileSync(process.argv[1],'utf8').trim().split('\\n').map(h=>{\
+            v.setBigUint64(0,BigInt('0x'+h));return String(v.getFloat64(0));});\
+            process.stdout.write(out.join('\\n')+'\\n');";
+        let output = match std::process::Command::new("node")
+            .arg("-e")
+            .arg(script)
+            .arg(&input)
+            .output()
+        {
+            Ok(output) if output.status.success() => output,
+            Ok(output) => panic!("node failed: {}", String::from_utf8_lossy(&output.stderr)),
+            Err(err) => {
+                eprintln!("skipped: node is not available ({err}); the differential test needs it");
+                return;
+            }
+        };
+        let expected = String::from_utf8(output.stdout).expect("utf8");
+        let expected: Vec<&str> = expected.lines().collect();
+        assert_eq!(expected.len(), doubles.len());
+        let mismatches: Vec<String> = doubles
+            .iter()
+            .zip(&expected)
+            .filter(|(x, js)| number_to_string(**x) != **js)
+            .map(|(x, js)| format!("{x:e}: ours {} node {js}", number_to_string(*x)))
+            .take(10)
+            .collect();
+        assert!(mismatches.is_empty(), "{mismatches:#?}");
     }
 
     #[test]

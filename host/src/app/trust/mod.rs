@@ -1,4 +1,5 @@
-//! Trust commands: `disclose`, `install`, `remove`, `trust list|approve|revoke|rebind-host`.
+//! Trust commands: `disclose`, `install`, `remove`,
+//! `trust list|approve|revoke|rebind-host|repair`.
 //!
 //! Human output by default, one JSON document with `--json`. Every prompt is skipped by `--yes`
 //! and refused without a terminal unless `--yes` is given, so scripts never hang on a question.
@@ -7,6 +8,7 @@ mod disclose;
 mod install;
 mod prompt;
 mod records;
+mod repair;
 mod view;
 
 use std::path::PathBuf;
@@ -105,6 +107,8 @@ pub enum TrustAction {
     Revoke(IdArgs),
     /// Re-approve a lane's changed destination: show old and new, ask, rewrite only the host.
     RebindHost(IdConsentArgs),
+    /// Show a damaged consent store or pin file and move it aside (`<name>.damaged-<time>`).
+    Repair(repair::RepairArgs),
 }
 
 /// `trust list` options.
@@ -177,5 +181,6 @@ pub fn trust(context: &Context, args: &TrustArgs) -> Result<u8, Failure> {
         TrustAction::Approve(approve) => records::approve(context, approve),
         TrustAction::Revoke(revoke) => records::revoke(context, revoke),
         TrustAction::RebindHost(rebind) => records::rebind_host(context, rebind),
+        TrustAction::Repair(repair) => repair::repair(context, repair),
     }
 }

@@ -58,14 +58,29 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
             row
         })
         .collect();
+    let damaged: Vec<_> = [store.load().err(), PinStore::new(&home).load().err()]
+        .into_iter()
+        .flatten()
+        .collect();
     if args.json {
+        let damaged: Vec<Value> = damaged
+            .iter()
+            .map(|d| json!({"path": d.path, "why": d.why, "fix": d.fix()}))
+            .collect();
         output::print_json(
             &json!({"store": store.path().display().to_string(), "projectRoot": root,
-            "records": records, "pins": pins}),
+            "records": records, "pins": pins, "damaged": damaged}),
         );
         return Ok(0);
     }
-    let mut text = format!("consent records in {}\n", store.path().display());
+    let mut text = String::new();
+    for damage in &damaged {
+        text.push_str(&format!(
+            "DAMAGED: {damage}; lanes that depend on it are blocked; fix: {}\n",
+            damage.fix()
+        ));
+    }
+    text.push_str(&format!("consent records in {}\n", store.path().display()));
     if records.is_empty() {
         text.push_str("  (none)\n");
     }
@@ -331,9 +346,13 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
     }
     let (home, store) = home_store(context)?;
     let root = canonical_root(&context.project_root);
-    let record = store.read().get(&root, &id).cloned();
+    let damaged = |d: crate::trust::consent::Damage| {
+        Failure::new(format!("{d}; nothing was changed; {}", d.fix()))
+    };
+    let record = store.load().map_err(damaged)?.get(&root, &id).cloned();
     let pins = PinStore::new(&home);
-    let (binding, old_host) = match (&record, pins.get(&root, &id)) {
+    let pin = pins.get(&root, &id).map_err(damaged)?;
+    let (binding, old_host) = match (&record, pin) {
         (Some(r), _) if r.reviewer_host().is_some() => {
             ("consent", r.reviewer_host().map(str::to_owned))
         }

@@ -59,18 +59,26 @@ fn binding(context: &Context, id: &str, current: &str) -> Value {
         return json!({"kind": "none", "detail": "no GSD home: destinations cannot be pinned"});
     };
     let root = canonical_root(&context.project_root);
-    let record = ConsentStore::new(&home).read().get(&root, id).cloned();
+    let record = match ConsentStore::new(&home).load() {
+        Ok(records) => records.get(&root, id).cloned(),
+        Err(damage) => {
+            return json!({"kind": "damaged", "store": damage.path, "detail": damage.to_string(), "fix": damage.fix()})
+        }
+    };
     if let Some(host) = record.as_ref().and_then(|r| r.reviewer_host()) {
         return json!({"kind": "consent", "host": host, "local": class_of(host) == "local",
                       "matches": crate::config::normalize_host(host) == crate::config::normalize_host(current)});
     }
     match PinStore::new(&home).get(&root, id) {
-        Some(pin) => {
+        Err(damage) => {
+            json!({"kind": "damaged", "store": damage.path, "detail": damage.to_string(), "fix": damage.fix()})
+        }
+        Ok(Some(pin)) => {
             json!({"kind": "pin", "host": pin.host, "local": class_of(&pin.host) == "local",
                             "source": pin.source, "pinnedAt": pin.pinned_at,
                             "matches": crate::config::normalize_host(&pin.host) == crate::config::normalize_host(current)})
         }
-        None => json!({"kind": "none", "legacyRecord": record.is_some(),
+        Ok(None) => json!({"kind": "none", "legacyRecord": record.is_some(),
                        "detail": "not pinned yet: the first run pins the destination it uses"}),
     }
 }
@@ -203,11 +211,16 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
     run["model"] = json!(model_line);
     if let Some(spawn) = plan.spawn() {
         let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
-        let command: Vec<String> = std::iter::once(&spawn.binary)
-            .chain(&spawn.argv)
-            .map(|a| quote_if_needed(a))
-            .collect();
-        lines.push(format!("  runs now:    {}", command.join(" ")));
+        let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
+        let raw: Vec<Value> = spawn.argv.iter().map(|a| json!(a)).collect();
+        lines.push(format!(
+            "  runs now:    {}",
+            crate::output::shell_join(all.map(String::as_str))
+        ));
+        lines.push(format!(
+            "  argv (JSON): {}",
+            crate::trust::render::json_argv(&spawn.binary, &raw)
+        ));
         lines.push(format!(
             "  program:     {}",
             found.as_ref().map_or_else(

@@ -59,6 +59,13 @@ enum Kind {
 /// A [`HashError`] when the bundle holds a link or special file, exceeds a bound, or changes
 /// while it is read.
 pub fn content_hash(root: &Path) -> Result<String, HashError> {
+    // The folder itself must not be a link either: it could point the approved name at any
+    // content, and be re-pointed after approval (trust.md §5.7).
+    let top =
+        fs::symlink_metadata(root).map_err(|e| HashError::Io(root.to_path_buf(), e.to_string()))?;
+    if top.file_type().is_symlink() {
+        return Err(HashError::Symlink(root.to_path_buf()));
+    }
     let mut entries: Vec<(Vec<u8>, Kind, PathBuf)> = Vec::new();
     let mut total: u64 = 0;
     let mut pending: Vec<(PathBuf, Vec<u8>)> = vec![(root.to_path_buf(), Vec::new())];
@@ -181,6 +188,17 @@ mod tests {
         fs::create_dir(dir.path().join("bin")).expect("mkdir");
         fs::write(dir.path().join("bin/run.sh"), b"#!/bin/sh\n").expect("write");
         dir
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_folder_that_is_a_link_has_no_hash() {
+        let dir = bundle();
+        let parent = tempfile::tempdir().expect("tempdir");
+        let link = parent.path().join("acme");
+        std::os::unix::fs::symlink(dir.path(), &link).expect("symlink");
+        assert_eq!(content_hash(&link), Err(HashError::Symlink(link.clone())));
+        assert!(content_hash(dir.path()).is_ok());
     }
 
     #[test]

@@ -216,6 +216,14 @@ enum Liveness {
     Unknown,
 }
 
+/// Whether process `pid` exists on this host: `None` where that cannot be read (no `/proc`).
+pub fn process_exists(pid: u32) -> Option<bool> {
+    if !Path::new("/proc/self").exists() {
+        return None;
+    }
+    Some(Path::new(&format!("/proc/{pid}")).exists())
+}
+
 fn liveness(body: &Body) -> Liveness {
     let (Some(pid), Some(host)) = (body.pid, body.hostname.as_deref()) else {
         return Liveness::Unknown;

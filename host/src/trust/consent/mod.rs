@@ -3,8 +3,10 @@
 //! The file format is shared with GSD installations and reproduced byte for byte: a
 //! `{"version":"1","records":{…}}` object whose keys are the compact JSON of
 //! `{"r": projectRoot, "i": id}`, pretty-printed with two spaces and one trailing newline.
-//! Reading is bounded and never fails (a bad store is an empty store, which fails closed);
-//! every write is a read-modify-write under the store lock, replacing the file atomically, and
+//! Reading is bounded. [`ConsentStore::read`] never fails (a bad store is an empty store, which
+//! keeps every project overlay inactive); [`ConsentStore::load`] reports a store that exists but
+//! cannot be read or decided as [`Damage`], so decisions that depend on it (the egress check)
+//! block instead of treating it as "no record". Every write is a read-modify-write under the store lock, replacing the file atomically, and
 //! keeps every other record exactly as read, unknown fields included.
 
 pub mod atomic;
@@ -75,6 +77,36 @@ impl std::fmt::Display for StoreError {
                 crate::trust::render::escape_text(id)
             ),
         }
+    }
+}
+
+/// A state file that exists but cannot be read or decided (fail closed, never "first use").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl Damage {
+    /// The fix, for messages: the repair command, or the manual step.
+    pub fn fix(&self) -> String {
+        let path = crate::output::shell_quote(&self.path.display().to_string());
+        format!(
+            "run `gsd-lane trust repair` (it shows the file and moves it aside), or move it aside yourself: mv {path} {path}.damaged"
+        )
+    }
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is damaged ({})",
+            crate::trust::render::escape_text(&self.path.display().to_string()),
+            crate::trust::render::escape_text(&self.why)
+        )
     }
 }
 
@@ -227,6 +259,8 @@ pub fn store_key(root: &str, id: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {
     records: Vec<Record>,
+    /// The (root, id) claimed by each entry dropped as invalid; `None` where it cannot be told.
+    dropped: Vec<(Option<String>, Option<String>)>,
 }
 
 impl Records {
@@ -240,6 +274,15 @@ impl Records {
         self.records
             .iter()
             .find(|r| r.project_root() == root && r.id() == id)
+    }
+
+    /// True when an entry dropped as invalid may be the record of (root, id): its own fields or
+    /// its on-disk key name that pair, or cannot be read. A decision about (root, id) then
+    /// cannot be made from this store.
+    pub fn has_damaged_entry_for(&self, root: &str, id: &str) -> bool {
+        self.dropped.iter().any(|(r, i)| {
+            r.as_deref().is_none_or(|r| r == root) && i.as_deref().is_none_or(|i| i == id)
+        })
     }
 
     /// Inserts or replaces the record for its (root, id).
@@ -290,13 +333,15 @@ impl Records {
     /// # Errors
     ///
     /// A description when the whole store must be treated as empty (invalid JSON, a root or
-    /// `records` that is not an object, more than [`MAX_RECORDS`] keys).
+    /// `records` that is not an object, a `version` other than `"1"`, more than
+    /// [`MAX_RECORDS`] keys).
     pub fn decode(text: &str) -> Result<Records, String> {
         if text.trim().is_empty() {
             return Ok(Records::default());
         }
         let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
         let root = value.as_object().ok_or("the root is not an object")?;
+        check_version(root)?;
         let Some(records) = root.get("records") else {
             return Ok(Records::default());
         };
@@ -312,14 +357,16 @@ impl Records {
             if POISON_KEYS.contains(&key.as_str()) {
                 continue;
             }
-            if let Some(record) = Record::from_raw(raw) {
-                let pair = (record.root.clone(), record.id.clone());
-                match index.get(&pair) {
-                    Some(&at) => out.records[at] = record,
-                    None => {
-                        index.insert(pair, out.records.len());
-                        out.records.push(record);
-                    }
+            let Some(record) = Record::from_raw(raw) else {
+                out.dropped.push(claimed_pair(key, raw));
+                continue;
+            };
+            let pair = (record.root.clone(), record.id.clone());
+            match index.get(&pair) {
+                Some(&at) => out.records[at] = record,
+                None => {
+                    index.insert(pair, out.records.len());
+                    out.records.push(record);
                 }
             }
         }
@@ -327,11 +374,41 @@ impl Records {
     }
 }
 
+/// Refuses a store whose `version` is present and not the string `"1"` (a format this build
+/// cannot read). A missing `version` is accepted, as GSD installations accept it.
+pub(crate) fn check_version(root: &Map<String, Value>) -> Result<(), String> {
+    match root.get("version") {
+        None => Ok(()),
+        Some(Value::String(v)) if v == STORE_VERSION => Ok(()),
+        Some(other) => Err(format!(
+            "version {} is not \"{STORE_VERSION}\"",
+            crate::trust::render::escape_text(&stable::compact(other))
+        )),
+    }
+}
+
+/// The (root, id) an invalid entry claims, from its own fields, else from its on-disk key.
+fn claimed_pair(key: &str, raw: &Value) -> (Option<String>, Option<String>) {
+    let from_key: Option<Value> = serde_json::from_str(key).ok();
+    let text = |value: Option<&Value>, field: &str| {
+        value
+            .and_then(|v| v.get(field))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    (
+        text(Some(raw), "projectRoot").or_else(|| text(from_key.as_ref(), "r")),
+        text(Some(raw), "id").or_else(|| text(from_key.as_ref(), "i")),
+    )
+}
+
 /// What a bounded read found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadOutcome {
-    /// No file (or an empty one).
+    /// No file.
     Missing,
+    /// A regular file holding nothing but whitespace.
+    Empty,
     /// The text of a regular file within the cap.
     Text(String),
     /// Something that must be treated as empty: not a regular file, too large, unreadable.
@@ -339,15 +416,22 @@ pub enum ReadOutcome {
 }
 
 /// Reads a small state file: a regular file of at most [`MAX_STORE_BYTES`], never blocking on
-/// a FIFO or device.
+/// a FIFO or device (the file type is checked before the file is opened, and the open is
+/// non-blocking in case it changes in between; the read is capped in any case).
 pub fn read_bounded(path: &Path) -> ReadOutcome {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Missing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A dangling symlink is not "no store": something is there.
+            return match fs::symlink_metadata(path) {
+                Ok(_) => ReadOutcome::Refused("a symbolic link to nothing".into()),
+                Err(_) => ReadOutcome::Missing,
+            };
+        }
         Err(e) => return ReadOutcome::Refused(e.to_string()),
     };
     if !meta.is_file() {
-        return ReadOutcome::Refused("not a regular file".into());
+        return ReadOutcome::Refused(format!("not a regular file but {}", file_kind(&meta)));
     }
     if meta.len() > MAX_STORE_BYTES {
         return ReadOutcome::Refused(format!("larger than {} MiB", MAX_STORE_BYTES >> 20));
@@ -374,9 +458,32 @@ pub fn read_bounded(path: &Path) -> ReadOutcome {
         return ReadOutcome::Refused(format!("larger than {} MiB", MAX_STORE_BYTES >> 20));
     }
     match String::from_utf8(bytes) {
-        Ok(text) if text.trim().is_empty() => ReadOutcome::Missing,
+        Ok(text) if text.trim().is_empty() => ReadOutcome::Empty,
         Ok(text) => ReadOutcome::Text(text),
         Err(_) => ReadOutcome::Refused("not UTF-8".into()),
+    }
+}
+
+/// What kind of file `meta` describes, for messages.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
     }
 }
 
@@ -409,11 +516,29 @@ impl ConsentStore {
         &self.dir
     }
 
-    /// Reads every valid record; a missing, refused or invalid store is empty (fails closed).
+    /// Reads every valid record; a missing, refused or invalid store is empty (no overlay is
+    /// activated by it).
     pub fn read(&self) -> Records {
-        match read_bounded(&self.path()) {
-            ReadOutcome::Text(text) => Records::decode(&text).unwrap_or_default(),
-            ReadOutcome::Missing | ReadOutcome::Refused(_) => Records::default(),
+        self.load().unwrap_or_default()
+    }
+
+    /// Reads the store for a decision: a missing or empty file has no records ("first use");
+    /// one that exists but is not a regular file, cannot be read, does not parse or has the
+    /// wrong shape or version is [`Damage`].
+    ///
+    /// # Errors
+    ///
+    /// [`Damage`] naming the file and what is wrong.
+    pub fn load(&self) -> Result<Records, Damage> {
+        let path = self.path();
+        let damage = |why: String| Damage {
+            path: path.clone(),
+            why,
+        };
+        match read_bounded(&path) {
+            ReadOutcome::Missing | ReadOutcome::Empty => Ok(Records::default()),
+            ReadOutcome::Text(text) => Records::decode(&text).map_err(damage),
+            ReadOutcome::Refused(why) => Err(damage(why)),
         }
     }
 
@@ -430,7 +555,7 @@ impl ConsentStore {
         let _guard = lock::acquire(&self.lock_path()).map_err(StoreError::Lock)?;
         let path = self.path();
         let mut records = match read_bounded(&path) {
-            ReadOutcome::Missing => Records::default(),
+            ReadOutcome::Missing | ReadOutcome::Empty => Records::default(),
             ReadOutcome::Text(text) => {
                 Records::decode(&text).map_err(|why| StoreError::Unreadable {
                     path: path.clone(),

@@ -98,6 +98,39 @@ fn c06_hostile_stores_are_empty() {
 
 #[cfg(unix)]
 #[test]
+fn damaged_stores_are_reported_for_decisions_and_a_missing_one_is_empty() {
+    let (_dir, store) = store();
+    assert_eq!(store.load(), Ok(Records::default()));
+    fs::create_dir_all(store.dir()).expect("dir");
+    for (text, why) in [
+        ("{\"records\": {", "invalid JSON"),
+        ("[]", "not an object"),
+        ("{\"version\": \"2\", \"records\": {}}", "version"),
+        (
+            "{\"version\": \"1\", \"records\": []}",
+            "records is not an object",
+        ),
+    ] {
+        fs::write(store.path(), text).expect("write");
+        let damage = store.load().expect_err(why);
+        assert!(damage.why.contains(why), "{why}: {}", damage.why);
+        assert!(store.read().all().is_empty(), "read() stays lenient");
+    }
+    // One mistyped record: the others decide, but not the pair it claims.
+    let mut bad = raw_record("/p", "ollama");
+    bad["reviewerHost"] = json!(5);
+    write_raw(
+        &store,
+        &json!({"version": "1", "records": {"a": bad, "b": raw_record("/p", "other")}}),
+    );
+    let records = store.load().expect("readable");
+    assert!(records.has_damaged_entry_for("/p", "ollama"));
+    assert!(!records.has_damaged_entry_for("/p", "other"));
+    assert!(!records.has_damaged_entry_for("/q", "ollama"));
+    assert!(records.get("/p", "other").is_some());
+}
+
+#[test]
 fn c06_fifo_store_is_empty_without_blocking() {
     let (_dir, store) = store();
     fs::create_dir_all(store.dir()).expect("mkdir");

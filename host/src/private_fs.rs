@@ -1,0 +1,254 @@
+//! Files and directories gsd-lane writes for a run (trust.md §7.5, issue 11): nothing is ever
+//! written through an entry planted in a run dir, and every run dir gsd-lane creates is private.
+//!
+//! - [`open_run_file`] opens a run-dir file without following a symbolic link (`O_NOFOLLOW`),
+//!   without blocking on a FIFO (`O_NONBLOCK`), and refuses anything but a regular file with a
+//!   single link, before a byte is truncated or written: a symlink or hard link planted under
+//!   the name of a review file cannot redirect the write to a file outside the run dir.
+//! - [`check_entry`] refuses the same entries up front, by name, before a lane starts.
+//! - [`private_temp_dir`] creates a fresh `0700` directory whatever the umask.
+//! - [`check_given_dir`] refuses a `--run-dir` that others could plant entries in.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// How [`open_run_file`] treats existing content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Create or empty the file.
+    Truncate,
+    /// Create or append to the file.
+    Append,
+}
+
+/// The error for a refused entry: it names the entry, what it is, and that nothing was
+/// written through it.
+fn refused(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "refusing to write {}: the entry is {what}; nothing was written through it (remove it, or use a fresh run dir)",
+            crate::output::neutralize(&path.display().to_string())
+        ),
+    )
+}
+
+/// What an existing entry is, when gsd-lane must not write through it; `None` for a regular
+/// file with one link (or no entry at all).
+fn unsafe_kind(meta: &fs::Metadata) -> Option<&'static str> {
+    if meta.file_type().is_symlink() {
+        return Some("a symbolic link");
+    }
+    if meta.is_dir() {
+        return Some("a directory");
+    }
+    if !meta.is_file() {
+        return Some("not a regular file");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            return Some("a hard link to another file");
+        }
+    }
+    None
+}
+
+/// Refuses `path` when an entry that gsd-lane must not write through is there: a symbolic
+/// link (dangling or not), a directory, a FIFO or device, or a file with more than one link.
+///
+/// # Errors
+///
+/// An error naming the entry; other I/O errors of `lstat`.
+pub fn check_entry(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => match unsafe_kind(&meta) {
+            Some(what) => Err(refused(path, what)),
+            None => Ok(()),
+        },
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Opens a run-dir file for writing (created with mode 0600) without following a symbolic link
+/// or blocking on a FIFO; an existing entry must be a regular file with one link, checked on
+/// the open descriptor before anything is truncated.
+///
+/// # Errors
+///
+/// An error naming a refused entry, or the I/O error.
+pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true);
+    if mode == WriteMode::Append {
+        options.append(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
+    // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
+    let file = options.open(path).map_err(|err| match err.raw_os_error() {
+        Some(libc::ELOOP) => refused(path, "a symbolic link"),
+        _ => err,
+    })?;
+    if let Some(what) = unsafe_kind(&file.metadata()?) {
+        return Err(refused(path, what));
+    }
+    if mode == WriteMode::Truncate {
+        file.set_len(0)?;
+    }
+    Ok(file)
+}
+
+/// Writes `bytes` to a run-dir file with [`open_run_file`].
+///
+/// # Errors
+///
+/// See [`open_run_file`]; write errors.
+pub fn write_run_file(path: &Path, bytes: &[u8], mode: WriteMode) -> io::Result<()> {
+    use std::io::Write;
+    open_run_file(path, mode)?.write_all(bytes)
+}
+
+/// Creates a fresh directory `<temp>/<prefix>XXXXXX` with mode 0700 (whatever the umask) and
+/// keeps it.
+///
+/// # Errors
+///
+/// The I/O error.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix).rand_bytes(6);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir().map(tempfile::TempDir::keep)
+}
+
+/// The effective user id of this process, from the owner of a fresh unnamed temporary file.
+#[cfg(unix)]
+fn current_uid() -> io::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(tempfile::tempfile()?.metadata()?.uid())
+}
+
+/// Refuses a given run dir that is not a directory, is writable by group or others, or is
+/// owned by another user: anyone else who can create entries there could plant links under the
+/// names gsd-lane writes.
+///
+/// # Errors
+///
+/// The reason, naming the directory and the fix.
+pub fn check_given_dir(dir: &Path) -> Result<(), String> {
+    let shown = crate::output::neutralize(&dir.display().to_string());
+    let meta = fs::metadata(dir).map_err(|err| format!("run dir {shown}: {err}"))?;
+    if !meta.is_dir() {
+        return Err(format!("run dir {shown} is not a directory"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let mode = meta.permissions().mode();
+        if mode & 0o022 != 0 {
+            return Err(format!(
+                "run dir {shown} is writable by {} (mode {:o}): others could plant entries in it; use a private directory (chmod go-w, or omit --run-dir for a fresh 0700 one)",
+                if mode & 0o002 != 0 { "everyone" } else { "its group" },
+                mode & 0o7777
+            ));
+        }
+        let me = current_uid().map_err(|err| format!("checking run dir {shown}: {err}"))?;
+        if meta.uid() != me {
+            return Err(format!(
+                "run dir {shown} is owned by another user (uid {}, you are {me}): they could plant entries in it; use a directory of your own",
+                meta.uid()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn planted_entries_are_refused_and_the_victim_is_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").expect("victim");
+        let link = dir.path().join("gsd-review-x.md");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let hard = dir.path().join("gsd-review-x.err");
+        fs::hard_link(&victim, &hard).expect("hard link");
+        for (path, what) in [(&link, "a symbolic link"), (&hard, "a hard link")] {
+            for mode in [WriteMode::Truncate, WriteMode::Append] {
+                let err = write_run_file(path, b"pwned", mode).expect_err("refused");
+                let text = err.to_string();
+                assert!(text.contains("gsd-review-x"), "{text}");
+                assert!(text.contains(what), "{text}");
+            }
+            assert!(check_entry(path).is_err());
+        }
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "keep");
+    }
+
+    #[test]
+    fn a_planted_fifo_never_blocks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("f");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        assert!(write_run_file(&fifo, b"x", WriteMode::Truncate).is_err());
+        assert!(check_entry(&fifo).is_err());
+    }
+
+    #[test]
+    fn regular_files_are_truncated_or_appended() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.md");
+        assert!(check_entry(&path).is_ok());
+        write_run_file(&path, b"one", WriteMode::Truncate).expect("create");
+        write_run_file(&path, b"+", WriteMode::Append).expect("append");
+        assert_eq!(fs::read_to_string(&path).expect("read"), "one+");
+        write_run_file(&path, b"two", WriteMode::Truncate).expect("truncate");
+        assert_eq!(fs::read_to_string(&path).expect("read"), "two");
+        let mode = fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn temp_dirs_are_private_and_shared_dirs_are_refused() {
+        let dir = private_temp_dir("gsd-lane-test-").expect("dir");
+        let mode = fs::metadata(&dir).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert!(check_given_dir(&dir).is_ok());
+        for (bits, word) in [
+            (0o770, "its group"),
+            (0o707, "everyone"),
+            (0o1777, "everyone"),
+        ] {
+            fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).expect("chmod");
+            let why = check_given_dir(&dir).expect_err("refused");
+            assert!(why.contains(word), "{why}");
+        }
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert!(check_given_dir(&dir).is_ok());
+        assert!(check_given_dir(&dir.join("missing")).is_err());
+        fs::remove_dir_all(&dir).expect("cleanup");
+    }
+}
