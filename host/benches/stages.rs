@@ -63,11 +63,9 @@ fn main() {
     let ollama = registry.lane("ollama").expect("ollama");
     let plan = plan::resolve(&ollama.capability_id, ollama.body(), &config, &inputs).expect("plan");
     let check = gsd_lane::trust::egress_check(&env, home.path());
-    // The first successful run pins the host (one store write); later checks compare against
-    // the pin.
+    // The first check pins the host (one store write); later checks compare against the pin.
     let first = Instant::now();
     check.check(&plan).expect("first use is allowed");
-    check.used_successfully(&plan);
     println!(
         "{:<52} {:>9.1} µs   (one run)",
         "egress check, first use (writes the pin)",
