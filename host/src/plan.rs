@@ -518,7 +518,9 @@ mod tests {
             [
                 "budget_tool_failed",
                 "budget_too_small",
+                "consent_store_unreadable",
                 "egress_host_changed",
+                "egress_store_unreadable",
                 "host_unreachable",
                 "malformed_lane",
                 "missing_binary",
