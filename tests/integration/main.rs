@@ -7,6 +7,7 @@
 
 mod catalogue;
 mod corpus;
+mod demo;
 mod handlers;
 mod http_server;
 mod overlays;
