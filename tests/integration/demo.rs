@@ -29,11 +29,8 @@ fn demo_finds_the_binary_in_a_moved_target_directory() {
         ),
     )
     .expect("write fake cargo");
-    std::fs::set_permissions(
-        &cargo,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod fake cargo");
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod fake cargo");
 
     let mut command = Command::new("bash");
     command
@@ -59,5 +56,8 @@ fn demo_finds_the_binary_in_a_moved_target_directory() {
     );
     let calls = util::read_text(&log);
     assert!(calls.contains("build --locked --release"), "{calls}");
-    assert!(calls.contains("metadata --format-version 1 --no-deps"), "{calls}");
+    assert!(
+        calls.contains("metadata --format-version 1 --no-deps"),
+        "{calls}"
+    );
 }

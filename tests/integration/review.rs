@@ -884,3 +884,25 @@ fn example_lane_reviews_the_sample_project() {
     );
     assert!(reviews.contains("Reviewed: Phase 3: Invoices\n"));
 }
+
+#[test]
+fn review_prompt_file_missing_and_directory_are_told_apart() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let out_file = lab.env.root.path().join("OUT.md").display().to_string();
+    let out = lab.review(&["--prompt-file", "no-such.md", "--out", &out_file, "--alpha"]);
+    out.assert_status(1);
+    assert!(
+        out.stderr.contains("no-such.md does not exist"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.review(&["--prompt-file", ".planning", "--out", &out_file, "--alpha"]);
+    out.assert_status(1);
+    assert!(
+        out.stderr.contains("is a directory, not a file"),
+        "{}",
+        out.stderr
+    );
+    assert!(!lab.started("alpha"));
+}

@@ -1,5 +1,6 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
+pub(crate) mod inactive;
 mod list;
 mod plan;
 pub mod review;
@@ -99,7 +100,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         Command::Flags(args) => roster::flags(&context, &args),
         Command::Sections(args) => roster::sections(&context, &args),
         Command::Plan(args) => plan::run(&context, &args),
-        Command::Run(args) => run::run(&context, &args.slug, &args.options),
+        Command::Run(args) => run::run(&context, &args.slug, &args.options, run::Caller::Run),
         Command::Invoke(mut args) => {
             if args.options.handler_module.is_some() {
                 return Err(Failure::usage(
@@ -107,7 +108,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
                 ));
             }
             args.options.json = true;
-            run::run(&context, &args.slug, &args.options)
+            run::run(&context, &args.slug, &args.options, run::Caller::Invoke)
         }
         Command::Review(args) => review::run(&context, &args),
         Command::Disclose(args) => trust::disclose(&context, &args),

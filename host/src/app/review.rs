@@ -384,10 +384,8 @@ fn subject(
         ));
     };
     let path = context.env.cwd.join(file);
-    if !path.is_file() {
-        return Err(Failure::new(format!(
-            "cannot read {file}: not a regular file"
-        )));
+    if let Some(problem) = super::run::unusable_prompt(&path) {
+        return Err(Failure::new(problem));
     }
     let name = path
         .file_name()

@@ -127,20 +127,13 @@ pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
                             request.lanes.push(lane.slug.clone());
                         }
                     }
-                    None => {
-                        let known = OWN_OPTIONS.iter().copied().chain(
-                            registry
-                                .lanes
-                                .iter()
-                                .flat_map(|l| l.flags.iter().map(String::as_str)),
-                        );
-                        return Err(match suggest(flag, known) {
-                            Some(hint) => {
-                                format!("unknown option '{arg}' (did you mean '{hint}'?)")
-                            }
-                            None => format!("unknown option '{arg}'; lane flags: `gsd-lane flags`"),
-                        });
+                    None if inline.is_none() => {
+                        if let Some(entry) = crate::app::inactive::by_flag(registry, flag) {
+                            return Err(crate::app::inactive::explain(entry));
+                        }
+                        return Err(unknown_option(arg, flag, registry));
                     }
+                    None => return Err(unknown_option(arg, flag, registry)),
                 }
             }
             other => return Err(format!("unexpected argument '{other}'")),
@@ -157,6 +150,20 @@ pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
         (None, None, _) => {
             Err("--phase <N> (or --prompt-file <F> --out <REVIEWS.md>) is required".to_owned())
         }
+    }
+}
+
+/// `unknown option '--x'` with the closest known option or lane flag.
+fn unknown_option(arg: &str, flag: &str, registry: &Registry) -> String {
+    let known = OWN_OPTIONS.iter().copied().chain(
+        registry
+            .lanes
+            .iter()
+            .flat_map(|l| l.flags.iter().map(String::as_str)),
+    );
+    match suggest(flag, known) {
+        Some(hint) => format!("unknown option '{arg}' (did you mean '{hint}'?)"),
+        None => format!("unknown option '{arg}'; lane flags: `gsd-lane flags`"),
     }
 }
 
