@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 /// gsd-lane: run GSD's cross-AI reviewer lanes, declared as data, under hard bounds.
 #[derive(Debug, Parser)]
@@ -13,6 +13,19 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub project: Option<PathBuf>,
 
+    /// Say on stderr which project root, config files, GSD home, consent and pin stores are
+    /// used, and why each lane was or was not selected.
+    #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Only warnings, errors and results: no `info:` lines and no progress.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Colour: `auto` (a terminal, and `NO_COLOR` unset or empty), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+
     /// GSD compatibility version used for `engines.gsd` gating (testing aid).
     #[arg(long, global = true, hide = true, value_name = "VERSION")]
     pub compat_version: Option<String>,
@@ -20,6 +33,28 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour when writing to a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour a stream that is (or is not) a terminal, given `NO_COLOR`.
+    pub fn enabled(self, terminal: bool, no_color: bool) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && !no_color,
+        }
+    }
 }
 
 /// The subcommands.

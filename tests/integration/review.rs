@@ -93,6 +93,13 @@ impl Lab {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        let mut full = vec!["review"];
+        full.extend_from_slice(args);
+        self.gsd_command(&full)
+    }
+
+    /// `gsd-lane <args>` (any command) in the lab's environment.
+    fn gsd_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(util::bin());
         command
             .env_clear()
@@ -101,7 +108,6 @@ impl Lab {
             .env("TMPDIR", &self.tmp)
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
             .current_dir(&self.env.project)
-            .arg("review")
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -112,6 +118,12 @@ impl Lab {
     fn review(&self, args: &[&str]) -> Outcome {
         let child = self.command(args).spawn().expect("spawn gsd-lane");
         finish(child, &format!("review {args:?}"))
+    }
+
+    /// `gsd-lane <args>` (any command), finished.
+    fn gsd(&self, args: &[&str]) -> Outcome {
+        let child = self.gsd_command(args).spawn().expect("spawn gsd-lane");
+        finish(child, &format!("{args:?}"))
     }
 
     fn marks(&self, slug: &str) -> Vec<Mark> {
@@ -834,10 +846,13 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
         "## Gemini Review\n\ngemini review failed or returned empty output. stderr:\n\n---\n"
     ));
     assert!(reviews.contains("- Gemini — failed (diagnostic stub, no review)\n"));
-    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12).
+    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
+    // existing one holds alpha's real review, it is written beside it (decisions.md #14).
     let out = lab.review(&["--phase", "3", "--gemini"]);
     out.assert_status(2);
-    assert!(lab.reviews().contains("reviewers: [gemini]\n"));
+    assert!(lab.reviews().contains("reviewers: [gemini, alpha]\n"));
+    let failed = lab.reviews_path().with_file_name("03-REVIEWS.failed.md");
+    assert!(util::read_text(&failed).contains("reviewers: [gemini]\n"));
 }
 
 /// The README's main command, minus the release build: the example lane reviews the sample
@@ -905,4 +920,92 @@ fn review_prompt_file_missing_and_directory_are_told_apart() {
         out.stderr
     );
     assert!(!lab.started("alpha"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// REVIEWS.md never lost (decisions.md #14), the banner, the undetected summary
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_rerun_without_a_real_review_never_replaces_a_good_reviews_md() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.review(&["--phase", "3", "--alpha"]).assert_status(0);
+    let good = lab.reviews();
+    assert!(good.contains("The plans look sound."), "{good}");
+
+    lab.behave("alpha", "stub");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(2);
+    assert_eq!(lab.reviews(), good, "the good REVIEWS.md was replaced");
+    let failed = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-REVIEWS.failed.md");
+    let failed_text = util::read_text(&failed);
+    assert!(
+        failed_text.contains("review failed or returned empty output"),
+        "{failed_text}"
+    );
+    assert!(out.stderr.contains("was kept"), "{}", out.stderr);
+    assert!(out.stdout.contains("REVIEW FAILED"), "{}", out.stdout);
+    assert!(!out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+
+    // A REVIEWS.md holding only failures is replaced as before.
+    std::fs::remove_file(lab.reviews_path()).expect("remove");
+    std::fs::rename(&failed, lab.reviews_path()).expect("move");
+    lab.review(&["--phase", "3", "--alpha"]).assert_status(2);
+    assert!(!failed.exists(), "nothing to keep, nothing set aside");
+}
+
+#[test]
+fn banner_says_partial_when_some_reviewers_failed() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stdout.contains("GSD ► REVIEW PARTIAL"),
+        "{}",
+        out.stdout
+    );
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    assert!(
+        out.stdout.contains("GSD ► REVIEW COMPLETE"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("not detected"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("info: 12 lanes not detected on this host"),
+        "{}",
+        lines[0]
+    );
+    let out = lab.gsd(&["-v", "review", "--phase", "3"]);
+    out.assert_status(0);
+    let listed = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("info: reviewer ") && l.contains(" not detected ("))
+        .count();
+    assert_eq!(listed, 12, "{}", out.stderr);
+    let out = lab.gsd(&["-q", "review", "--phase", "3"]);
+    out.assert_status(0);
+    assert!(!out.stderr.contains("not detected"), "{}", out.stderr);
 }

@@ -25,6 +25,12 @@ pub struct Context {
     pub project_root: PathBuf,
     /// GSD compatibility version for `engines.gsd` gating.
     pub compat_version: String,
+    /// `-v` count: 0 normal, 1 or more say what was used and why.
+    pub verbose: u8,
+    /// `-q`: no `info:` lines and no progress.
+    pub quiet: bool,
+    /// Whether stderr diagnostics are coloured (`--color`, `NO_COLOR`, the terminal).
+    pub color: bool,
 }
 
 impl Context {
@@ -34,13 +40,34 @@ impl Context {
             Some(dir) => env.cwd.join(dir),
             None => project::find_project_root(&env.cwd, env.home.as_deref()),
         };
+        let color = cli.color.enabled(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            env.no_color,
+        );
         Context {
+            verbose: cli.verbose,
+            quiet: cli.quiet,
+            color,
             compat_version: cli
                 .compat_version
                 .clone()
                 .unwrap_or_else(|| HOST_COMPAT_VERSION.to_owned()),
             project_root,
             env,
+        }
+    }
+
+    /// An `info:` line on stderr, unless `-q`.
+    pub fn info(&self, text: &str) {
+        if !self.quiet {
+            crate::output::eprint_line(&format!("info: {text}"));
+        }
+    }
+
+    /// A `verbose:` line on stderr, only with `-v`.
+    pub fn verbose(&self, text: &str) {
+        if self.verbose > 0 {
+            crate::output::eprint_line(&format!("verbose: {text}"));
         }
     }
 

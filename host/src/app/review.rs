@@ -19,6 +19,7 @@ use crate::review::args::{self, Request};
 use crate::review::budget;
 use crate::review::phase::{self, PhaseEnv};
 use crate::review::preflight::{self, Probing};
+use crate::review::preserve;
 use crate::review::progress::{self, Ending, Mode, Progress, Row, RULE};
 use crate::review::prompt;
 use crate::review::reviews_md::{self, Doc, Entry, Fate};
@@ -122,20 +123,22 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         egress: egress.as_ref(),
     };
     let mut detected = BTreeMap::new();
+    let mut undetected = Vec::new();
     for slug in selection::candidates(source, &request.lanes, &normalized, &lanes) {
         if let Some(lane) = registry.lane(&slug) {
             let found = preflight::detect(lane, &probing);
             if let Err(refusal) = &found {
-                if source != Source::ExplicitFlags {
-                    output::eprint_line(&format!(
-                        "info: reviewer {slug} not detected ({}: {})",
-                        refusal.reason,
-                        neutralize(&refusal.detail)
-                    ));
-                }
+                undetected.push(format!(
+                    "reviewer {slug} not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ));
             }
             detected.insert(slug, found);
         }
+    }
+    if source != Source::ExplicitFlags {
+        report_undetected(context, &undetected);
     }
     let mut sel = selection::select(source, &request.lanes, &normalized, &lanes, &detected);
     let me = selection::self_identity(
@@ -353,6 +356,30 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         interrupted,
         mode,
     })
+}
+
+/// Lanes that were candidates but are not on this host: one summary line, each with its
+/// reason under `-v`.
+fn report_undetected(context: &Context, undetected: &[String]) {
+    if context.verbose > 0 {
+        for line in undetected {
+            context.info(line);
+        }
+        return;
+    }
+    match undetected.len() {
+        0 => {}
+        1 => context.info(&format!(
+            "1 lane not detected on this host ({}); -v says why",
+            undetected[0]
+                .strip_prefix("reviewer ")
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or("?")
+        )),
+        n => context.info(&format!(
+            "{n} lanes not detected on this host; -v lists them with the reason"
+        )),
+    }
 }
 
 /// Reads the phase (or checks the prompt file) before anything else happens.
@@ -631,7 +658,11 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
         plans,
         entries,
     };
-    let output_path = f.subject.output();
+    // Decisions.md #14: a run without a real review never replaces one that has some.
+    let wanted = f.subject.output();
+    let kept_aside = count == 0 && preserve::must_keep(wanted);
+    let failed_path = preserve::failed_path(wanted);
+    let output_path: &Path = if kept_aside { &failed_path } else { wanted };
     rundir::write_atomic(output_path, &reviews_md::render(&doc)).inspect_err(|_| {
         output::eprint_line(&format!(
             "review: run dir kept: {}",
@@ -645,8 +676,24 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
     } else {
         2
     };
-    summary(f, output_path, count, status);
+    let outcome = if f.interrupted {
+        Verdict::Interrupted
+    } else if count == 0 {
+        Verdict::Failed
+    } else if count < f.jobs.len() {
+        Verdict::Partial
+    } else {
+        Verdict::Complete
+    };
+    summary(f, output_path, count, status, outcome);
     output::eprint_line(&format!("review: wrote {}", output_path.display()));
+    if kept_aside {
+        output::eprint_line(&format!(
+            "review: no reviewer produced a real review, so {} (which holds one) was kept; this run's result is {}",
+            wanted.display(),
+            output_path.display()
+        ));
+    }
     if status == 0 {
         f.run_dir.remove();
     } else {
@@ -660,7 +707,31 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
     Ok(status)
 }
 
-fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
+/// How the run went, for the banner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Every reviewer that ran produced a real review.
+    Complete,
+    /// Some did, some did not (stub, budget failure, unavailable at run time).
+    Partial,
+    /// None did.
+    Failed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl Verdict {
+    fn title(self) -> &'static str {
+        match self {
+            Verdict::Complete => "REVIEW COMPLETE",
+            Verdict::Partial => "REVIEW PARTIAL",
+            Verdict::Failed => "REVIEW FAILED",
+            Verdict::Interrupted => "REVIEW INTERRUPTED",
+        }
+    }
+}
+
+fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8, verdict: Verdict) {
     let file_name = output_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -672,15 +743,12 @@ fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
             "count": count,
             "status": status,
             "interrupted": f.interrupted,
+            "verdict": verdict.title().trim_start_matches("REVIEW ").to_lowercase(),
             "run_dir": (status != 0).then(|| f.run_dir.path.clone()),
         }));
         return;
     }
-    let title = if f.interrupted {
-        "REVIEW INTERRUPTED"
-    } else {
-        "REVIEW COMPLETE"
-    };
+    let title = verdict.title();
     let mut text = format!("{RULE}\n GSD ► {title}\n{RULE}\n\n");
     match f.subject {
         Subject::Phase(p) => {

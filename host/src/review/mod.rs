@@ -7,6 +7,7 @@ pub mod budget;
 pub mod interrupt;
 pub mod phase;
 pub mod preflight;
+pub mod preserve;
 pub mod progress;
 pub mod prompt;
 pub mod reviews_md;
