@@ -391,9 +391,13 @@ fn unknown_flag_is_a_usage_error_with_a_suggestion() {
     lab.lane("alpha", |_| {});
     let out = lab.review(&["--phase", "3", "--alpah"]);
     out.assert_no_panic().assert_status(1);
-    assert!(out
-        .stderr
-        .contains("unknown option '--alpah' (did you mean '--alpha'?)"));
+    // Clap's error and suggestion (lane flags are part of the clap model).
+    assert!(
+        out.stderr.contains("unexpected argument '--alpah'")
+            && out.stderr.contains("a similar argument exists: '--alpha'"),
+        "{}",
+        out.stderr
+    );
     let out = lab.review(&["--phase", "Phase 3"]);
     out.assert_status(1);
     assert!(out.stderr.contains("invalid phase 'Phase 3'"));
@@ -1008,4 +1012,206 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
     let out = lab.gsd(&["-q", "review", "--phase", "3"]);
     out.assert_status(0);
     assert!(!out.stderr.contains("not detected"), "{}", out.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review command line is clap's (lane flags added from the registry), inactive lanes explained
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn review_help_is_clap_help_with_every_lane_flag() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let help = lab.review(&["--help"]);
+    help.assert_status(0);
+    let other = lab.gsd(&["help", "review"]);
+    other.assert_status(0);
+    assert_eq!(
+        help.stdout, other.stdout,
+        "review --help differs from help review"
+    );
+    for flag in [
+        "--phase <N>",
+        "--alpha",
+        "--gemini",
+        "--antigravity",
+        "--agy",
+        "Lane flags:",
+    ] {
+        assert!(
+            help.stdout.contains(flag),
+            "{flag} missing:\n{}",
+            help.stdout
+        );
+    }
+    assert!(
+        !help.stdout.contains("--compat-version"),
+        "hidden option shown"
+    );
+}
+
+#[test]
+fn global_options_work_after_review() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let elsewhere = lab.env.root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let project = lab.env.project.display().to_string();
+    let out = {
+        let child = lab
+            .gsd_command(&[
+                "review",
+                "--phase",
+                "3",
+                "--alpha",
+                "--project",
+                &project,
+                "-q",
+            ])
+            .current_dir(&elsewhere)
+            .spawn()
+            .expect("spawn");
+        finish(child, "review --project after")
+    };
+    out.assert_no_panic().assert_status(0);
+    assert!(lab.reviews().contains("The plans look sound."));
+    let missing = lab
+        .env
+        .root
+        .path()
+        .join("no-such-dir")
+        .display()
+        .to_string();
+    let out = lab.review(&["--phase", "3", "--alpha", "--project", &missing]);
+    out.assert_status(1);
+    assert!(out.stderr.contains("no such directory"), "{}", out.stderr);
+    let out = lab.gsd(&["list", "--project", &missing]);
+    out.assert_status(2);
+    assert!(out.stderr.contains("no such directory"), "{}", out.stderr);
+}
+
+/// Installs a copy of the fake lane `slug` that will not load for the reason `edit` gives it.
+fn inactive_case(lab: &Lab, slug: &str, scope: Scope, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    lab.lane(slug, |_| {});
+    let id = format!("fake-{slug}");
+    let global = lab.env.capabilities_dir(Scope::Global).join(&id);
+    let mut lane = util::read_json(&global.join("capability.json"));
+    edit(&mut lane);
+    if scope == Scope::Project {
+        std::fs::remove_dir_all(&global).expect("remove global copy");
+    }
+    lab.env.write_overlay(scope, &id, &lane)
+}
+
+#[test]
+fn a_flag_of_an_inactive_lane_says_why_where_and_how_to_fix() {
+    type Case = (
+        &'static str,
+        Scope,
+        fn(&mut Value),
+        &'static str,
+        &'static str,
+    );
+    let cases: [Case; 3] = [
+        (
+            "engine",
+            Scope::Global,
+            |l| l["engines"] = json!({"gsd": ">=99.0.0"}),
+            "engines.gsd",
+            "fix: edit engines.gsd",
+        ),
+        (
+            "pending",
+            Scope::Project,
+            |_| {},
+            "no consent recorded",
+            "fix: gsd-lane trust approve fake-pending",
+        ),
+        (
+            "broken",
+            Scope::Global,
+            |l| l["reviewer"]["emptyOutput"] = json!("whatever"),
+            "rejected by validation",
+            "gsd-lane validate ",
+        ),
+    ];
+    for (slug, scope, edit, reason, fix) in cases {
+        let lab = Lab::new();
+        let path = inactive_case(&lab, slug, scope, edit);
+        let flag = format!("--{slug}");
+        let out = lab.review(&["--phase", "3", &flag]);
+        out.assert_no_panic().assert_status(2);
+        let stderr = &out.stderr;
+        assert!(!stderr.contains("unexpected argument"), "{slug}: {stderr}");
+        assert!(!stderr.contains("unknown option"), "{slug}: {stderr}");
+        assert!(stderr.contains("is not active"), "{slug}: {stderr}");
+        assert!(stderr.contains(reason), "{slug}: {stderr}");
+        assert!(
+            stderr.contains(&path.display().to_string()),
+            "{slug}: {stderr}"
+        );
+        assert!(stderr.contains(fix), "{slug}: {stderr}");
+        assert!(!lab.started(slug), "{slug}: the lane started");
+        assert!(!lab.reviews_path().exists());
+        // The hidden flag of an inactive lane is not offered in help.
+        let help = lab.review(&["--help"]);
+        assert!(!help.stdout.contains(&flag), "{slug}: {}", help.stdout);
+
+        // Named in review.default_reviewers: the same reason instead of "unknown slug".
+        lab.lane("alpha", |_| {});
+        lab.config(&json!({"review": {"default_reviewers": ["alpha", slug]}}));
+        let out = lab.review(&["--phase", "3"]);
+        out.assert_no_panic().assert_status(0);
+        assert!(
+            out.stderr.contains(&format!(
+                "review.default_reviewers names {slug}: lane {slug}"
+            )),
+            "{slug}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(fix), "{slug}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("unknown reviewer slug"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn verbose_says_what_was_used_and_why_each_lane_was_or_was_not_selected() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    let out = lab.review(&["--phase", "3", "--alpha", "-v"]);
+    out.assert_no_panic().assert_status(0);
+    let stderr = &out.stderr;
+    let root = lab.env.project.display().to_string();
+    for expected in [
+        format!("verbose: project root {root} (nearest directory holding .planning/)"),
+        format!("verbose: config {root}/.planning/config.json"),
+        format!(
+            "verbose: GSD home {} (from GSD_HOME)",
+            lab.env.gsd_home.display()
+        ),
+        "verbose: consent store ".to_owned(),
+        "verbose: pin store ".to_owned(),
+        "verbose: lane alpha: selected as alpha".to_owned(),
+        "verbose: lane beta: not selected: not asked for (selection source explicit_flags)"
+            .to_owned(),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "{expected:?} missing:\n{stderr}"
+        );
+    }
+    let out = lab.review(&["--phase", "3", "-v"]);
+    assert!(
+        out.stderr
+            .contains("verbose: lane gemini: not selected: not detected ("),
+        "{}",
+        out.stderr
+    );
+    let quiet = lab.review(&["--phase", "3", "--alpha"]);
+    assert!(!quiet.stderr.contains("verbose:"), "{}", quiet.stderr);
 }

@@ -736,10 +736,14 @@ fn unknown_slug_is_a_usage_error_for_run_with_a_suggestion() {
     let lab = Lab::new();
     lab.install("spawn-stdout", "acme-review");
     let before = files_under(lab.env.root.path());
-    for extra in [&[][..], &["--json"][..]] {
-        let ran = lab.run("acme-reviw", extra);
+    for json_output in [false, true] {
+        let ran = lab.run("acme-reviw", if json_output { &["--json"] } else { &[] });
         ran.status(2);
-        assert!(ran.out.stdout.is_empty(), "{}", ran.out.stdout);
+        if json_output {
+            assert_eq!(ran.json()["reason"], "malformed_lane", "{}", ran.out.stdout);
+        } else {
+            assert!(ran.out.stdout.is_empty(), "{}", ran.out.stdout);
+        }
         assert!(
             ran.out.stderr.contains("no lane has slug \"acme-reviw\"")
                 && ran.out.stderr.contains("did you mean \"acme\""),

@@ -9,7 +9,8 @@ mod run;
 pub mod trust;
 mod validate;
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
 use crate::error::Failure;
@@ -35,25 +36,51 @@ pub struct Context {
 
 impl Context {
     /// Builds the context from the parsed command line and the environment.
-    pub fn new(cli: &Cli, env: HostEnv) -> Context {
-        let project_root = match &cli.project {
+    ///
+    /// # Errors
+    ///
+    /// A `--project` that is not an existing directory (usage error, status 2).
+    pub fn new(cli: &Cli, env: HostEnv) -> Result<Context, Failure> {
+        if let Some(dir) = &cli.project {
+            let root = env.cwd.join(dir);
+            if !root.is_dir() {
+                return Err(Failure::usage(format!(
+                    "--project {}: {}",
+                    crate::output::neutralize(&dir.display().to_string()),
+                    if root.exists() {
+                        "not a directory"
+                    } else {
+                        "no such directory"
+                    }
+                )));
+            }
+        }
+        let mut context =
+            Context::locate(cli.project.as_deref(), cli.compat_version.as_deref(), env);
+        context.verbose = cli.verbose;
+        context.quiet = cli.quiet;
+        context.color = cli.color.enabled(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            context.env.no_color,
+        );
+        Ok(context)
+    }
+
+    /// The context from `--project` and `--compat-version` alone (quiet options at their
+    /// defaults): enough to load the registry.
+    pub fn locate(project: Option<&Path>, compat_version: Option<&str>, env: HostEnv) -> Context {
+        let project_root = match project {
             Some(dir) => env.cwd.join(dir),
             None => project::find_project_root(&env.cwd, env.home.as_deref()),
         };
-        let color = cli.color.enabled(
-            std::io::IsTerminal::is_terminal(&std::io::stderr()),
-            env.no_color,
-        );
         Context {
-            verbose: cli.verbose,
-            quiet: cli.quiet,
-            color,
-            compat_version: cli
-                .compat_version
-                .clone()
-                .unwrap_or_else(|| HOST_COMPAT_VERSION.to_owned()),
+            compat_version: compat_version
+                .map_or_else(|| HOST_COMPAT_VERSION.to_owned(), str::to_owned),
             project_root,
             env,
+            verbose: 0,
+            quiet: false,
+            color: false,
         }
     }
 
@@ -69,6 +96,78 @@ impl Context {
         if self.verbose > 0 {
             crate::output::eprint_line(&format!("verbose: {text}"));
         }
+    }
+
+    /// With `-v`: which project root, config files, GSD home, overlay directories, consent
+    /// and pin stores this command uses (decisions.md #3), each marked present or absent.
+    pub fn describe(&self, project_given: bool) {
+        if self.verbose == 0 {
+            return;
+        }
+        let state = |path: &Path| {
+            if path.exists() {
+                "present"
+            } else {
+                "absent"
+            }
+        };
+        let how = if project_given {
+            "--project"
+        } else if self.project_root.join(".planning").is_dir() {
+            "nearest directory holding .planning/"
+        } else if self.project_root.join(".git").exists() {
+            "git top level"
+        } else {
+            "working directory"
+        };
+        self.verbose(&format!(
+            "project root {} ({how})",
+            self.project_root.display()
+        ));
+        let planning = self.project_root.join(".planning");
+        let config = planning.join("config.json");
+        self.verbose(&format!("config {} ({})", config.display(), state(&config)));
+        if let Some(name) = &self.env.workstream {
+            let overlay = planning.join("workstreams").join(name).join("config.json");
+            self.verbose(&format!(
+                "workstream config {} ({})",
+                overlay.display(),
+                state(&overlay)
+            ));
+        }
+        match self.env.gsd_home() {
+            Some(home) => {
+                let from = if self.env.gsd_home.is_some() {
+                    "GSD_HOME"
+                } else {
+                    "HOME"
+                };
+                self.verbose(&format!("GSD home {} (from {from})", home.display()));
+                let global = home.join(".gsd").join("capabilities");
+                self.verbose(&format!(
+                    "global overlays {} ({})",
+                    global.display(),
+                    state(&global)
+                ));
+                let consent = crate::trust::consent::ConsentStore::new(&home).path();
+                self.verbose(&format!(
+                    "consent store {} ({})",
+                    consent.display(),
+                    state(&consent)
+                ));
+                let pins = crate::trust::pins::PinStore::new(&home).path();
+                self.verbose(&format!("pin store {} ({})", pins.display(), state(&pins)));
+            }
+            None => self.verbose(
+                "GSD home: none (neither GSD_HOME nor HOME is set): no global overlays, consent or pins",
+            ),
+        }
+        let project_overlays = project::project_capabilities(&self.project_root);
+        self.verbose(&format!(
+            "project overlays {} ({})",
+            project_overlays.display(),
+            state(&project_overlays)
+        ));
     }
 
     /// Loads the project config, printing its warnings to stderr.
@@ -120,7 +219,11 @@ impl Context {
 ///
 /// A [`Failure`] carrying the message and exit status.
 pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
-    let context = Context::new(&cli, env);
+    let context = Context::new(&cli, env).map_err(|mut failure| {
+        failure.status = crate::cli::usage_status(Some(cli.command.name()));
+        failure
+    })?;
+    context.describe(cli.project.is_some());
     match cli.command {
         Command::List(args) => list::run(&context, args.json),
         Command::Validate(args) => validate::run(&context, &args),
@@ -147,9 +250,41 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Completions(args) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
+            let lanes = crate::review::args::lane_flags(&context.registry());
+            let mut command = crate::cli::command(&lanes);
             clap_complete::generate(args.shell, &mut command, "gsd-lane", &mut std::io::stdout());
             Ok(0)
         }
     }
+}
+
+/// The value of global option `name` (`--name V` or `--name=V`) in `args`, before any `--`.
+fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
+    let prefix = format!("{name}=");
+    let mut iter = args.iter().skip(1).take_while(|arg| *arg != "--");
+    while let Some(arg) = iter.next() {
+        if arg == name {
+            return iter.next().map(Path::new);
+        }
+        if let Some(value) = arg.to_str().and_then(|a| a.strip_prefix(&prefix)) {
+            return Some(Path::new(value));
+        }
+    }
+    None
+}
+
+/// The lane flags `review` accepts, from the registry the command line points at
+/// (`--project`, `--compat-version`); none unless the command line mentions `review`,
+/// `help` or `completions` (every other command parses without loading the registry).
+pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<crate::review::args::LaneFlags> {
+    let wanted = args
+        .iter()
+        .skip(1)
+        .any(|arg| arg == "review" || arg == "help" || arg == "completions");
+    if !wanted {
+        return Vec::new();
+    }
+    let compat = global_value(args, "--compat-version").and_then(Path::to_str);
+    let context = Context::locate(global_value(args, "--project"), compat, env.clone());
+    crate::review::args::lane_flags(&context.registry())
 }

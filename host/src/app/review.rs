@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
 use serde_json::{json, Value};
 
 use super::Context;
@@ -15,7 +14,7 @@ use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Refusal};
 use crate::registry::Lane;
-use crate::review::args::{self, Request};
+use crate::review::args::{self, ReviewArgs};
 use crate::review::budget;
 use crate::review::phase::{self, PhaseEnv};
 use crate::review::preflight::{self, Probing};
@@ -26,16 +25,6 @@ use crate::review::reviews_md::{self, Doc, Entry, Fate};
 use crate::review::rundir::{self, RunDir};
 use crate::review::runner::{self, Done, Event, Job, LaneResult, Shared};
 use crate::review::selection::{self, ErrorKind, Identity, Source};
-
-/// Arguments of `review` (lane flags are data, so everything is parsed by `review::args`).
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
-pub struct ReviewArgs {
-    /// `--phase <N>` or `--prompt-file <F> --out <REVIEWS.md>`, lane flags, `--all`,
-    /// `--self <slug>`, `--jobs <n>`, `--json`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub rest: Vec<String>,
-}
 
 /// What the review is about: a GSD phase or any prompt file.
 enum Subject {
@@ -74,7 +63,7 @@ fn repo_root(cwd: &Path) -> String {
 
 fn usage(message: &str) -> Failure {
     Failure {
-        message: format!("{message}\n{}", args::USAGE),
+        message: format!("{message}\n(see `gsd-lane review --help`)"),
         status: 1,
     }
 }
@@ -85,27 +74,19 @@ fn usage(message: &str) -> Failure {
 ///
 /// Usage errors (status 1), phase and I/O errors (status 1); selection and availability
 /// errors are printed and returned as status 2.
-pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
+pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    let request = args::parse(&review_args.rest, &registry).map_err(|m| usage(&m))?;
-    if request.help {
-        let flags: Vec<&str> = registry
-            .lanes
-            .iter()
-            .flat_map(|l| l.flags.iter().map(String::as_str))
-            .collect();
-        output::print(&format!(
-            "{}\n\nlane flags: {}\n",
-            args::USAGE,
-            flags.join(" ")
-        ));
-        return Ok(0);
+    for warning in args::collisions(
+        &<crate::cli::Cli as clap::CommandFactory>::command(),
+        &registry,
+    ) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
     }
-    for warning in &request.warnings {
-        output::eprint_line(&format!("warning: {}", neutralize(warning)));
+    if let Some(status) = inactive_flags(&registry, request) {
+        return Ok(status);
     }
     let config = context.config();
-    let subject = subject(context, &request, &config)?;
+    let subject = subject(context, request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();
     let lanes: Vec<String> = registry.lanes.iter().map(|l| l.slug.clone()).collect();
@@ -150,6 +131,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     if sel.errors.is_empty() {
         selection::apply_self_skip(&mut sel, me.as_deref(), &request.lanes);
     }
+    explain_inactive_defaults(&mut sel, &normalized, &registry);
     for warning in &sel.warnings {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
@@ -166,6 +148,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
             .any(|(kind, _)| *kind == ErrorKind::Config);
         return Ok(if config_error { 1 } else { 2 });
     }
+    explain_selection(context, &registry, &sel, &detected);
     let ids: Vec<&str> = sel.identities.iter().map(|i| i.id.as_str()).collect();
     output::eprint_line(&format!(
         "review: selection source={} reviewers={}",
@@ -324,7 +307,9 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         lock_dir: context.lock_dir(),
         plan_names,
     };
-    let max_jobs = request.jobs.unwrap_or(usize::MAX);
+    let max_jobs = request
+        .jobs
+        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let (results, interrupted) =
         runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| match event {
             Event::Started(index) => display_state.started(*index),
@@ -358,6 +343,102 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     })
 }
 
+/// Lane flags naming lanes that exist but are not active: each reported with its reason, its
+/// source file and the fixing command; the review stops (exit 2, as for any named reviewer
+/// that cannot run) before anything is invoked.
+fn inactive_flags(registry: &crate::registry::Registry, request: &ReviewArgs) -> Option<u8> {
+    let mut any = false;
+    for flag in &request.inactive_flags {
+        if let Some(entry) = super::inactive::by_flag(registry, flag) {
+            output::eprint_line(&format!(
+                "error: {flag}: {}; nothing was invoked",
+                super::inactive::explain(entry)
+            ));
+            any = true;
+        }
+    }
+    any.then_some(2)
+}
+
+/// With `-v`: why each discovered lane was or was not selected.
+fn explain_selection(
+    context: &Context,
+    registry: &crate::registry::Registry,
+    sel: &selection::Selection,
+    detected: &BTreeMap<String, Result<String, Refusal>>,
+) {
+    if context.verbose == 0 {
+        return;
+    }
+    for lane in &registry.lanes {
+        let selected: Vec<&str> = sel
+            .identities
+            .iter()
+            .filter(|i| i.cli == lane.slug)
+            .map(|i| i.id.as_str())
+            .collect();
+        let why = if !selected.is_empty() {
+            format!("selected as {}", selected.join(", "))
+        } else {
+            match detected.get(&lane.slug) {
+                Some(Err(refusal)) => format!(
+                    "not selected: not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ),
+                Some(Ok(_)) => {
+                    "not selected: detected, but skipped (self-skip or configuration)".to_owned()
+                }
+                None => format!(
+                    "not selected: not asked for (selection source {})",
+                    sel.source.as_str()
+                ),
+            }
+        };
+        context.verbose(&format!("lane {}: {why}", lane.slug));
+    }
+    for entry in registry.entries.iter().filter(|e| e.skip.is_some()) {
+        context.verbose(&format!(
+            "not selectable: {}",
+            super::inactive::explain(entry)
+        ));
+    }
+}
+
+/// `review.default_reviewers` entries naming a lane that exists but is not active: the
+/// selection's "unknown slug" / "undefined instance" message becomes the lane's reason, source
+/// file and fixing command.
+fn explain_inactive_defaults(
+    sel: &mut selection::Selection,
+    normalized: &selection::Normalized,
+    registry: &crate::registry::Registry,
+) {
+    for slug in normalized.defaults.iter().flatten() {
+        let Some(entry) = super::inactive::by_slug(registry, slug) else {
+            continue;
+        };
+        if registry.lane(slug).is_some() {
+            continue;
+        }
+        let explained = format!(
+            "review.default_reviewers names {slug}: {}",
+            super::inactive::explain(entry)
+        );
+        let unknown = format!("unknown reviewer slug in review.default_reviewers: {slug}");
+        for warning in &mut sel.warnings {
+            if *warning == unknown {
+                warning.clone_from(&explained);
+            }
+        }
+        let undefined = format!("reviewer instance '{slug}' referenced in");
+        for (_, error) in &mut sel.errors {
+            if error.starts_with(&undefined) {
+                error.clone_from(&explained);
+            }
+        }
+    }
+}
+
 /// Lanes that were candidates but are not on this host: one summary line, each with its
 /// reason under `-v`.
 fn report_undetected(context: &Context, undetected: &[String]) {
@@ -385,7 +466,7 @@ fn report_undetected(context: &Context, undetected: &[String]) {
 /// Reads the phase (or checks the prompt file) before anything else happens.
 fn subject(
     context: &Context,
-    request: &Request,
+    request: &ReviewArgs,
     config: &crate::config::ProjectConfig,
 ) -> Result<Subject, Failure> {
     if let Some(arg) = &request.phase {

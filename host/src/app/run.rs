@@ -172,13 +172,17 @@ pub fn run(
     let registry = context.registry();
     let Some(lane) = registry.lane(slug) else {
         let detail = unknown_slug(&registry, slug);
-        if caller == Caller::Run {
-            return Err(Failure::usage(detail));
-        }
-        // `invoke` keeps the reference's answer: a `malformed_lane` result, exit 0 (2 when
-        // explicit); the reason goes to stderr too.
         output::eprint_line(&format!("gsd-lane: {detail}"));
         let refusal = Refusal::new(Reason::MalformedLane, detail);
+        if caller == Caller::Run {
+            // `run`: an error (exit 2); `--json` still gets its one `malformed_lane` object.
+            if options.json {
+                output::print(&format!("{}\n", unavailable_json(slug, &refusal, None)));
+            }
+            return Ok(2);
+        }
+        // `invoke` keeps the reference's answer: a `malformed_lane` result, exit 0 (2 when
+        // explicit).
         return Ok(report_unavailable(slug, &refusal, options, None));
     };
     check_prompt(lane, options, &context.env.cwd, caller)?;
@@ -314,6 +318,14 @@ fn with_run_dir(mut value: serde_json::Value, run_dir: Option<&Path>) -> serde_j
     value
 }
 
+/// The `{"slug","ok":false,"stubbed":false,"reason","detail"}` result (plus `runDir`).
+fn unavailable_json(slug: &str, refusal: &Refusal, run_dir: Option<&Path>) -> serde_json::Value {
+    with_run_dir(
+        json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail}),
+        run_dir,
+    )
+}
+
 fn report_unavailable(
     slug: &str,
     refusal: &Refusal,
@@ -327,13 +339,7 @@ fn report_unavailable(
         ));
     }
     if options.json {
-        output::print(&format!(
-            "{}\n",
-            with_run_dir(
-                json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail}),
-                run_dir
-            )
-        ));
+        output::print(&format!("{}\n", unavailable_json(slug, refusal, run_dir)));
     } else {
         output::print(&format!(
             "lane {}: unavailable ({}): {}\nnothing was started and no review file was written{}\n",
