@@ -6,6 +6,7 @@
 #![allow(clippy::expect_used, clippy::panic, missing_docs)]
 
 mod catalogue;
+mod completions;
 mod corpus;
 mod demo;
 mod handlers;

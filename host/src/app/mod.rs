@@ -1,5 +1,6 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
+mod completions;
 pub(crate) mod inactive;
 mod list;
 mod plan;
@@ -251,8 +252,8 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         }
         Command::Completions(args) => {
             let lanes = crate::review::args::lane_flags(&context.registry());
-            let mut command = crate::cli::command(&lanes);
-            clap_complete::generate(args.shell, &mut command, "gsd-lane", &mut std::io::stdout());
+            let command = crate::cli::command(&lanes);
+            crate::output::print(&completions::script(args.shell, command));
             Ok(0)
         }
     }
