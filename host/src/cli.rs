@@ -97,6 +97,8 @@ pub enum Command {
     Remove(crate::app::trust::RemoveArgs),
     /// Consent records: list, approve, revoke, rebind-host.
     Trust(crate::app::trust::TrustArgs),
+    /// Is each lane ready here (program, probe, trust, readiness), and what fixes it.
+    Doctor(crate::app::doctor::DoctorArgs),
 }
 
 /// `--json` alone.
@@ -266,6 +268,7 @@ impl Command {
             Command::Install(_) => "install",
             Command::Remove(_) => "remove",
             Command::Trust(_) => "trust",
+            Command::Doctor(_) => "doctor",
         }
     }
 }

@@ -1278,3 +1278,113 @@ fn http_stalled_server_times_out_into_a_stub() {
     );
     assert_eq!(server.posts().len(), 1, "the request was sent once");
 }
+
+// ---------------------------------------------------------------------------------------------
+// `doctor`
+// ---------------------------------------------------------------------------------------------
+
+fn doctor(lab: &Lab, slugs: &[&str]) -> (Value, Ran) {
+    let mut args = vec!["doctor", "--json"];
+    args.extend_from_slice(slugs);
+    let ran = lab.gsd(&args, COMMAND_TIMEOUT);
+    (ran.json(), ran)
+}
+
+#[test]
+fn doctor_reports_a_ready_spawn_lane_with_its_program_and_version() {
+    let lab = Lab::new();
+    lab.install_acme("acme-args");
+    let (rows, ran) = doctor(&lab, &["acme"]);
+    ran.status(0);
+    let row = &rows[0];
+    assert_eq!(row["slug"], "acme");
+    assert_eq!(row["ready"], true, "{row}");
+    assert_eq!(row["probe"]["ok"], true, "{row}");
+    let path = row["program"]["path"].as_str().unwrap_or_default();
+    assert!(path.ends_with("tests/fixtures/bin/acme-args"), "{row}");
+    // acme-args prints its argument count, then each argument: `1`, `--version`.
+    assert_eq!(row["program"]["version"], "1", "{row}");
+    assert!(
+        row["trust"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("global overlay"),
+        "{row}"
+    );
+    assert_eq!(row["problems"], json!([]));
+    let human = lab.gsd(&["doctor", "acme"], COMMAND_TIMEOUT);
+    human.status(0);
+    assert!(
+        human.out.stdout.starts_with("acme  ready\n"),
+        "{}",
+        human.out.stdout
+    );
+    assert!(
+        human.out.stdout.ends_with("1 of 1 lanes ready\n"),
+        "{}",
+        human.out.stdout
+    );
+}
+
+#[test]
+fn doctor_gives_the_fix_for_each_problem_and_exits_one() {
+    let lab = Lab::new();
+    lab.install_acme("acme-not-installed");
+    let (rows, ran) = doctor(&lab, &["acme"]);
+    ran.status(1);
+    let row = &rows[0];
+    assert_eq!(row["ready"], false);
+    assert_eq!(row["probe"]["reason"], "missing_binary");
+    assert_eq!(row["program"]["path"], Value::Null);
+    assert_eq!(
+        row["problems"][0]["fix"],
+        "install acme-not-installed so that `command -v acme-not-installed` finds it on this PATH"
+    );
+
+    let stale = Lab::new();
+    stale.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["engines"] = json!({"gsd": ">=99.0.0"});
+    });
+    let (rows, ran) = doctor(&stale, &["acme"]);
+    ran.status(1);
+    assert_eq!(rows[0]["trust"], "not loaded");
+    let fix = rows[0]["problems"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.starts_with("edit engines.gsd in "), "{fix}");
+
+    let ran = stale.gsd(&["doctor", "acm"], COMMAND_TIMEOUT);
+    ran.status(2);
+    assert!(
+        ran.out.stderr.contains("no lane has slug \"acm\""),
+        "{}",
+        ran.out.stderr
+    );
+}
+
+#[test]
+fn doctor_checks_an_http_lane_against_its_verified_host_only() {
+    let server = Server::start(&[models(&["served-a"])]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (rows, ran) = doctor(&lab, &[HTTP_SLUG]);
+    ran.status(0);
+    assert_eq!(rows[0]["ready"], true, "{}", rows[0]);
+    assert_eq!(rows[0]["destination"], server.url());
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "the verified host was not probed");
+    assert!(
+        requests
+            .iter()
+            .all(|(method, path)| method == "GET" && path == "/v1/models"),
+        "doctor sent more than a probe: {requests:?}"
+    );
+
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let closed = http_lab(&format!("http://127.0.0.1:{port}"), None, |_| {});
+    let (rows, ran) = doctor(&closed, &[HTTP_SLUG]);
+    ran.status(1);
+    assert_eq!(rows[0]["probe"]["reason"], "host_unreachable");
+    let fix = rows[0]["problems"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("review.acme_host"), "{fix}");
+}

@@ -1,6 +1,7 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
 mod completions;
+pub mod doctor;
 pub(crate) mod inactive;
 mod list;
 mod plan;
@@ -246,6 +247,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
         Command::Install(args) => trust::install(&context, &args),
         Command::Remove(args) => trust::remove(&context, &args),
         Command::Trust(args) => trust::trust(&context, &args),
+        Command::Doctor(args) => doctor::run(&context, &args),
         Command::Schema => {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)
