@@ -9,6 +9,7 @@ mod catalogue;
 mod completions;
 mod corpus;
 mod demo;
+mod diagnostics;
 mod handlers;
 mod http_server;
 mod overlays;

@@ -8,6 +8,7 @@ mod plan;
 pub mod review;
 mod roster;
 mod run;
+mod snippet;
 pub mod trust;
 mod validate;
 
@@ -32,8 +33,8 @@ pub struct Context {
     pub verbose: u8,
     /// `-q`: no `info:` lines and no progress.
     pub quiet: bool,
-    /// Whether stderr diagnostics are coloured (`--color`, `NO_COLOR`, the terminal).
-    pub color: bool,
+    /// `--color`.
+    pub color: crate::cli::ColorWhen,
 }
 
 impl Context {
@@ -61,10 +62,7 @@ impl Context {
             Context::locate(cli.project.as_deref(), cli.compat_version.as_deref(), env);
         context.verbose = cli.verbose;
         context.quiet = cli.quiet;
-        context.color = cli.color.enabled(
-            std::io::IsTerminal::is_terminal(&std::io::stderr()),
-            context.env.no_color,
-        );
+        context.color = cli.color;
         Ok(context)
     }
 
@@ -82,8 +80,19 @@ impl Context {
             env,
             verbose: 0,
             quiet: false,
-            color: false,
+            color: crate::cli::ColorWhen::Auto,
         }
+    }
+
+    /// Whether text for stdout (`to_stdout`) or stderr is coloured: `--color`, `NO_COLOR` and
+    /// whether that stream is a terminal.
+    pub fn colored(&self, to_stdout: bool) -> bool {
+        let terminal = if to_stdout {
+            std::io::IsTerminal::is_terminal(&std::io::stdout())
+        } else {
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+        };
+        self.color.enabled(terminal, self.env.no_color)
     }
 
     /// An `info:` line on stderr, unless `-q`.
