@@ -81,6 +81,8 @@ pub enum Command {
     Schema,
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+    /// Print the man page (roff), generated from this command line's own model.
+    Manpage,
     /// Resolve the selected lanes' plans (never probes or runs anything).
     Plan(PlanArgs),
     /// Run one lane and report what it did (for debugging a lane).
@@ -260,6 +262,7 @@ impl Command {
             Command::Sections(_) => "sections",
             Command::Schema => "schema",
             Command::Completions(_) => "completions",
+            Command::Manpage => "manpage",
             Command::Plan(_) => "plan",
             Command::Run(_) => "run",
             Command::Invoke(_) => "invoke",

@@ -14,6 +14,7 @@ mod handlers;
 mod http_server;
 mod overlays;
 mod plan;
+mod reference;
 mod review;
 mod robustness;
 mod roster;

@@ -4,6 +4,7 @@ mod completions;
 pub mod doctor;
 pub(crate) mod inactive;
 mod list;
+mod manpage;
 mod plan;
 pub mod review;
 mod roster;
@@ -261,6 +262,11 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)
         }
+        Command::Manpage => {
+            let lanes = crate::review::args::lane_flags(&context.registry());
+            crate::output::print(&manpage::render(crate::cli::command(&lanes))?);
+            Ok(0)
+        }
         Command::Completions(args) => {
             let lanes = crate::review::args::lane_flags(&context.registry());
             let command = crate::cli::command(&lanes);
@@ -292,7 +298,7 @@ pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<crate::review::ar
     let wanted = args
         .iter()
         .skip(1)
-        .any(|arg| arg == "review" || arg == "help" || arg == "completions");
+        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
     if !wanted {
         return Vec::new();
     }
