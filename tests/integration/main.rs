@@ -19,6 +19,7 @@ mod review;
 mod robustness;
 mod roster;
 mod run;
+mod screens;
 mod soak;
 mod trust;
 mod util;

@@ -819,6 +819,16 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     assert!(status.success());
     let out = finish(child, "interrupted review");
     out.assert_no_panic().assert_status(130);
+    // One progress line per reviewer, none printed twice after Ctrl-C.
+    for name in ["Alpha", "Beta", "Gamma"] {
+        let prefix = format!("◆ Reviewing with {name}... ");
+        let count = out.stdout.matches(&prefix).count();
+        assert_eq!(
+            count, 1,
+            "{name} line printed {count} times:\n{}",
+            out.stdout
+        );
+    }
     for mark in &children {
         assert!(!alive(mark.ns as u32), "sleep {} survived", mark.ns);
         assert!(!alive(mark.pid), "lane script {} survived", mark.pid);
