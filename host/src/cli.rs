@@ -27,7 +27,7 @@ pub struct Cli {
     #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet", help_heading = "Global options")]
     pub verbose: u8,
 
-    /// Only warnings, errors and results: no `info:` lines and no progress.
+    /// Only warnings, errors and results: no `info:` lines.
     #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
 

@@ -1022,6 +1022,22 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
     let out = lab.gsd(&["-q", "review", "--phase", "3"]);
     out.assert_status(0);
     assert!(!out.stderr.contains("not detected"), "{}", out.stderr);
+    assert!(!out.stderr.contains("info:"), "{}", out.stderr);
+    lab.config(&json!({"review": {"default_reviewers": ["alpha", "gemini"]}}));
+    let out = lab.review(&["--phase", "3", "--quiet"]);
+    out.assert_status(0);
+    assert!(
+        !out.stderr.contains("info:"),
+        "-q after the command: {}",
+        out.stderr
+    );
+    let out = lab.review(&["--phase", "3"]);
+    assert!(
+        out.stderr
+            .contains("info: configured reviewers not detected"),
+        "{}",
+        out.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

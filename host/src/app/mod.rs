@@ -32,7 +32,7 @@ pub struct Context {
     pub compat_version: String,
     /// `-v` count: 0 normal, 1 or more say what was used and why.
     pub verbose: u8,
-    /// `-q`: no `info:` lines and no progress.
+    /// `-q`: no `info:` lines.
     pub quiet: bool,
     /// `--color`.
     pub color: crate::cli::ColorWhen,

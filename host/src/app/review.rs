@@ -136,7 +136,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
     for info in &sel.infos {
-        output::eprint_line(&format!("info: {}", neutralize(info)));
+        context.info(&neutralize(info));
     }
     if !sel.errors.is_empty() {
         for (_, error) in &sel.errors {
@@ -216,8 +216,8 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         match checked {
             Err(refusal) if explicit => blocked.push((identity.id.clone(), refusal)),
             Err(refusal) => {
-                output::eprint_line(&format!(
-                    "info: reviewer {} skipped ({}: {})",
+                context.info(&format!(
+                    "reviewer {} skipped ({}: {})",
                     identity.id,
                     refusal.reason,
                     neutralize(&refusal.detail)
@@ -317,8 +317,8 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
                 let ending = ending_of(result);
                 if let (Done::Unavailable(refusal), Some(job)) = (&result.done, jobs.get(*index)) {
                     if !job.explicit {
-                        output::eprint_line(&format!(
-                            "info: reviewer {} skipped ({}: {})",
+                        context.info(&format!(
+                            "reviewer {} skipped ({}: {})",
                             job.identity.id,
                             refusal.reason,
                             neutralize(&refusal.detail)
