@@ -1314,8 +1314,11 @@ fn doctor_reports_a_ready_spawn_lane_with_its_program_and_version() {
     assert_eq!(row["problems"], json!([]));
     let human = lab.gsd(&["doctor", "acme"], COMMAND_TIMEOUT);
     human.status(0);
+    let root = lab.env.project.display().to_string();
     assert!(
-        human.out.stdout.starts_with("acme  ready\n"),
+        human.out.stdout.starts_with(&format!(
+            "project root {root}\nconfig       {root}/.planning/config.json (absent)\n\nacme  ready\n"
+        )),
         "{}",
         human.out.stdout
     );

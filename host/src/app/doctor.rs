@@ -295,7 +295,18 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     if args.json {
         output::print_json(&Value::Array(rows.clone()));
     } else {
-        output::print(&human(&rows, ready));
+        let config_path = context.project_root.join(".planning").join("config.json");
+        output::print(&format!(
+            "project root {}\nconfig       {} ({})\n\n{}",
+            neutralize(&context.project_root.display().to_string()),
+            neutralize(&config_path.display().to_string()),
+            if config_path.is_file() {
+                "present"
+            } else {
+                "absent"
+            },
+            human(&rows, ready)
+        ));
     }
     Ok(if ready == rows.len() { 0 } else { 1 })
 }
