@@ -72,7 +72,7 @@ pub fn suggest_slug<'a>(registry: &'a Registry, unknown: &str) -> Option<&'a str
         .lanes
         .iter()
         .flat_map(|lane| [lane.slug.as_str(), lane.capability_id.as_str()]);
-    let hit = crate::review::args::suggest(unknown, names)?;
+    let hit = crate::suggest::suggest(unknown, names)?;
     registry
         .lanes
         .iter()

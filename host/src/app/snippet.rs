@@ -7,7 +7,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use crate::manifest::path::Segment;
 use crate::manifest::{vocab, Diagnostic};
 use crate::output::{self, neutralize};
-use crate::review::args::suggest;
+use crate::suggest::suggest;
 
 /// Characters of a long source line kept on each side of the field.
 const WINDOW: usize = 80;
