@@ -1138,7 +1138,7 @@ fn a_flag_of_an_inactive_lane_says_why_where_and_how_to_fix() {
         &'static str,
         &'static str,
     );
-    let cases: [Case; 3] = [
+    let cases: [Case; 4] = [
         (
             "engine",
             Scope::Global,
@@ -1152,6 +1152,17 @@ fn a_flag_of_an_inactive_lane_says_why_where_and_how_to_fix() {
             |_| {},
             "no consent recorded",
             "fix: gsd-lane trust approve fake-pending",
+        ),
+        (
+            "clash",
+            Scope::Global,
+            |l| {
+                l["reviewer"]["modelConfigKey"] = json!("review.models.gemini");
+                l["config"] = json!({"review.models.gemini":
+                    {"type": "string", "default": "", "description": "Model."}});
+            },
+            "rejected by cross-capability checks",
+            "fix: give fake-clash its own id, slug, flags and config keys",
         ),
         (
             "broken",
