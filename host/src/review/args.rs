@@ -11,8 +11,9 @@ use crate::registry::Registry;
 /// Arguments of `review` (its own options; lane flags are added by [`with_lane_flags`]).
 #[derive(Debug, Clone, Default, Args)]
 #[command(
-    after_help = "Lane flags name reviewers explicitly (`gsd-lane flags` lists them); without one, \
-`--all` runs every detected lane, else `review.default_reviewers`, else every detected lane."
+    after_help = "Lane flags name reviewers explicitly (`gsd-lane flags` lists them). Without one, \
+`--all` runs every detected lane; otherwise `review.default_reviewers` decides, and without that \
+setting every detected lane runs."
 )]
 pub struct ReviewArgs {
     /// Review the plans of this GSD phase (e.g. `3`, `03`, `2.1`).
