@@ -2,7 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{
+    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
+
+use crate::review::args::LaneFlags;
 
 /// gsd-lane: run GSD's cross-AI reviewer lanes, declared as data, under hard bounds.
 #[derive(Debug, Parser)]
@@ -10,8 +14,26 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     /// Project root (default: the nearest directory holding `.planning/`, else the git top
     /// level, else the working directory).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub project: Option<PathBuf>,
+
+    /// Say on stderr which project root, config files, GSD home, consent and pin stores are
+    /// used, and why each lane was or was not selected.
+    #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet", help_heading = "Global options")]
+    pub verbose: u8,
+
+    /// Only warnings, errors and results: no `info:` lines.
+    #[arg(short, long, global = true, help_heading = "Global options")]
+    pub quiet: bool,
+
+    /// Colour: `auto` (a terminal, and `NO_COLOR` unset or empty), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN", help_heading = "Global options")]
+    pub color: ColorWhen,
 
     /// GSD compatibility version used for `engines.gsd` gating (testing aid).
     #[arg(long, global = true, hide = true, value_name = "VERSION")]
@@ -20,6 +42,28 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour when writing to a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour a stream that is (or is not) a terminal, given `NO_COLOR`.
+    pub fn enabled(self, terminal: bool, no_color: bool) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && !no_color,
+        }
+    }
 }
 
 /// The subcommands.
@@ -37,6 +81,8 @@ pub enum Command {
     Schema,
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+    /// Print the man page (roff), generated from this command line's own model.
+    Manpage,
     /// Resolve the selected lanes' plans (never probes or runs anything).
     Plan(PlanArgs),
     /// Run one lane and report what it did (for debugging a lane).
@@ -44,7 +90,7 @@ pub enum Command {
     /// Alias of `run <slug> --json` for the GSD review workflow.
     Invoke(InvokeArgs),
     /// Review a plan set with every selected lane and write REVIEWS.md.
-    Review(crate::app::review::ReviewArgs),
+    Review(crate::review::args::ReviewArgs),
     /// Show what each lane runs or where it sends data, and what it receives.
     Disclose(crate::app::trust::DiscloseArgs),
     /// Validate, disclose and install a capability folder.
@@ -53,6 +99,8 @@ pub enum Command {
     Remove(crate::app::trust::RemoveArgs),
     /// Consent records: list, approve, revoke, rebind-host.
     Trust(crate::app::trust::TrustArgs),
+    /// Is each lane ready here (program, probe, trust, readiness), and what fixes it.
+    Doctor(crate::app::doctor::DoctorArgs),
 }
 
 /// `--json` alone.
@@ -164,4 +212,66 @@ pub struct RunOptions {
     /// Load a compiled handler module for this one run (debugging; never used by `review`).
     #[arg(long, value_name = "PATH")]
     pub handler_module: Option<std::path::PathBuf>,
+}
+
+/// The whole clap model: the derived commands plus `review`'s lane flags.
+pub fn command(lanes: &[LaneFlags]) -> clap::Command {
+    crate::review::args::with_lane_flags(Cli::command(), lanes)
+}
+
+impl Cli {
+    /// Parses `args` against [`command`]`(lanes)`, lane flags included.
+    ///
+    /// # Errors
+    ///
+    /// Clap's error (usage, `--help`, `--version`), to be printed by the caller.
+    pub fn parse_with_lanes<I, T>(args: I, lanes: &[LaneFlags]) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let command = command(lanes);
+        let matches: ArgMatches = command.try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let (Command::Review(review), Some(("review", sub))) =
+            (&mut cli.command, matches.subcommand())
+        {
+            crate::review::args::named_lanes(review, sub, lanes);
+        }
+        Ok(cli)
+    }
+}
+
+/// The exit status of a usage error of subcommand `name` (the README's exit-status table):
+/// 1 for `run` and `invoke` (invocation.md §14) and `review` (as its other usage errors),
+/// 2 for every other command.
+pub fn usage_status(name: Option<&str>) -> u8 {
+    match name {
+        Some("run" | "invoke" | "review") => 1,
+        _ => 2,
+    }
+}
+
+impl Command {
+    /// The subcommand's name as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::List(_) => "list",
+            Command::Validate(_) => "validate",
+            Command::Flags(_) => "flags",
+            Command::Sections(_) => "sections",
+            Command::Schema => "schema",
+            Command::Completions(_) => "completions",
+            Command::Manpage => "manpage",
+            Command::Plan(_) => "plan",
+            Command::Run(_) => "run",
+            Command::Invoke(_) => "invoke",
+            Command::Review(_) => "review",
+            Command::Disclose(_) => "disclose",
+            Command::Install(_) => "install",
+            Command::Remove(_) => "remove",
+            Command::Trust(_) => "trust",
+            Command::Doctor(_) => "doctor",
+        }
+    }
 }

@@ -20,4 +20,5 @@ pub mod registry;
 pub mod review;
 pub mod run;
 pub mod textsafe;
+pub mod suggest;
 pub mod trust;

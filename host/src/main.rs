@@ -2,18 +2,22 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use std::ffi::OsString;
+
 use gsd_lane::cli::Cli;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let env = gsd_lane::project::HostEnv::from_process();
+    let lanes = gsd_lane::app::lane_flags_for(&args, &env);
+    let cli = match Cli::parse_with_lanes(&args, &lanes) {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(usage_status(&err));
+            return ExitCode::from(usage_status(&err, &args));
         }
     };
-    match gsd_lane::app::run(cli, gsd_lane::project::HostEnv::from_process()) {
+    match gsd_lane::app::run(cli, env) {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {
             gsd_lane::output::eprint_line(&format!("gsd-lane: {failure}"));
@@ -22,19 +26,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// Exit status of a command-line error: 0 for `--help`/`--version`, 1 for usage errors of
-/// `run`/`invoke` (invocation.md §14), 2 for every other command.
-fn usage_status(err: &clap::Error) -> u8 {
+/// Exit status of a command-line error: 0 for `--help`/`--version`, else
+/// [`gsd_lane::cli::usage_status`] of the command typed.
+fn usage_status(err: &clap::Error, args: &[OsString]) -> u8 {
     if !err.use_stderr() {
         return 0;
     }
-    let lane_command = std::env::args()
-        .skip(1)
-        .find(|arg| !arg.starts_with('-'))
-        .is_some_and(|command| command == "run" || command == "invoke");
-    if lane_command {
-        1
-    } else {
-        2
+    // The command is the first word that is neither an option nor a global option's value.
+    let mut words = args.iter().skip(1);
+    let mut command = None;
+    while let Some(arg) = words.next() {
+        let text = arg.to_string_lossy();
+        if matches!(text.as_ref(), "--project" | "--compat-version" | "--color") {
+            words.next();
+        } else if !text.starts_with('-') {
+            command = Some(text.into_owned());
+            break;
+        }
     }
+    gsd_lane::cli::usage_status(command.as_deref())
 }

@@ -142,14 +142,24 @@ fn current_uid() -> io::Result<u32> {
     Ok(tempfile::tempfile()?.metadata()?.uid())
 }
 
-/// Refuses a given run dir that is not a directory, is writable by group or others, or is
-/// owned by another user: anyone else who can create entries there could plant links under the
-/// names gsd-lane writes.
+/// How far a run dir gsd-lane did not create may be shared with other users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// A `--run-dir` the user named: writable by nobody else.
+    Private,
+    /// The working directory `invoke` defaults to (decisions.md #4): a group-writable project
+    /// folder is common under umask 002, so only world-writable or foreign-owned is refused.
+    WorkingDirectory,
+}
+
+/// Refuses a given run dir that is not a directory, is writable by others (by its group too,
+/// for [`Sharing::Private`]), or is owned by another user: anyone else who can create entries
+/// there could plant links under the names gsd-lane writes.
 ///
 /// # Errors
 ///
 /// The reason, naming the directory and the fix.
-pub fn check_given_dir(dir: &Path) -> Result<(), String> {
+pub fn check_given_dir(dir: &Path, sharing: Sharing) -> Result<(), String> {
     let shown = crate::output::neutralize(&dir.display().to_string());
     let meta = fs::metadata(dir).map_err(|err| format!("run dir {shown}: {err}"))?;
     if !meta.is_dir() {
@@ -159,7 +169,11 @@ pub fn check_given_dir(dir: &Path) -> Result<(), String> {
     {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let mode = meta.permissions().mode();
-        if mode & 0o022 != 0 {
+        let refused = match sharing {
+            Sharing::Private => 0o022,
+            Sharing::WorkingDirectory => 0o002,
+        };
+        if mode & refused != 0 {
             return Err(format!(
                 "run dir {shown} is writable by {} (mode {:o}): others could plant entries in it; use a private directory (chmod go-w, or omit --run-dir for a fresh 0700 one)",
                 if mode & 0o002 != 0 { "everyone" } else { "its group" },
@@ -236,19 +250,24 @@ mod tests {
         let dir = private_temp_dir("gsd-lane-test-").expect("dir");
         let mode = fs::metadata(&dir).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
-        assert!(check_given_dir(&dir).is_ok());
+        assert!(check_given_dir(&dir, Sharing::Private).is_ok());
         for (bits, word) in [
             (0o770, "its group"),
             (0o707, "everyone"),
             (0o1777, "everyone"),
         ] {
             fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).expect("chmod");
-            let why = check_given_dir(&dir).expect_err("refused");
+            let why = check_given_dir(&dir, Sharing::Private).expect_err("refused");
             assert!(why.contains(word), "{why}");
         }
+        // The working directory `invoke` defaults to may be group-writable, never world-writable.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o775)).expect("chmod");
+        assert!(check_given_dir(&dir, Sharing::WorkingDirectory).is_ok());
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert!(check_given_dir(&dir, Sharing::WorkingDirectory).is_err());
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
-        assert!(check_given_dir(&dir).is_ok());
-        assert!(check_given_dir(&dir.join("missing")).is_err());
+        assert!(check_given_dir(&dir, Sharing::Private).is_ok());
+        assert!(check_given_dir(&dir.join("missing"), Sharing::Private).is_err());
         fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

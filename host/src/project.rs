@@ -22,6 +22,8 @@ pub struct HostEnv {
     /// GSD project name, when set and non-empty: `ANTIGRAVITY_AGENT`, `CURSOR_SESSION_ID`,
     /// `CLAUDE_CODE_ENTRYPOINT`, `GSD_PROJECT`.
     pub agent_markers: AgentMarkers,
+    /// `NO_COLOR` is set and non-empty (no-color.org).
+    pub no_color: bool,
 }
 
 /// The agent-identifying environment variables (review-workflow.md §6).
@@ -54,6 +56,7 @@ impl HostEnv {
                 claude_code_entrypoint: text("CLAUDE_CODE_ENTRYPOINT"),
                 gsd_project: text("GSD_PROJECT"),
             },
+            no_color: non_empty("NO_COLOR").is_some(),
         }
     }
 

@@ -6,7 +6,10 @@
 #![allow(clippy::expect_used, clippy::panic, missing_docs)]
 
 mod catalogue;
+mod completions;
 mod corpus;
+mod demo;
+mod diagnostics;
 mod gemini_trust;
 mod handlers;
 mod http_server;
@@ -14,10 +17,12 @@ mod http_shapes;
 mod kimi_code;
 mod overlays;
 mod plan;
+mod reference;
 mod review;
 mod robustness;
 mod roster;
 mod run;
+mod screens;
 mod soak;
 mod trust;
 mod util;

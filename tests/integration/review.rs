@@ -93,6 +93,13 @@ impl Lab {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        let mut full = vec!["review"];
+        full.extend_from_slice(args);
+        self.gsd_command(&full)
+    }
+
+    /// `gsd-lane <args>` (any command) in the lab's environment.
+    fn gsd_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(util::bin());
         command
             .env_clear()
@@ -101,7 +108,6 @@ impl Lab {
             .env("TMPDIR", &self.tmp)
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
             .current_dir(&self.env.project)
-            .arg("review")
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -112,6 +118,12 @@ impl Lab {
     fn review(&self, args: &[&str]) -> Outcome {
         let child = self.command(args).spawn().expect("spawn gsd-lane");
         finish(child, &format!("review {args:?}"))
+    }
+
+    /// `gsd-lane <args>` (any command), finished.
+    fn gsd(&self, args: &[&str]) -> Outcome {
+        let child = self.gsd_command(args).spawn().expect("spawn gsd-lane");
+        finish(child, &format!("{args:?}"))
     }
 
     fn marks(&self, slug: &str) -> Vec<Mark> {
@@ -380,9 +392,13 @@ fn unknown_flag_is_a_usage_error_with_a_suggestion() {
     lab.lane("alpha", |_| {});
     let out = lab.review(&["--phase", "3", "--alpah"]);
     out.assert_no_panic().assert_status(1);
-    assert!(out
-        .stderr
-        .contains("unknown option '--alpah' (did you mean '--alpha'?)"));
+    // Clap's error and suggestion (lane flags are part of the clap model).
+    assert!(
+        out.stderr.contains("unexpected argument '--alpah'")
+            && out.stderr.contains("a similar argument exists: '--alpha'"),
+        "{}",
+        out.stderr
+    );
     let out = lab.review(&["--phase", "Phase 3"]);
     out.assert_status(1);
     assert!(out.stderr.contains("invalid phase 'Phase 3'"));
@@ -804,6 +820,16 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     assert!(status.success());
     let out = finish(child, "interrupted review");
     out.assert_no_panic().assert_status(130);
+    // One progress line per reviewer, none printed twice after Ctrl-C.
+    for name in ["Alpha", "Beta", "Gamma"] {
+        let prefix = format!("◆ Reviewing with {name}... ");
+        let count = out.stdout.matches(&prefix).count();
+        assert_eq!(
+            count, 1,
+            "{name} line printed {count} times:\n{}",
+            out.stdout
+        );
+    }
     for mark in &children {
         assert!(!alive(mark.ns as u32), "sleep {} survived", mark.ns);
         assert!(!alive(mark.pid), "lane script {} survived", mark.pid);
@@ -842,10 +868,13 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
         "## Gemini Review\n\ngemini review failed or returned empty output. stderr:\n\n---\n"
     ));
     assert!(reviews.contains("- Gemini — failed (diagnostic stub, no review)\n"));
-    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12).
+    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
+    // existing one holds alpha's real review, it is written beside it (decisions.md #14).
     let out = lab.review(&["--phase", "3", "--gemini"]);
     out.assert_status(2);
-    assert!(lab.reviews().contains("reviewers: [gemini]\n"));
+    assert!(lab.reviews().contains("reviewers: [gemini, alpha]\n"));
+    let failed = lab.reviews_path().with_file_name("03-REVIEWS.failed.md");
+    assert!(util::read_text(&failed).contains("reviewers: [gemini]\n"));
 }
 
 /// The README's main command, minus the release build: the example lane reviews the sample
@@ -963,4 +992,343 @@ fn a_stub_keeps_the_raw_bytes_in_the_run_dir_only() {
         "the run dir keeps what the lane wrote"
     );
     assert!(out.stdout.contains("Phase 3 reviewed by 0 reviewers.\n"));
+}
+
+#[test]
+fn review_prompt_file_missing_and_directory_are_told_apart() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let out_file = lab.env.root.path().join("OUT.md").display().to_string();
+    let out = lab.review(&["--prompt-file", "no-such.md", "--out", &out_file, "--alpha"]);
+    out.assert_status(1);
+    assert!(
+        out.stderr.contains("no-such.md does not exist"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.review(&["--prompt-file", ".planning", "--out", &out_file, "--alpha"]);
+    out.assert_status(1);
+    assert!(
+        out.stderr.contains("is a directory, not a file"),
+        "{}",
+        out.stderr
+    );
+    assert!(!lab.started("alpha"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// REVIEWS.md never lost (decisions.md #14), the banner, the undetected summary
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_rerun_without_a_real_review_never_replaces_a_good_reviews_md() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.review(&["--phase", "3", "--alpha"]).assert_status(0);
+    let good = lab.reviews();
+    assert!(good.contains("The plans look sound."), "{good}");
+
+    lab.behave("alpha", "stub");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(2);
+    assert_eq!(lab.reviews(), good, "the good REVIEWS.md was replaced");
+    let failed = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-REVIEWS.failed.md");
+    let failed_text = util::read_text(&failed);
+    assert!(
+        failed_text.contains("review failed or returned empty output"),
+        "{failed_text}"
+    );
+    assert!(out.stderr.contains("was kept"), "{}", out.stderr);
+    assert!(out.stdout.contains("REVIEW FAILED"), "{}", out.stdout);
+    assert!(!out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+
+    // A REVIEWS.md holding only failures is replaced as before.
+    std::fs::remove_file(lab.reviews_path()).expect("remove");
+    std::fs::rename(&failed, lab.reviews_path()).expect("move");
+    lab.review(&["--phase", "3", "--alpha"]).assert_status(2);
+    assert!(!failed.exists(), "nothing to keep, nothing set aside");
+}
+
+#[test]
+fn banner_says_partial_when_some_reviewers_failed() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stdout.contains("GSD ► REVIEW PARTIAL"),
+        "{}",
+        out.stdout
+    );
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    assert!(
+        out.stdout.contains("GSD ► REVIEW COMPLETE"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("not detected"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("info: 12 lanes not detected on this host"),
+        "{}",
+        lines[0]
+    );
+    let out = lab.gsd(&["-v", "review", "--phase", "3"]);
+    out.assert_status(0);
+    let listed = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("info: reviewer ") && l.contains(" not detected ("))
+        .count();
+    assert_eq!(listed, 12, "{}", out.stderr);
+    let out = lab.gsd(&["-q", "review", "--phase", "3"]);
+    out.assert_status(0);
+    assert!(!out.stderr.contains("not detected"), "{}", out.stderr);
+    assert!(!out.stderr.contains("info:"), "{}", out.stderr);
+    lab.config(&json!({"review": {"default_reviewers": ["alpha", "gemini"]}}));
+    let out = lab.review(&["--phase", "3", "--quiet"]);
+    out.assert_status(0);
+    assert!(
+        !out.stderr.contains("info:"),
+        "-q after the command: {}",
+        out.stderr
+    );
+    let out = lab.review(&["--phase", "3"]);
+    assert!(
+        out.stderr
+            .contains("info: configured reviewers not detected"),
+        "{}",
+        out.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review command line is clap's (lane flags added from the registry), inactive lanes explained
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn review_help_is_clap_help_with_every_lane_flag() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let help = lab.review(&["--help"]);
+    help.assert_status(0);
+    let other = lab.gsd(&["help", "review"]);
+    other.assert_status(0);
+    assert_eq!(
+        help.stdout, other.stdout,
+        "review --help differs from help review"
+    );
+    for flag in [
+        "--phase <N>",
+        "--alpha",
+        "--gemini",
+        "--antigravity",
+        "--agy",
+        "Lane flags:",
+    ] {
+        assert!(
+            help.stdout.contains(flag),
+            "{flag} missing:\n{}",
+            help.stdout
+        );
+    }
+    assert!(
+        !help.stdout.contains("--compat-version"),
+        "hidden option shown"
+    );
+}
+
+#[test]
+fn global_options_work_after_review() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let elsewhere = lab.env.root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let project = lab.env.project.display().to_string();
+    let out = {
+        let child = lab
+            .gsd_command(&[
+                "review",
+                "--phase",
+                "3",
+                "--alpha",
+                "--project",
+                &project,
+                "-q",
+            ])
+            .current_dir(&elsewhere)
+            .spawn()
+            .expect("spawn");
+        finish(child, "review --project after")
+    };
+    out.assert_no_panic().assert_status(0);
+    assert!(lab.reviews().contains("The plans look sound."));
+    let missing = lab
+        .env
+        .root
+        .path()
+        .join("no-such-dir")
+        .display()
+        .to_string();
+    let out = lab.review(&["--phase", "3", "--alpha", "--project", &missing]);
+    out.assert_status(1);
+    assert!(out.stderr.contains("no such directory"), "{}", out.stderr);
+    let out = lab.gsd(&["list", "--project", &missing]);
+    out.assert_status(2);
+    assert!(out.stderr.contains("no such directory"), "{}", out.stderr);
+}
+
+/// Installs a copy of the fake lane `slug` that will not load for the reason `edit` gives it.
+fn inactive_case(lab: &Lab, slug: &str, scope: Scope, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    lab.lane(slug, |_| {});
+    let id = format!("fake-{slug}");
+    let global = lab.env.capabilities_dir(Scope::Global).join(&id);
+    let mut lane = util::read_json(&global.join("capability.json"));
+    edit(&mut lane);
+    if scope == Scope::Project {
+        std::fs::remove_dir_all(&global).expect("remove global copy");
+    }
+    lab.env.write_overlay(scope, &id, &lane)
+}
+
+#[test]
+fn a_flag_of_an_inactive_lane_says_why_where_and_how_to_fix() {
+    type Case = (
+        &'static str,
+        Scope,
+        fn(&mut Value),
+        &'static str,
+        &'static str,
+    );
+    let cases: [Case; 4] = [
+        (
+            "engine",
+            Scope::Global,
+            |l| l["engines"] = json!({"gsd": ">=99.0.0"}),
+            "engines.gsd",
+            "fix: edit engines.gsd",
+        ),
+        (
+            "pending",
+            Scope::Project,
+            |_| {},
+            "no consent recorded",
+            "fix: gsd-lane trust approve fake-pending",
+        ),
+        (
+            "clash",
+            Scope::Global,
+            |l| {
+                l["reviewer"]["modelConfigKey"] = json!("review.models.gemini");
+                l["config"] = json!({"review.models.gemini":
+                    {"type": "string", "default": "", "description": "Model."}});
+            },
+            "rejected by cross-capability checks",
+            "fix: give fake-clash its own id, slug, flags and config keys",
+        ),
+        (
+            "broken",
+            Scope::Global,
+            |l| l["reviewer"]["emptyOutput"] = json!("whatever"),
+            "rejected by validation",
+            "gsd-lane validate ",
+        ),
+    ];
+    for (slug, scope, edit, reason, fix) in cases {
+        let lab = Lab::new();
+        let path = inactive_case(&lab, slug, scope, edit);
+        let flag = format!("--{slug}");
+        let out = lab.review(&["--phase", "3", &flag]);
+        out.assert_no_panic().assert_status(2);
+        let stderr = &out.stderr;
+        assert!(!stderr.contains("unexpected argument"), "{slug}: {stderr}");
+        assert!(!stderr.contains("unknown option"), "{slug}: {stderr}");
+        assert!(stderr.contains("is not active"), "{slug}: {stderr}");
+        assert!(stderr.contains(reason), "{slug}: {stderr}");
+        assert!(
+            stderr.contains(&path.display().to_string()),
+            "{slug}: {stderr}"
+        );
+        assert!(stderr.contains(fix), "{slug}: {stderr}");
+        assert!(!lab.started(slug), "{slug}: the lane started");
+        assert!(!lab.reviews_path().exists());
+        // The hidden flag of an inactive lane is not offered in help.
+        let help = lab.review(&["--help"]);
+        assert!(!help.stdout.contains(&flag), "{slug}: {}", help.stdout);
+
+        // Named in review.default_reviewers: the same reason instead of "unknown slug".
+        lab.lane("alpha", |_| {});
+        lab.config(&json!({"review": {"default_reviewers": ["alpha", slug]}}));
+        let out = lab.review(&["--phase", "3"]);
+        out.assert_no_panic().assert_status(0);
+        assert!(
+            out.stderr.contains(&format!(
+                "review.default_reviewers names {slug}: lane {slug}"
+            )),
+            "{slug}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(fix), "{slug}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("unknown reviewer slug"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn verbose_says_what_was_used_and_why_each_lane_was_or_was_not_selected() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    let out = lab.review(&["--phase", "3", "--alpha", "-v"]);
+    out.assert_no_panic().assert_status(0);
+    let stderr = &out.stderr;
+    let root = lab.env.project.display().to_string();
+    for expected in [
+        format!("verbose: project root {root} (nearest directory holding .planning/)"),
+        format!("verbose: config {root}/.planning/config.json"),
+        format!(
+            "verbose: GSD home {} (from GSD_HOME)",
+            lab.env.gsd_home.display()
+        ),
+        "verbose: consent store ".to_owned(),
+        "verbose: pin store ".to_owned(),
+        "verbose: lane alpha: selected as alpha".to_owned(),
+        "verbose: lane beta: not selected: not asked for (selection source explicit_flags)"
+            .to_owned(),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "{expected:?} missing:\n{stderr}"
+        );
+    }
+    let out = lab.review(&["--phase", "3", "-v"]);
+    assert!(
+        out.stderr
+            .contains("verbose: lane gemini: not selected: not detected ("),
+        "{}",
+        out.stderr
+    );
+    let quiet = lab.review(&["--phase", "3", "--alpha"]);
+    assert!(!quiet.stderr.contains("verbose:"), "{}", quiet.stderr);
 }

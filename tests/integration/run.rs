@@ -145,9 +145,16 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
     let stubbed = result["stubbed"]
         .as_bool()
         .unwrap_or_else(|| panic!("stubbed is not a bool: {result}"));
+    // `run --json` adds where its run dir is (decisions.md #4); `invoke` never does.
+    let mut result = result.clone();
+    if let Some(map) = result.as_object_mut() {
+        if let Some(dir) = map.remove("runDir") {
+            assert!(dir.is_string(), "runDir is not a path: {dir}");
+        }
+    }
     assert_eq!(
         result,
-        &json!({"slug": slug, "ok": true, "stubbed": stubbed}),
+        json!({"slug": slug, "ok": true, "stubbed": stubbed}),
         "exact --json shape of a completed lane"
     );
     stubbed
@@ -682,19 +689,89 @@ fn capability_probe_past_its_bound_is_probe_timeout() {
     );
 }
 
-#[test]
-fn unknown_slug_is_malformed_lane() {
-    let lab = Lab::new();
-    lab.install("spawn-stdout", "acme-review");
-    assert_unavailable(&lab, "nope", "malformed_lane", "nope");
+/// `invoke --slug <unknown>` keeps the reference's answer (decisions.md #5): a
+/// `malformed_lane` result, exit 0 (2 with `--explicit`), nothing written; the reason, with a
+/// did-you-mean, also goes to stderr.
+fn assert_invoke_malformed(lab: &Lab, slug: &str) {
+    let run_dir = lab.run_dir.display().to_string();
+    for (explicit, status) in [(false, 0), (true, 2)] {
+        let mut args = vec!["invoke", "--slug", slug, "--run-dir", &run_dir];
+        if explicit {
+            args.push("--explicit");
+        }
+        let ran = lab.gsd(&args, COMMAND_TIMEOUT);
+        ran.status(status);
+        let result = ran.json();
+        assert_eq!(result["slug"], slug, "{result}");
+        assert_eq!(result["ok"], false, "{result}");
+        assert_eq!(result["reason"], "malformed_lane", "{result}");
+        assert!(
+            result.get("runDir").is_none(),
+            "invoke keeps the shape: {result}"
+        );
+        assert_eq!(
+            file_names(&lab.run_dir),
+            ["gsd-review-prompt.md"],
+            "run dir changed"
+        );
+    }
 }
 
 #[test]
-fn traversal_slug_is_malformed_lane_and_writes_nothing() {
+fn unknown_slug_is_malformed_lane_for_invoke() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    assert_invoke_malformed(&lab, "nope");
+    assert_invoke_malformed(&lab, "acm");
+    let ran = lab.gsd(&["invoke", "--slug", "acm"], COMMAND_TIMEOUT);
+    assert!(
+        ran.out.stderr.contains("did you mean \"acme\""),
+        "{}",
+        ran.out.stderr
+    );
+}
+
+#[test]
+fn unknown_slug_is_a_usage_error_for_run_with_a_suggestion() {
     let lab = Lab::new();
     lab.install("spawn-stdout", "acme-review");
     let before = files_under(lab.env.root.path());
-    assert_unavailable(&lab, "../evil", "malformed_lane", "../evil");
+    for json_output in [false, true] {
+        let ran = lab.run("acme-reviw", if json_output { &["--json"] } else { &[] });
+        ran.status(2);
+        if json_output {
+            assert_eq!(ran.json()["reason"], "malformed_lane", "{}", ran.out.stdout);
+        } else {
+            assert!(ran.out.stdout.is_empty(), "{}", ran.out.stdout);
+        }
+        assert!(
+            ran.out.stderr.contains("no lane has slug \"acme-reviw\"")
+                && ran.out.stderr.contains("did you mean \"acme\""),
+            "{}",
+            ran.out.stderr
+        );
+    }
+    let ran = lab.run("zzzzzzzzzz", &[]);
+    ran.status(2);
+    assert!(
+        !ran.out.stderr.contains("did you mean"),
+        "{}",
+        ran.out.stderr
+    );
+    assert_eq!(
+        files_under(lab.env.root.path()),
+        before,
+        "something was written"
+    );
+}
+
+#[test]
+fn traversal_slug_is_refused_and_writes_nothing() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let before = files_under(lab.env.root.path());
+    lab.run("../evil", &["--json"]).status(2);
+    assert_invoke_malformed(&lab, "../evil");
     assert_eq!(
         files_under(lab.env.root.path()),
         before,
@@ -702,6 +779,227 @@ fn traversal_slug_is_malformed_lane_and_writes_nothing() {
     );
     assert!(!lab.env.root.path().join("gsd-review-evil.md").exists());
     assert!(!lab.marker("acme-review.ran").exists());
+}
+
+#[test]
+fn run_of_an_inactive_lane_names_the_reason_the_file_and_the_fix() {
+    let lab = Lab::new();
+    let mut lane =
+        util::read_json(&util::fixture("run/spawn-stdout/acme-review").join("capability.json"));
+    lane["engines"] = json!({"gsd": ">=99.0.0"});
+    let path = lab.env.write_overlay(Scope::Global, "acme-review", &lane);
+    let ran = lab.run("acme", &[]);
+    ran.status(2);
+    let stderr = &ran.out.stderr;
+    assert!(stderr.contains("is not active"), "{stderr}");
+    assert!(stderr.contains("engines.gsd"), "{stderr}");
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    assert!(stderr.contains("fix: edit engines.gsd"), "{stderr}");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+}
+
+#[test]
+fn prompt_file_problems_are_told_apart_before_anything_starts() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let dir = lab.env.root.path().join("a-directory");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let unreadable = lab.env.root.path().join("unreadable.md");
+    std::fs::write(&unreadable, "x").expect("write");
+    std::fs::set_permissions(
+        &unreadable,
+        std::os::unix::fs::PermissionsExt::from_mode(0o000),
+    )
+    .expect("chmod");
+    let missing = lab.env.root.path().join("missing.md");
+    let mut cases = vec![
+        (missing.display().to_string(), "does not exist"),
+        (dir.display().to_string(), "is a directory, not a file"),
+        ("/dev/null".to_owned(), "is not a regular file"),
+    ];
+    // root reads anything: the unreadable case only means something for other users.
+    if std::fs::read(&unreadable).is_err() {
+        cases.push((unreadable.display().to_string(), "cannot be read"));
+    }
+    for (path, expected) in cases {
+        let fresh = lab.env.root.path().join("fresh-run");
+        let fresh_dir = fresh.display().to_string();
+        let ran = lab.gsd(
+            &[
+                "run",
+                "acme",
+                "--prompt-file",
+                &path,
+                "--run-dir",
+                &fresh_dir,
+            ],
+            COMMAND_TIMEOUT,
+        );
+        ran.status(1);
+        assert!(
+            ran.out.stderr.contains(expected),
+            "{path}: {}",
+            ran.out.stderr
+        );
+        assert!(!fresh.exists(), "{path}: the run dir was created");
+        assert!(
+            !lab.marker("acme-review.ran").exists(),
+            "{path}: the lane started"
+        );
+        let ran = lab.gsd(
+            &[
+                "invoke",
+                "--slug",
+                "acme",
+                "--prompt-file",
+                &path,
+                "--run-dir",
+                &fresh_dir,
+            ],
+            COMMAND_TIMEOUT,
+        );
+        ran.status(1);
+        assert!(
+            ran.out.stderr.contains(expected),
+            "invoke {path}: {}",
+            ran.out.stderr
+        );
+    }
+}
+
+#[test]
+fn no_prompt_is_a_usage_error_unless_the_lane_takes_none_or_stdin_is_named() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let empty = lab.env.root.path().join("empty-run");
+    let empty_dir = empty.display().to_string();
+    let ran = lab.gsd(&["run", "acme"], COMMAND_TIMEOUT);
+    ran.status(1);
+    assert!(
+        ran.out.stderr.contains("reads a prompt and none was given"),
+        "{}",
+        ran.out.stderr
+    );
+    lab.gsd(&["run", "acme", "--run-dir", &empty_dir], COMMAND_TIMEOUT)
+        .status(1);
+    assert!(!lab.marker("acme-review.ran").exists(), "the lane started");
+
+    // `--prompt -` reads stdin (here: empty), and a run dir that holds the prompt is enough.
+    lab.gsd(
+        &[
+            "run",
+            "acme",
+            "--prompt",
+            "-",
+            "--run-dir",
+            &empty_dir,
+            "--json",
+        ],
+        COMMAND_TIMEOUT,
+    )
+    .status(0);
+    lab.run_ok("acme", &[]);
+
+    // A lane that takes no prompt runs without one.
+    let other = Lab::new();
+    other.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["reviewer"]["invoke"]["promptChannel"] = json!("none");
+    });
+    let ran = other.gsd(&["run", "acme", "--json"], COMMAND_TIMEOUT);
+    ran.status(0);
+    assert_eq!(ran.json()["ok"], true, "{}", ran.out.stderr);
+}
+
+#[test]
+fn run_json_and_human_output_say_where_the_run_dir_is() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let prompt = lab
+        .run_dir
+        .join("gsd-review-prompt.md")
+        .display()
+        .to_string();
+    let ran = lab.gsd(
+        &["run", "acme", "--prompt-file", &prompt, "--json"],
+        COMMAND_TIMEOUT,
+    );
+    ran.status(0);
+    let result = ran.json();
+    let dir = PathBuf::from(
+        result["runDir"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{result}")),
+    );
+    assert!(dir.join("gsd-review-acme.md").is_file(), "{result}");
+    let ran = lab.gsd(&["run", "acme", "--prompt-file", &prompt], COMMAND_TIMEOUT);
+    ran.status(0);
+    let line = ran
+        .out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("run dir"))
+        .unwrap_or_else(|| panic!("{}", ran.out.stdout))
+        .to_owned();
+    let dir = PathBuf::from(line.trim_start_matches("run dir").trim());
+    assert!(dir.join("gsd-review-acme.md").is_file(), "{line}");
+}
+
+#[test]
+fn invoke_without_run_dir_uses_the_working_directory() {
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    let command = util::gsd_command(
+        &lab.env,
+        &util::fixture_path(),
+        &lab.run_dir,
+        &["invoke", "--slug", "acme"],
+    );
+    let ran = run_bounded(command, COMMAND_TIMEOUT);
+    ran.status(0);
+    assert_eq!(
+        ran.json(),
+        json!({"slug": "acme", "ok": true, "stubbed": false})
+    );
+    assert_eq!(
+        lab.review("acme"),
+        "# Acme review\n\nprompt was: Please review PLAN-1.\n"
+    );
+}
+
+#[test]
+fn empty_model_as_and_agent_keep_the_configured_values() {
+    let lab = Lab::new();
+    lab.install_acme("acme-args");
+    lab.config(&json!({"review": {"models": {"acme": "configured-model"}}}));
+    let run_dir = lab.run_dir.display().to_string();
+    for empty in ["", "  "] {
+        let ran = lab.gsd(
+            &[
+                "invoke",
+                "--slug",
+                "acme",
+                "--run-dir",
+                &run_dir,
+                "--model",
+                empty,
+                "--as",
+                empty,
+                "--agent",
+                empty,
+            ],
+            COMMAND_TIMEOUT,
+        );
+        ran.status(0);
+        assert_eq!(
+            ran.json(),
+            json!({"slug": "acme", "ok": true, "stubbed": false})
+        );
+        assert_eq!(
+            lab.review("acme"),
+            "5\nreview\n--model\nconfigured-model\n-p\n-\n",
+            "written under the slug, with the configured model"
+        );
+    }
 }
 
 #[test]
@@ -982,4 +1280,117 @@ fn http_stalled_server_times_out_into_a_stub() {
         "stub does not mention the timeout: {review:?}"
     );
     assert_eq!(server.posts().len(), 1, "the request was sent once");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `doctor`
+// ---------------------------------------------------------------------------------------------
+
+fn doctor(lab: &Lab, slugs: &[&str]) -> (Value, Ran) {
+    let mut args = vec!["doctor", "--json"];
+    args.extend_from_slice(slugs);
+    let ran = lab.gsd(&args, COMMAND_TIMEOUT);
+    (ran.json(), ran)
+}
+
+#[test]
+fn doctor_reports_a_ready_spawn_lane_with_its_program_and_version() {
+    let lab = Lab::new();
+    lab.install_acme("acme-args");
+    let (rows, ran) = doctor(&lab, &["acme"]);
+    ran.status(0);
+    let row = &rows[0];
+    assert_eq!(row["slug"], "acme");
+    assert_eq!(row["ready"], true, "{row}");
+    assert_eq!(row["probe"]["ok"], true, "{row}");
+    let path = row["program"]["path"].as_str().unwrap_or_default();
+    assert!(path.ends_with("tests/fixtures/bin/acme-args"), "{row}");
+    // acme-args prints its argument count, then each argument: `1`, `--version`.
+    assert_eq!(row["program"]["version"], "1", "{row}");
+    assert!(
+        row["trust"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("global overlay"),
+        "{row}"
+    );
+    assert_eq!(row["problems"], json!([]));
+    let human = lab.gsd(&["doctor", "acme"], COMMAND_TIMEOUT);
+    human.status(0);
+    let root = lab.env.project.display().to_string();
+    assert!(
+        human.out.stdout.starts_with(&format!(
+            "project root {root}\nconfig       {root}/.planning/config.json (absent)\n\nacme  ready\n"
+        )),
+        "{}",
+        human.out.stdout
+    );
+    assert!(
+        human.out.stdout.ends_with("1 of 1 lanes ready\n"),
+        "{}",
+        human.out.stdout
+    );
+}
+
+#[test]
+fn doctor_gives_the_fix_for_each_problem_and_exits_one() {
+    let lab = Lab::new();
+    lab.install_acme("acme-not-installed");
+    let (rows, ran) = doctor(&lab, &["acme"]);
+    ran.status(1);
+    let row = &rows[0];
+    assert_eq!(row["ready"], false);
+    assert_eq!(row["probe"]["reason"], "missing_binary");
+    assert_eq!(row["program"]["path"], Value::Null);
+    assert_eq!(
+        row["problems"][0]["fix"],
+        "install acme-not-installed so that `command -v acme-not-installed` finds it on this PATH"
+    );
+
+    let stale = Lab::new();
+    stale.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["engines"] = json!({"gsd": ">=99.0.0"});
+    });
+    let (rows, ran) = doctor(&stale, &["acme"]);
+    ran.status(1);
+    assert_eq!(rows[0]["trust"], "not loaded");
+    let fix = rows[0]["problems"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.starts_with("edit engines.gsd in "), "{fix}");
+
+    let ran = stale.gsd(&["doctor", "acm"], COMMAND_TIMEOUT);
+    ran.status(2);
+    assert!(
+        ran.out.stderr.contains("no lane has slug \"acm\""),
+        "{}",
+        ran.out.stderr
+    );
+}
+
+#[test]
+fn doctor_checks_an_http_lane_against_its_verified_host_only() {
+    let server = Server::start(&[models(&["served-a"])]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (rows, ran) = doctor(&lab, &[HTTP_SLUG]);
+    ran.status(0);
+    assert_eq!(rows[0]["ready"], true, "{}", rows[0]);
+    assert_eq!(rows[0]["destination"], server.url());
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "the verified host was not probed");
+    assert!(
+        requests
+            .iter()
+            .all(|(method, path)| method == "GET" && path == "/v1/models"),
+        "doctor sent more than a probe: {requests:?}"
+    );
+
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let closed = http_lab(&format!("http://127.0.0.1:{port}"), None, |_| {});
+    let (rows, ran) = doctor(&closed, &[HTTP_SLUG]);
+    ran.status(1);
+    assert_eq!(rows[0]["probe"]["reason"], "host_unreachable");
+    let fix = rows[0]["problems"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("review.acme_host"), "{fix}");
 }

@@ -1,14 +1,20 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
+mod completions;
+pub mod doctor;
+pub(crate) mod inactive;
 mod list;
+mod manpage;
 mod plan;
 pub mod review;
 mod roster;
 mod run;
+mod snippet;
 pub mod trust;
 mod validate;
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
 use crate::error::Failure;
@@ -24,23 +30,156 @@ pub struct Context {
     pub project_root: PathBuf,
     /// GSD compatibility version for `engines.gsd` gating.
     pub compat_version: String,
+    /// `-v` count: 0 normal, 1 or more say what was used and why.
+    pub verbose: u8,
+    /// `-q`: no `info:` lines.
+    pub quiet: bool,
+    /// `--color`.
+    pub color: crate::cli::ColorWhen,
 }
 
 impl Context {
     /// Builds the context from the parsed command line and the environment.
-    pub fn new(cli: &Cli, env: HostEnv) -> Context {
-        let project_root = match &cli.project {
+    ///
+    /// # Errors
+    ///
+    /// A `--project` that is not an existing directory (usage error, status 2).
+    pub fn new(cli: &Cli, env: HostEnv) -> Result<Context, Failure> {
+        if let Some(dir) = &cli.project {
+            let root = env.cwd.join(dir);
+            if !root.is_dir() {
+                return Err(Failure::usage(format!(
+                    "--project {}: {}",
+                    crate::output::neutralize(&dir.display().to_string()),
+                    if root.exists() {
+                        "not a directory"
+                    } else {
+                        "no such directory"
+                    }
+                )));
+            }
+        }
+        let mut context =
+            Context::locate(cli.project.as_deref(), cli.compat_version.as_deref(), env);
+        context.verbose = cli.verbose;
+        context.quiet = cli.quiet;
+        context.color = cli.color;
+        Ok(context)
+    }
+
+    /// The context from `--project` and `--compat-version` alone (quiet options at their
+    /// defaults): enough to load the registry.
+    pub fn locate(project: Option<&Path>, compat_version: Option<&str>, env: HostEnv) -> Context {
+        let project_root = match project {
             Some(dir) => env.cwd.join(dir),
             None => project::find_project_root(&env.cwd, env.home.as_deref()),
         };
         Context {
-            compat_version: cli
-                .compat_version
-                .clone()
-                .unwrap_or_else(|| HOST_COMPAT_VERSION.to_owned()),
+            compat_version: compat_version
+                .map_or_else(|| HOST_COMPAT_VERSION.to_owned(), str::to_owned),
             project_root,
             env,
+            verbose: 0,
+            quiet: false,
+            color: crate::cli::ColorWhen::Auto,
         }
+    }
+
+    /// Whether text for stdout (`to_stdout`) or stderr is coloured: `--color`, `NO_COLOR` and
+    /// whether that stream is a terminal.
+    pub fn colored(&self, to_stdout: bool) -> bool {
+        let terminal = if to_stdout {
+            std::io::IsTerminal::is_terminal(&std::io::stdout())
+        } else {
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+        };
+        self.color.enabled(terminal, self.env.no_color)
+    }
+
+    /// An `info:` line on stderr, unless `-q`.
+    pub fn info(&self, text: &str) {
+        if !self.quiet {
+            crate::output::eprint_line(&format!("info: {text}"));
+        }
+    }
+
+    /// A `verbose:` line on stderr, only with `-v`.
+    pub fn verbose(&self, text: &str) {
+        if self.verbose > 0 {
+            crate::output::eprint_line(&format!("verbose: {text}"));
+        }
+    }
+
+    /// With `-v`: which project root, config files, GSD home, overlay directories, consent
+    /// and pin stores this command uses (decisions.md #3), each marked present or absent.
+    pub fn describe(&self, project_given: bool) {
+        if self.verbose == 0 {
+            return;
+        }
+        let state = |path: &Path| {
+            if path.exists() {
+                "present"
+            } else {
+                "absent"
+            }
+        };
+        let how = if project_given {
+            "--project"
+        } else if self.project_root.join(".planning").is_dir() {
+            "nearest directory holding .planning/"
+        } else if self.project_root.join(".git").exists() {
+            "git top level"
+        } else {
+            "working directory"
+        };
+        self.verbose(&format!(
+            "project root {} ({how})",
+            self.project_root.display()
+        ));
+        let planning = self.project_root.join(".planning");
+        let config = planning.join("config.json");
+        self.verbose(&format!("config {} ({})", config.display(), state(&config)));
+        if let Some(name) = &self.env.workstream {
+            let overlay = planning.join("workstreams").join(name).join("config.json");
+            self.verbose(&format!(
+                "workstream config {} ({})",
+                overlay.display(),
+                state(&overlay)
+            ));
+        }
+        match self.env.gsd_home() {
+            Some(home) => {
+                let from = if self.env.gsd_home.is_some() {
+                    "GSD_HOME"
+                } else {
+                    "HOME"
+                };
+                self.verbose(&format!("GSD home {} (from {from})", home.display()));
+                let global = home.join(".gsd").join("capabilities");
+                self.verbose(&format!(
+                    "global overlays {} ({})",
+                    global.display(),
+                    state(&global)
+                ));
+                let consent = crate::trust::consent::ConsentStore::new(&home).path();
+                self.verbose(&format!(
+                    "consent store {} ({})",
+                    consent.display(),
+                    state(&consent)
+                ));
+                let pins = crate::trust::pins::PinStore::new(&home).path();
+                self.verbose(&format!("pin store {} ({})", pins.display(), state(&pins)));
+            }
+            None => self.verbose(
+                "GSD home: none (neither GSD_HOME nor HOME is set): no global overlays, consent or pins",
+            ),
+        }
+        let project_overlays = project::project_capabilities(&self.project_root);
+        self.verbose(&format!(
+            "project overlays {} ({})",
+            project_overlays.display(),
+            state(&project_overlays)
+        ));
     }
 
     /// Loads the project config, printing its warnings to stderr.
@@ -112,14 +251,18 @@ impl Context {
 ///
 /// A [`Failure`] carrying the message and exit status.
 pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
-    let context = Context::new(&cli, env);
+    let context = Context::new(&cli, env).map_err(|mut failure| {
+        failure.status = crate::cli::usage_status(Some(cli.command.name()));
+        failure
+    })?;
+    context.describe(cli.project.is_some());
     match cli.command {
         Command::List(args) => list::run(&context, args.json),
         Command::Validate(args) => validate::run(&context, &args),
         Command::Flags(args) => roster::flags(&context, &args),
         Command::Sections(args) => roster::sections(&context, &args),
         Command::Plan(args) => plan::run(&context, &args),
-        Command::Run(args) => run::run(&context, &args.slug, &args.options),
+        Command::Run(args) => run::run(&context, &args.slug, &args.options, run::Caller::Run),
         Command::Invoke(mut args) => {
             if args.options.handler_module.is_some() {
                 return Err(Failure::usage(
@@ -127,21 +270,59 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
                 ));
             }
             args.options.json = true;
-            run::run(&context, &args.slug, &args.options)
+            run::run(&context, &args.slug, &args.options, run::Caller::Invoke)
         }
         Command::Review(args) => review::run(&context, &args),
         Command::Disclose(args) => trust::disclose(&context, &args),
         Command::Install(args) => trust::install(&context, &args),
         Command::Remove(args) => trust::remove(&context, &args),
         Command::Trust(args) => trust::trust(&context, &args),
+        Command::Doctor(args) => doctor::run(&context, &args),
         Command::Schema => {
             crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
             Ok(0)
         }
+        Command::Manpage => {
+            let lanes = crate::review::args::lane_flags(&context.registry());
+            crate::output::print(&manpage::render(crate::cli::command(&lanes))?);
+            Ok(0)
+        }
         Command::Completions(args) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(args.shell, &mut command, "gsd-lane", &mut std::io::stdout());
+            let lanes = crate::review::args::lane_flags(&context.registry());
+            let command = crate::cli::command(&lanes);
+            crate::output::print(&completions::script(args.shell, command));
             Ok(0)
         }
     }
+}
+
+/// The value of global option `name` (`--name V` or `--name=V`) in `args`, before any `--`.
+fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
+    let prefix = format!("{name}=");
+    let mut iter = args.iter().skip(1).take_while(|arg| *arg != "--");
+    while let Some(arg) = iter.next() {
+        if arg == name {
+            return iter.next().map(Path::new);
+        }
+        if let Some(value) = arg.to_str().and_then(|a| a.strip_prefix(&prefix)) {
+            return Some(Path::new(value));
+        }
+    }
+    None
+}
+
+/// The lane flags `review` accepts, from the registry the command line points at
+/// (`--project`, `--compat-version`); none unless the command line mentions `review`,
+/// `help` or `completions` (every other command parses without loading the registry).
+pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<crate::review::args::LaneFlags> {
+    let wanted = args
+        .iter()
+        .skip(1)
+        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
+    if !wanted {
+        return Vec::new();
+    }
+    let compat = global_value(args, "--compat-version").and_then(Path::to_str);
+    let context = Context::locate(global_value(args, "--project"), compat, env.clone());
+    crate::review::args::lane_flags(&context.registry())
 }

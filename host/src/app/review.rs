@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
 use serde_json::{json, Value};
 
 use super::Context;
@@ -15,26 +14,17 @@ use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Refusal};
 use crate::registry::Lane;
-use crate::review::args::{self, Request};
+use crate::review::args::{self, ReviewArgs};
 use crate::review::budget;
 use crate::review::phase::{self, PhaseEnv};
 use crate::review::preflight::{self, Probing};
+use crate::review::preserve;
 use crate::review::progress::{self, Ending, Mode, Progress, Row, RULE};
 use crate::review::prompt;
 use crate::review::reviews_md::{self, Doc, Entry, Fate};
 use crate::review::rundir::{self, RunDir};
 use crate::review::runner::{self, Done, Event, Job, LaneResult, Shared};
 use crate::review::selection::{self, ErrorKind, Identity, Source};
-
-/// Arguments of `review` (lane flags are data, so everything is parsed by `review::args`).
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
-pub struct ReviewArgs {
-    /// `--phase <N>` or `--prompt-file <F> --out <REVIEWS.md>`, lane flags, `--all`,
-    /// `--self <slug>`, `--jobs <n>`, `--json`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub rest: Vec<String>,
-}
 
 /// What the review is about: a GSD phase or any prompt file.
 enum Subject {
@@ -73,7 +63,7 @@ fn repo_root(cwd: &Path) -> String {
 
 fn usage(message: &str) -> Failure {
     Failure {
-        message: format!("{message}\n{}", args::USAGE),
+        message: format!("{message}\n(see `gsd-lane review --help`)"),
         status: 1,
     }
 }
@@ -84,27 +74,19 @@ fn usage(message: &str) -> Failure {
 ///
 /// Usage errors (status 1), phase and I/O errors (status 1); selection and availability
 /// errors are printed and returned as status 2.
-pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
+pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    let request = args::parse(&review_args.rest, &registry).map_err(|m| usage(&m))?;
-    if request.help {
-        let flags: Vec<&str> = registry
-            .lanes
-            .iter()
-            .flat_map(|l| l.flags.iter().map(String::as_str))
-            .collect();
-        output::print(&format!(
-            "{}\n\nlane flags: {}\n",
-            args::USAGE,
-            flags.join(" ")
-        ));
-        return Ok(0);
+    for warning in args::collisions(
+        &<crate::cli::Cli as clap::CommandFactory>::command(),
+        &registry,
+    ) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
     }
-    for warning in &request.warnings {
-        output::eprint_line(&format!("warning: {}", neutralize(warning)));
+    if let Some(status) = inactive_flags(&registry, request) {
+        return Ok(status);
     }
     let config = context.config_checked()?;
-    let subject = subject(context, &request, &config)?;
+    let subject = subject(context, request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();
     let lanes: Vec<String> = registry.lanes.iter().map(|l| l.slug.clone()).collect();
@@ -122,20 +104,22 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         egress: egress.as_ref(),
     };
     let mut detected = BTreeMap::new();
+    let mut undetected = Vec::new();
     for slug in selection::candidates(source, &request.lanes, &normalized, &lanes) {
         if let Some(lane) = registry.lane(&slug) {
             let found = preflight::detect(lane, &probing);
             if let Err(refusal) = &found {
-                if source != Source::ExplicitFlags {
-                    output::eprint_line(&format!(
-                        "info: reviewer {slug} not detected ({}: {})",
-                        refusal.reason,
-                        neutralize(&refusal.detail)
-                    ));
-                }
+                undetected.push(format!(
+                    "reviewer {slug} not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ));
             }
             detected.insert(slug, found);
         }
+    }
+    if source != Source::ExplicitFlags {
+        report_undetected(context, &undetected);
     }
     let mut sel = selection::select(source, &request.lanes, &normalized, &lanes, &detected);
     let me = selection::self_identity(
@@ -147,11 +131,12 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     if sel.errors.is_empty() {
         selection::apply_self_skip(&mut sel, me.as_deref(), &request.lanes);
     }
+    explain_inactive_defaults(&mut sel, &normalized, &registry);
     for warning in &sel.warnings {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
     for info in &sel.infos {
-        output::eprint_line(&format!("info: {}", neutralize(info)));
+        context.info(&neutralize(info));
     }
     if !sel.errors.is_empty() {
         for (_, error) in &sel.errors {
@@ -163,6 +148,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
             .any(|(kind, _)| *kind == ErrorKind::Config);
         return Ok(if config_error { 1 } else { 2 });
     }
+    explain_selection(context, &registry, &sel, &detected);
     let ids: Vec<&str> = sel.identities.iter().map(|i| i.id.as_str()).collect();
     output::eprint_line(&format!(
         "review: selection source={} reviewers={}",
@@ -230,8 +216,8 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         match checked {
             Err(refusal) if explicit => blocked.push((identity.id.clone(), refusal)),
             Err(refusal) => {
-                output::eprint_line(&format!(
-                    "info: reviewer {} skipped ({}: {})",
+                context.info(&format!(
+                    "reviewer {} skipped ({}: {})",
                     identity.id,
                     refusal.reason,
                     neutralize(&refusal.detail)
@@ -321,7 +307,9 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         lock_dir: context.lock_dir(),
         plan_names,
     };
-    let max_jobs = request.jobs.unwrap_or(usize::MAX);
+    let max_jobs = request
+        .jobs
+        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let (results, interrupted) =
         runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| match event {
             Event::Started(index) => display_state.started(*index),
@@ -329,8 +317,8 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
                 let ending = ending_of(result);
                 if let (Done::Unavailable(refusal), Some(job)) = (&result.done, jobs.get(*index)) {
                     if !job.explicit {
-                        output::eprint_line(&format!(
-                            "info: reviewer {} skipped ({}: {})",
+                        context.info(&format!(
+                            "reviewer {} skipped ({}: {})",
                             job.identity.id,
                             refusal.reason,
                             neutralize(&refusal.detail)
@@ -355,10 +343,130 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     })
 }
 
+/// Lane flags naming lanes that exist but are not active: each reported with its reason, its
+/// source file and the fixing command; the review stops (exit 2, as for any named reviewer
+/// that cannot run) before anything is invoked.
+fn inactive_flags(registry: &crate::registry::Registry, request: &ReviewArgs) -> Option<u8> {
+    let mut any = false;
+    for flag in &request.inactive_flags {
+        if let Some(entry) = super::inactive::by_flag(registry, flag) {
+            output::eprint_line(&format!(
+                "error: {flag}: {}; nothing was invoked",
+                super::inactive::explain(entry)
+            ));
+            any = true;
+        }
+    }
+    any.then_some(2)
+}
+
+/// With `-v`: why each discovered lane was or was not selected.
+fn explain_selection(
+    context: &Context,
+    registry: &crate::registry::Registry,
+    sel: &selection::Selection,
+    detected: &BTreeMap<String, Result<String, Refusal>>,
+) {
+    if context.verbose == 0 {
+        return;
+    }
+    for lane in &registry.lanes {
+        let selected: Vec<&str> = sel
+            .identities
+            .iter()
+            .filter(|i| i.cli == lane.slug)
+            .map(|i| i.id.as_str())
+            .collect();
+        let why = if !selected.is_empty() {
+            format!("selected as {}", selected.join(", "))
+        } else {
+            match detected.get(&lane.slug) {
+                Some(Err(refusal)) => format!(
+                    "not selected: not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ),
+                Some(Ok(_)) => {
+                    "not selected: detected, but skipped (self-skip or configuration)".to_owned()
+                }
+                None => format!(
+                    "not selected: not asked for (selection source {})",
+                    sel.source.as_str()
+                ),
+            }
+        };
+        context.verbose(&format!("lane {}: {why}", lane.slug));
+    }
+    for entry in registry.entries.iter().filter(|e| e.skip.is_some()) {
+        context.verbose(&format!(
+            "not selectable: {}",
+            super::inactive::explain(entry)
+        ));
+    }
+}
+
+/// `review.default_reviewers` entries naming a lane that exists but is not active: the
+/// selection's "unknown slug" / "undefined instance" message becomes the lane's reason, source
+/// file and fixing command.
+fn explain_inactive_defaults(
+    sel: &mut selection::Selection,
+    normalized: &selection::Normalized,
+    registry: &crate::registry::Registry,
+) {
+    for slug in normalized.defaults.iter().flatten() {
+        let Some(entry) = super::inactive::by_slug(registry, slug) else {
+            continue;
+        };
+        if registry.lane(slug).is_some() {
+            continue;
+        }
+        let explained = format!(
+            "review.default_reviewers names {slug}: {}",
+            super::inactive::explain(entry)
+        );
+        let unknown = format!("unknown reviewer slug in review.default_reviewers: {slug}");
+        for warning in &mut sel.warnings {
+            if *warning == unknown {
+                warning.clone_from(&explained);
+            }
+        }
+        let undefined = format!("reviewer instance '{slug}' referenced in");
+        for (_, error) in &mut sel.errors {
+            if error.starts_with(&undefined) {
+                error.clone_from(&explained);
+            }
+        }
+    }
+}
+
+/// Lanes that were candidates but are not on this host: one summary line, each with its
+/// reason under `-v`.
+fn report_undetected(context: &Context, undetected: &[String]) {
+    if context.verbose > 0 {
+        for line in undetected {
+            context.info(line);
+        }
+        return;
+    }
+    match undetected.len() {
+        0 => {}
+        1 => context.info(&format!(
+            "1 lane not detected on this host ({}); -v says why",
+            undetected[0]
+                .strip_prefix("reviewer ")
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or("?")
+        )),
+        n => context.info(&format!(
+            "{n} lanes not detected on this host; -v lists them with the reason"
+        )),
+    }
+}
+
 /// Reads the phase (or checks the prompt file) before anything else happens.
 fn subject(
     context: &Context,
-    request: &Request,
+    request: &ReviewArgs,
     config: &crate::config::ProjectConfig,
 ) -> Result<Subject, Failure> {
     if let Some(arg) = &request.phase {
@@ -384,10 +492,8 @@ fn subject(
         ));
     };
     let path = context.env.cwd.join(file);
-    if !path.is_file() {
-        return Err(Failure::new(format!(
-            "cannot read {file}: not a regular file"
-        )));
+    if let Some(problem) = super::run::unusable_prompt(&path) {
+        return Err(Failure::new(problem));
     }
     let name = path
         .file_name()
@@ -633,7 +739,11 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
         plans,
         entries,
     };
-    let output_path = f.subject.output();
+    // Decisions.md #14: a run without a real review never replaces one that has some.
+    let wanted = f.subject.output();
+    let kept_aside = count == 0 && preserve::must_keep(wanted);
+    let failed_path = preserve::failed_path(wanted);
+    let output_path: &Path = if kept_aside { &failed_path } else { wanted };
     rundir::write_atomic(output_path, &reviews_md::render(&doc)).inspect_err(|_| {
         output::eprint_line(&format!(
             "review: run dir kept: {}",
@@ -647,8 +757,24 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
     } else {
         2
     };
-    summary(f, output_path, count, status);
+    let outcome = if f.interrupted {
+        Verdict::Interrupted
+    } else if count == 0 {
+        Verdict::Failed
+    } else if count < f.jobs.len() {
+        Verdict::Partial
+    } else {
+        Verdict::Complete
+    };
+    summary(f, output_path, count, status, outcome);
     output::eprint_line(&format!("review: wrote {}", output_path.display()));
+    if kept_aside {
+        output::eprint_line(&format!(
+            "review: no reviewer produced a real review, so {} (which holds one) was kept; this run's result is {}",
+            wanted.display(),
+            output_path.display()
+        ));
+    }
     if status == 0 {
         f.run_dir.remove();
     } else {
@@ -672,7 +798,31 @@ fn reviewers(count: usize) -> String {
     }
 }
 
-fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
+/// How the run went, for the banner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Every reviewer that ran produced a real review.
+    Complete,
+    /// Some did, some did not (stub, budget failure, unavailable at run time).
+    Partial,
+    /// None did.
+    Failed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl Verdict {
+    fn title(self) -> &'static str {
+        match self {
+            Verdict::Complete => "REVIEW COMPLETE",
+            Verdict::Partial => "REVIEW PARTIAL",
+            Verdict::Failed => "REVIEW FAILED",
+            Verdict::Interrupted => "REVIEW INTERRUPTED",
+        }
+    }
+}
+
+fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8, verdict: Verdict) {
     let file_name = output_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -684,15 +834,12 @@ fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8) {
             "count": count,
             "status": status,
             "interrupted": f.interrupted,
+            "verdict": verdict.title().trim_start_matches("REVIEW ").to_lowercase(),
             "run_dir": (status != 0).then(|| f.run_dir.path.clone()),
         }));
         return;
     }
-    let title = if f.interrupted {
-        "REVIEW INTERRUPTED"
-    } else {
-        "REVIEW COMPLETE"
-    };
+    let title = verdict.title();
     let mut text = format!("{RULE}\n GSD ► {title}\n{RULE}\n\n");
     match f.subject {
         Subject::Phase(p) => {

@@ -10,11 +10,30 @@ use crate::cli::RunOptions;
 use crate::error::{Context as _, Failure};
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
+use crate::private_fs::Sharing;
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
 
-/// The run dir: a given one (created 0700 when missing; refused when others could write in it
-/// or own it), else a fresh private temporary directory.
-fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
+/// Which command is running the lane: they differ in defaults and statuses (decisions.md #4, #5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// `run <slug>`: a person debugging one lane.
+    Run,
+    /// `invoke --slug`: the review workflow's drop-in for the reference (`.` run dir, its
+    /// statuses, its exact JSON shape).
+    Invoke,
+}
+
+/// The run dir: `--run-dir` (created 0700 when missing; refused when others could write in it
+/// or own it), else `.` for `invoke` and a fresh private temporary directory, kept, for `run`.
+/// The working directory `invoke` defaults to may be group-writable (umask 002 systems), never
+/// world-writable or another user's; files in it are still created without following links.
+fn run_dir(given: Option<&str>, cwd: &Path, caller: Caller) -> Result<PathBuf, Failure> {
+    let sharing = if given.is_none() {
+        Sharing::WorkingDirectory
+    } else {
+        Sharing::Private
+    };
+    let given = given.or((caller == Caller::Invoke).then_some("."));
     match given {
         Some(dir) => {
             let dir = cwd.join(dir);
@@ -25,11 +44,96 @@ fn run_dir(given: Option<&str>, cwd: &Path) -> Result<PathBuf, Failure> {
             )
             .create(&dir)
             .context(|| format!("creating run dir {}", dir.display()))?;
-            crate::private_fs::check_given_dir(&dir).map_err(Failure::new)?;
+            crate::private_fs::check_given_dir(&dir, sharing).map_err(Failure::new)?;
             Ok(dir)
         }
         None => crate::private_fs::private_temp_dir("gsd-lane-run-")
             .context(|| "creating a temporary run dir".to_owned()),
+    }
+}
+
+/// Why a prompt path cannot be used, told apart so the message says what to fix: missing,
+/// not examinable, a directory, not a regular file, unreadable. `None` when it can be read.
+pub(crate) fn unusable_prompt(path: &Path) -> Option<String> {
+    let shown = neutralize(&path.display().to_string());
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("prompt file {shown} does not exist"))
+        }
+        Err(err) => Some(format!("prompt file {shown} cannot be examined: {err}")),
+        Ok(meta) if meta.is_dir() => {
+            Some(format!("prompt file {shown} is a directory, not a file"))
+        }
+        Ok(meta) if !meta.is_file() => Some(format!(
+            "prompt file {shown} is not a regular file (a device, socket or pipe)"
+        )),
+        Ok(_) => std::fs::File::open(path)
+            .err()
+            .map(|err| format!("prompt file {shown} cannot be read: {err}")),
+    }
+}
+
+/// Whether the lane reads a prompt at all (`promptChannel: none` spawn lanes do not).
+fn takes_prompt(lane: &crate::registry::Lane) -> bool {
+    lane.body_str("transport") != "spawn"
+        || lane
+            .body()
+            .get("invoke")
+            .and_then(|invoke| invoke.get("promptChannel"))
+            .and_then(|channel| channel.as_str())
+            != Some("none")
+}
+
+/// Checks, before anything is created or started, that the lane will have a prompt: a usable
+/// `--prompt-file`, `--prompt -`, or a usable `gsd-review-prompt.md` already in `--run-dir`
+/// (the workflow writes it there before `invoke`).
+fn check_prompt(
+    lane: &crate::registry::Lane,
+    options: &RunOptions,
+    cwd: &Path,
+    caller: Caller,
+) -> Result<(), Failure> {
+    let usage = |message: String| Failure { message, status: 1 };
+    if let Some(file) = &options.prompt_file {
+        return unusable_prompt(&cwd.join(file)).map_or(Ok(()), |m| Err(usage(m)));
+    }
+    if options.prompt.is_some() || !takes_prompt(lane) {
+        return Ok(());
+    }
+    let dir = options
+        .run_dir
+        .as_deref()
+        .or((caller == Caller::Invoke).then_some("."));
+    let in_run_dir = dir.map(|dir| cwd.join(dir).join("gsd-review-prompt.md"));
+    match in_run_dir {
+        Some(path) if path.exists() => unusable_prompt(&path).map_or(Ok(()), |m| Err(usage(m))),
+        _ => Err(usage(format!(
+            "lane {} reads a prompt and none was given: use --prompt-file <FILE>, --prompt - (stdin), or a --run-dir holding gsd-review-prompt.md",
+            neutralize(&lane.slug)
+        ))),
+    }
+}
+
+/// `--model ""`, `--as ""` and `--agent ""` (or whitespace) mean "not given" (decisions.md #12).
+fn given(value: &Option<String>) -> Option<String> {
+    value.clone().filter(|v| !v.trim().is_empty())
+}
+
+/// A slug that names no active lane: the inactive lane's reason and fix when it exists, else
+/// a did-you-mean.
+fn unknown_slug(registry: &crate::registry::Registry, slug: &str) -> String {
+    if let Some(entry) = super::inactive::by_slug(registry, slug) {
+        return super::inactive::explain(entry);
+    }
+    match super::inactive::suggest_slug(registry, slug) {
+        Some(hint) => format!(
+            "no lane has slug {:?} (did you mean {hint:?}?); `gsd-lane list` shows every lane",
+            neutralize(slug)
+        ),
+        None => format!(
+            "no lane has slug {:?}; `gsd-lane list` shows every lane",
+            neutralize(slug)
+        ),
     }
 }
 
@@ -63,34 +167,53 @@ fn prompt_file(
 ///
 /// # Errors
 ///
-/// Usage errors (status 1 for this command) and I/O failures.
-pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Failure> {
+/// An unknown slug for `run` (status 2), prompt and usage errors (status 1), I/O failures.
+pub fn run(
+    context: &Context,
+    slug: &str,
+    options: &RunOptions,
+    caller: Caller,
+) -> Result<u8, Failure> {
     // `--handler-module`: checked before anything else, so a refused module runs nothing.
     let module = handler_module(options, &context.env.cwd)?;
     let registry = context.registry();
+    let Some(lane) = registry.lane(slug) else {
+        let detail = unknown_slug(&registry, slug);
+        output::eprint_line(&format!("gsd-lane: {detail}"));
+        let refusal = Refusal::new(Reason::MalformedLane, detail);
+        if caller == Caller::Run {
+            // `run`: an error (exit 2); `--json` still gets its one `malformed_lane` object.
+            if options.json {
+                output::print(&format!("{}\n", unavailable_json(slug, &refusal, None)));
+            }
+            return Ok(2);
+        }
+        // `invoke` keeps the reference's answer: a `malformed_lane` result, exit 0 (2 when
+        // explicit).
+        return Ok(report_unavailable(slug, &refusal, options, None));
+    };
+    check_prompt(lane, options, &context.env.cwd, caller)?;
     let config = context.config();
-    let run_dir = run_dir(options.run_dir.as_deref(), &context.env.cwd).map_err(|mut f| {
-        f.status = 1;
-        f
-    })?;
+    let run_dir =
+        run_dir(options.run_dir.as_deref(), &context.env.cwd, caller).map_err(|mut f| {
+            f.status = 1;
+            f
+        })?;
     let prompt_file = prompt_file(options, &run_dir, &context.env.cwd).map_err(|mut f| {
         f.status = 1;
         f
     })?;
     let lock_dir = context.lock_dir();
     let egress = context.egress();
-    let Some(lane) = registry.lane(slug) else {
-        let refusal = Refusal::new(
-            Reason::MalformedLane,
-            format!("no declared lane has slug {:?}", neutralize(slug)),
-        );
-        return Ok(report_unavailable(slug, &refusal, options));
-    };
+    // The fresh temporary run dir of `run` is said in every output (decisions.md #4).
+    let shown_dir =
+        (caller == Caller::Run && options.run_dir.is_none()).then_some(run_dir.as_path());
     if let Some((path, handler)) = &module {
         module_fits(lane, *handler, path)?;
         output::eprint_line(&module_notice(slug, *handler, path));
     }
-    if options.model.is_some()
+    let model = given(&options.model);
+    if model.is_some()
         && lane
             .body()
             .get("modelConfigKey")
@@ -99,7 +222,7 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
     {
         output::eprint_line(&format!(
             "warning: lane {slug} accepts no model override; model {:?} is ignored and the CLI's own default is used",
-            neutralize(options.model.as_deref().unwrap_or(""))
+            neutralize(model.as_deref().unwrap_or(""))
         ));
     }
     let setup = RunSetup {
@@ -109,9 +232,9 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
             repo_root: context.repo_root(options.repo_root.as_deref()),
             prompt_file,
             instance: Instance {
-                name: options.instance.clone(),
-                model: options.model.clone(),
-                agent: options.agent.clone(),
+                name: given(&options.instance),
+                model,
+                agent: given(&options.agent),
             },
             effort: None,
         },
@@ -122,9 +245,9 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         handler_override: module.map(|(_, handler)| handler),
     };
     match lane::run_lane(lane, &setup)? {
-        Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options)),
+        Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options, shown_dir)),
         Outcome::Completed(done) => {
-            report_completed(&done, options);
+            report_completed(&done, options, shown_dir);
             Ok(0)
         }
     }
@@ -194,7 +317,28 @@ fn module_notice(slug: &str, handler: &dyn gsd_lane_sdk::Handler, path: &Path) -
     )
 }
 
-fn report_unavailable(slug: &str, refusal: &Refusal, options: &RunOptions) -> u8 {
+/// The `runDir` member `run --json` adds (decisions.md #4); `invoke` keeps the reference shape.
+fn with_run_dir(mut value: serde_json::Value, run_dir: Option<&Path>) -> serde_json::Value {
+    if let (Some(dir), Some(map)) = (run_dir, value.as_object_mut()) {
+        map.insert("runDir".into(), json!(dir.display().to_string()));
+    }
+    value
+}
+
+/// The `{"slug","ok":false,"stubbed":false,"reason","detail"}` result (plus `runDir`).
+fn unavailable_json(slug: &str, refusal: &Refusal, run_dir: Option<&Path>) -> serde_json::Value {
+    with_run_dir(
+        json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail}),
+        run_dir,
+    )
+}
+
+fn report_unavailable(
+    slug: &str,
+    refusal: &Refusal,
+    options: &RunOptions,
+    run_dir: Option<&Path>,
+) -> u8 {
     if options.explicit {
         output::eprint_line(&format!(
             "explicitly requested reviewer '{slug}': {}",
@@ -202,16 +346,17 @@ fn report_unavailable(slug: &str, refusal: &Refusal, options: &RunOptions) -> u8
         ));
     }
     if options.json {
-        output::print(&format!(
-            "{}\n",
-            json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail})
-        ));
+        output::print(&format!("{}\n", unavailable_json(slug, refusal, run_dir)));
     } else {
         output::print(&format!(
-            "lane {}: unavailable ({}): {}\nnothing was started and no review file was written\n",
+            "lane {}: unavailable ({}): {}\nnothing was started and no review file was written{}\n",
             neutralize(slug),
             refusal.reason,
-            neutralize(&refusal.detail)
+            neutralize(&refusal.detail),
+            run_dir.map_or(String::new(), |d| format!(
+                "\nrun dir   {}",
+                neutralize(&d.display().to_string())
+            ))
         ));
     }
     if options.explicit {
@@ -238,14 +383,14 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
     }
 }
 
-fn report_completed(done: &Completion, options: &RunOptions) {
+fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Path>) {
     let plan = &done.plan;
     if options.json {
         let mut result = json!({"slug": plan.slug, "ok": true, "stubbed": done.stubbed});
         if let Some(reason) = done.stub_reason {
             result["reason"] = json!(reason);
         }
-        output::print(&format!("{result}\n"));
+        output::print(&format!("{}\n", with_run_dir(result, run_dir)));
         return;
     }
     let review = crate::run::review_file::read_sidecar(Path::new(&plan.review_path));
@@ -283,6 +428,12 @@ fn report_completed(done: &Completion, options: &RunOptions) {
     }
     for note in &done.notes {
         text.push_str(&format!("note      {}\n", neutralize(note)));
+    }
+    if let Some(dir) = run_dir {
+        text.push_str(&format!(
+            "run dir   {}\n",
+            neutralize(&dir.display().to_string())
+        ));
     }
     text.push_str(&format!(
         "review    {}\nstderr    {}\n\n",

@@ -1,6 +1,8 @@
 //! `gsd-lane validate`: manifests as one merged set; exit 1 on any error.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -17,6 +19,27 @@ fn discovered_overlays(context: &Context) -> Vec<PathBuf> {
     );
     found.dedup();
     found
+}
+
+/// Largest manifest whose lines are shown under its diagnostics.
+const SOURCE_LIMIT: u64 = 16 << 20;
+
+/// Manifest texts read once each for the snippets (`None`: unreadable, too large, not UTF-8).
+#[derive(Default)]
+struct Sources(HashMap<PathBuf, Option<String>>);
+
+impl Sources {
+    fn get(&mut self, path: &Path) -> Option<&str> {
+        self.0
+            .entry(path.to_path_buf())
+            .or_insert_with(|| {
+                let file = std::fs::File::open(path).ok()?;
+                let mut text = String::new();
+                file.take(SOURCE_LIMIT).read_to_string(&mut text).ok()?;
+                Some(text)
+            })
+            .as_deref()
+    }
 }
 
 /// Runs `validate`.
@@ -37,9 +60,12 @@ pub fn run(context: &Context, args: &crate::cli::ValidateArgs) -> Result<u8, Fai
             "warnings": report.warnings.iter().map(output::diagnostic_json).collect::<Vec<_>>(),
         }));
     } else {
+        let color = context.colored(report.errors.is_empty());
+        let mut sources = Sources::default();
         let mut text = String::new();
         for diagnostic in report.errors.iter().chain(&report.warnings) {
-            text.push_str(&output::diagnostic_line(diagnostic));
+            let source = diagnostic.file.as_deref().and_then(|f| sources.get(f));
+            text.push_str(&super::snippet::render(diagnostic, source, color));
             text.push('\n');
         }
         text.push_str(&format!(

@@ -1,177 +1,249 @@
-//! The review command line (review-workflow.md §2): the command's own options plus every lane
-//! flag of the loaded registry, parsed by hand because lane flags are data.
+//! The review command line (review-workflow.md §2): the command's own options (`ReviewArgs`,
+//! clap derive) plus one flag per loaded lane, added to the clap model at run time because lane
+//! flags are data. Clap then does the parsing, the help, the errors and the suggestions.
+
+use std::collections::BTreeSet;
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command};
 
 use crate::registry::Registry;
 
-/// The command's own options; a lane declaring one of these keeps loading, but the flag is
-/// ignored for selection.
-pub const OWN_OPTIONS: [&str; 8] = [
-    "--phase",
-    "--prompt-file",
-    "--out",
-    "--all",
-    "--self",
-    "--jobs",
-    "--json",
-    "--help",
-];
-
-/// Usage text.
-pub const USAGE: &str = "usage: gsd-lane review --phase <N> [<lane flag>...] [--all] [--self <slug>] [--jobs <n>] [--json]
-       gsd-lane review --prompt-file <F> --out <REVIEWS.md> [<lane flag>...] [--self <slug>] [--jobs <n>] [--json]";
-
-/// The parsed request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Request {
-    /// `--phase`.
+/// Arguments of `review` (its own options; lane flags are added by [`with_lane_flags`]).
+#[derive(Debug, Clone, Default, Args)]
+#[command(
+    after_help = "Lane flags name reviewers explicitly (`gsd-lane flags` lists them). Without one, \
+`--all` runs every detected lane; otherwise `review.default_reviewers` decides, and without that \
+setting every detected lane runs."
+)]
+pub struct ReviewArgs {
+    /// Review the plans of this GSD phase (e.g. `3`, `03`, `2.1`).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::builder::NonEmptyStringValueParser::new(),
+        required_unless_present = "prompt_file",
+        conflicts_with = "prompt_file"
+    )]
     pub phase: Option<String>,
-    /// `--prompt-file`.
+    /// Review any document instead of a phase (with `--out`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        value_parser = clap::builder::NonEmptyStringValueParser::new(),
+        requires = "out"
+    )]
     pub prompt_file: Option<String>,
-    /// `--out`.
+    /// Where the REVIEWS.md of `--prompt-file` goes.
+    #[arg(
+        long,
+        value_name = "REVIEWS.md",
+        value_parser = clap::builder::NonEmptyStringValueParser::new(),
+        requires = "prompt_file"
+    )]
     pub out: Option<String>,
-    /// `--all`.
+    /// Every detected lane, whatever `review.default_reviewers` says.
+    #[arg(long)]
     pub all: bool,
-    /// `--self`.
+    /// The lane driving this review, which is skipped (default: from the environment).
+    #[arg(
+        long = "self",
+        value_name = "SLUG",
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
+    )]
     pub self_slug: Option<String>,
-    /// `--jobs` (≥ 1).
-    pub jobs: Option<usize>,
-    /// `--json`.
+    /// At most this many lanes at a time (default: all at once; 1 is sequential).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Progress and the result as one JSON object per event.
+    #[arg(long)]
     pub json: bool,
-    /// `--help`.
-    pub help: bool,
-    /// Lanes named by flags, each once, in the order first named.
+    /// Active lanes named by a lane flag, by slug, each once, in descriptor order (the run
+    /// order does not depend on the order flags were typed in).
+    #[arg(skip)]
     pub lanes: Vec<String>,
-    /// Warnings about lane flags that collide with the command's options.
-    pub warnings: Vec<String>,
+    /// Lane flags given that name a lane which exists but is not active.
+    #[arg(skip)]
+    pub inactive_flags: Vec<String>,
 }
 
-/// Levenshtein distance (small inputs only).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+/// One lane's flags as the review command line knows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneFlags {
+    /// Lane slug.
+    pub slug: String,
+    /// REVIEWS.md section (for the help line).
+    pub section: String,
+    /// Flags, canonical first.
+    pub flags: Vec<String>,
+    /// False for a discovered lane that is not active: its flags are accepted (hidden), so
+    /// the user hears why it cannot run instead of "unexpected argument".
+    pub active: bool,
+}
+
+/// Every lane's flags from the registry: active lanes, then inactive ones.
+pub fn lane_flags(registry: &Registry) -> Vec<LaneFlags> {
+    let active = registry.lanes.iter().map(|lane| LaneFlags {
+        slug: lane.slug.clone(),
+        section: lane.section.clone(),
+        flags: lane.flags.clone(),
+        active: true,
+    });
+    let inactive = registry
+        .entries
+        .iter()
+        .filter(|entry| entry.skip.is_some())
+        .map(|entry| LaneFlags {
+            slug: entry.slug.clone().unwrap_or_else(|| entry.id.clone()),
+            section: String::new(),
+            flags: entry.flags.clone(),
+            active: false,
+        });
+    active.chain(inactive).collect()
+}
+
+/// Whether `flag` can be a clap long option: `--` then a letter or digit, then letters,
+/// digits, `-` or `_`, at most 64 characters (anything else is left out of the model).
+fn usable(flag: &str) -> bool {
+    let Some(name) = flag.strip_prefix("--") else {
+        return false;
+    };
+    flag.len() <= 64
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Every long option (and alias) `command` and its globals already have.
+fn taken_longs(root: &Command, review: &Command) -> BTreeSet<String> {
+    let mut taken: BTreeSet<String> = ["help".to_owned(), "version".to_owned()].into();
+    for arg in root.get_arguments().chain(review.get_arguments()) {
+        taken.extend(arg.get_long().map(str::to_owned));
+        taken.extend(
+            arg.get_all_aliases()
+                .into_iter()
+                .flatten()
+                .map(str::to_owned),
+        );
+    }
+    taken
+}
+
+/// The arg id of a lane's flags.
+fn arg_id(index: usize) -> String {
+    format!("lane-flag-{index}")
+}
+
+/// Adds one flag per lane to the `review` subcommand of `root`: the canonical flag plus
+/// visible aliases for active lanes, hidden for inactive ones. A flag another option (or an
+/// earlier lane) already has is left out; [`collisions`] reports the options case.
+pub fn with_lane_flags(root: Command, lanes: &[LaneFlags]) -> Command {
+    let root_for_names = root.clone();
+    root.mut_subcommand("review", |review| {
+        let mut taken = taken_longs(&root_for_names, &review);
+        // A lane flag (or option) given twice counts once, as before clap.
+        let mut review = review.args_override_self(true);
+        for (index, lane) in lanes.iter().enumerate() {
+            let mut ordered: Vec<String> = Vec::new();
+            for flag in lane.flags.iter().filter(|flag| usable(flag)) {
+                let name = &flag[2..];
+                if !taken.contains(name) && !ordered.iter().any(|n| n == name) {
+                    ordered.push(name.to_owned());
+                }
+            }
+            let Some((long, aliases)) = ordered.split_first() else {
+                continue;
+            };
+            taken.extend(ordered.iter().cloned());
+            let mut arg = Arg::new(arg_id(index))
+                .long(long.clone())
+                .action(ArgAction::SetTrue)
+                .help_heading("Lane flags");
+            if lane.active {
+                arg = arg
+                    .visible_aliases(aliases.to_vec())
+                    .help(format!("Review with {} (lane {})", lane.section, lane.slug));
+            } else {
+                arg = arg.aliases(aliases.to_vec()).hide(true);
+            }
+            review = review.arg(arg);
+        }
+        review
+    })
+}
+
+/// Fills `args.lanes` and `args.inactive_flags` from the matches of the `review` subcommand.
+pub fn named_lanes(args: &mut ReviewArgs, matches: &ArgMatches, lanes: &[LaneFlags]) {
+    for (index, lane) in lanes.iter().enumerate() {
+        let given = matches
+            .try_get_one::<bool>(&arg_id(index))
+            .ok()
+            .flatten()
+            .copied()
+            .unwrap_or(false);
+        if !given {
+            continue;
+        }
+        if lane.active {
+            if !args.lanes.contains(&lane.slug) {
+                args.lanes.push(lane.slug.clone());
+            }
+        } else if let Some(flag) = lane.flags.first() {
+            args.inactive_flags.push(flag.clone());
         }
     }
-    row[b.len()]
 }
 
-/// The closest known flag, if close enough.
-pub fn suggest<'a>(unknown: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .map(|k| (distance(unknown, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) || k.starts_with(unknown))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Parses `args` against the registry's lane flags.
-///
-/// # Errors
-///
-/// A usage message.
-pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
-    let mut request = Request::default();
+/// Warnings about lane flags that are already options of `review` (or global ones) in `root`
+/// (the model without lane flags): such a lane keeps loading, but the flag does not select it.
+pub fn collisions(root: &Command, registry: &Registry) -> Vec<String> {
+    let Some(review) = root.find_subcommand("review") else {
+        return Vec::new();
+    };
+    let taken = taken_longs(root, review);
+    let mut warnings = Vec::new();
     for lane in &registry.lanes {
         for flag in &lane.flags {
-            if OWN_OPTIONS.contains(&flag.as_str()) {
-                request.warnings.push(format!(
+            if flag
+                .strip_prefix("--")
+                .is_some_and(|name| taken.contains(name))
+            {
+                warnings.push(format!(
                     "lane {} declares {flag}, an option of review; it is ignored for selection",
                     lane.slug
                 ));
             }
         }
     }
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if arg.starts_with("--") => (name, Some(value.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |option: &str| -> Result<String, String> {
-            match inline.clone().or_else(|| iter.next().cloned()) {
-                Some(v) if !v.is_empty() => Ok(v),
-                _ => Err(format!("{option} needs a value")),
-            }
-        };
-        match name {
-            "--phase" => request.phase = Some(value("--phase")?),
-            "--prompt-file" => request.prompt_file = Some(value("--prompt-file")?),
-            "--out" => request.out = Some(value("--out")?),
-            "--self" => request.self_slug = Some(value("--self")?),
-            "--jobs" => {
-                let text = value("--jobs")?;
-                match text.parse::<usize>() {
-                    Ok(n) if n >= 1 => request.jobs = Some(n),
-                    _ => return Err(format!("--jobs takes a positive integer, got '{text}'")),
-                }
-            }
-            "--all" | "--json" | "--help" | "-h" if inline.is_some() => {
-                return Err(format!("{name} takes no value"))
-            }
-            "--all" => request.all = true,
-            "--json" => request.json = true,
-            "--help" | "-h" => request.help = true,
-            flag if flag.starts_with("--") => {
-                let lane = (inline.is_none())
-                    .then(|| registry.lane_by_flag(flag))
-                    .flatten();
-                match lane {
-                    Some(lane) => {
-                        if !request.lanes.contains(&lane.slug) {
-                            request.lanes.push(lane.slug.clone());
-                        }
-                    }
-                    None => {
-                        let known = OWN_OPTIONS.iter().copied().chain(
-                            registry
-                                .lanes
-                                .iter()
-                                .flat_map(|l| l.flags.iter().map(String::as_str)),
-                        );
-                        return Err(match suggest(flag, known) {
-                            Some(hint) => {
-                                format!("unknown option '{arg}' (did you mean '{hint}'?)")
-                            }
-                            None => format!("unknown option '{arg}'; lane flags: `gsd-lane flags`"),
-                        });
-                    }
-                }
-            }
-            other => return Err(format!("unexpected argument '{other}'")),
-        }
-    }
-    if request.help {
-        return Ok(request);
-    }
-    match (&request.phase, &request.prompt_file, &request.out) {
-        (Some(_), None, None) | (None, Some(_), Some(_)) => Ok(request),
-        (Some(_), Some(_), _) => Err("--phase and --prompt-file cannot be combined".to_owned()),
-        (Some(_), None, Some(_)) => Err("--out is only used with --prompt-file".to_owned()),
-        (None, Some(_), None) => Err("--prompt-file needs --out <REVIEWS.md>".to_owned()),
-        (None, None, _) => {
-            Err("--phase <N> (or --prompt-file <F> --out <REVIEWS.md>) is required".to_owned())
-        }
-    }
+    warnings
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::{CommandFactory, FromArgMatches};
 
-    fn parse_args(args: &[&str]) -> Result<Request, String> {
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        parse(&args, &Registry::first_party())
+    fn parse(args: &[&str]) -> Result<ReviewArgs, clap::Error> {
+        let registry = Registry::first_party();
+        let lanes = lane_flags(&registry);
+        let command = with_lane_flags(crate::cli::Cli::command(), &lanes);
+        let mut argv = vec!["gsd-lane", "review"];
+        argv.extend_from_slice(args);
+        let matches = command.try_get_matches_from(argv)?;
+        let sub = matches
+            .subcommand_matches("review")
+            .expect("review matches");
+        let mut review = ReviewArgs::from_arg_matches(sub)?;
+        named_lanes(&mut review, sub, &lanes);
+        Ok(review)
     }
 
     #[test]
     fn lane_flags_and_options() {
-        let r = parse_args(&[
+        let r = parse(&[
             "--phase",
             "3",
             "--agy",
@@ -181,16 +253,34 @@ mod tests {
         ])
         .expect("parses");
         assert_eq!(r.phase.as_deref(), Some("3"));
-        assert_eq!(r.lanes, vec!["antigravity", "gemini"]);
+        assert_eq!(r.lanes, vec!["gemini", "antigravity"]);
         assert_eq!(r.jobs, Some(2));
     }
 
     #[test]
-    fn unknown_flag_suggests() {
-        let err = parse_args(&["--phase", "3", "--gemni"]).expect_err("unknown");
-        assert_eq!(err, "unknown option '--gemni' (did you mean '--gemini'?)");
-        assert!(parse_args(&["--phase", "3", "--jobs", "0"]).is_err());
-        assert!(parse_args(&["--all"]).is_err());
-        assert!(parse_args(&["--prompt-file", "x"]).is_err());
+    fn clap_rejects_what_the_hand_parser_rejected() {
+        let err = parse(&["--phase", "3", "--gemni"]).expect_err("unknown");
+        assert!(err.to_string().contains("--gemini"), "{err}");
+        assert!(parse(&["--phase", "3", "--jobs", "0"]).is_err());
+        assert!(parse(&["--all"]).is_err());
+        assert!(parse(&["--prompt-file", "x"]).is_err());
+        assert!(parse(&["--phase", ""]).is_err());
+        assert!(parse(&["--phase", "3", "--prompt-file", "x", "--out", "y"]).is_err());
+    }
+
+    #[test]
+    fn odd_flags_never_reach_clap() {
+        for flag in ["--", "-x", "--a b", "--é", "---x", "--phase"] {
+            let lanes = vec![LaneFlags {
+                slug: "odd".into(),
+                section: "Odd".into(),
+                flags: vec![flag.into()],
+                active: true,
+            }];
+            // Building the model (clap's debug asserts included) must not panic.
+            let command = with_lane_flags(crate::cli::Cli::command(), &lanes);
+            command.clone().debug_assert();
+            let _ = command.try_get_matches_from(["gsd-lane", "review", "--phase", "3"]);
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod interrupt;
 pub mod nest;
 pub mod phase;
 pub mod preflight;
+pub mod preserve;
 pub mod progress;
 pub mod prompt;
 pub mod reviews_md;

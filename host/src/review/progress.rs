@@ -233,10 +233,11 @@ impl Progress {
     /// Ends the live display (terminal mode) and leaves a blank line before what follows.
     pub fn finish(&mut self) {
         if let Some(multi) = self.multi.take() {
+            // Every live line is erased (finished ones included) before the final lines are
+            // printed once each: an abandoned bar stays drawn, and after Ctrl-C that left the
+            // interrupted reviewers' lines on screen twice.
             for bar in &self.bars {
-                if !bar.is_finished() {
-                    bar.abandon();
-                }
+                bar.finish_and_clear();
             }
             let _ = multi.clear();
             for (row, ended) in self.rows.iter().zip(&self.ended) {

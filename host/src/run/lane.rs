@@ -159,6 +159,42 @@ fn child_var(env: &ChildEnv, name: &str) -> Option<String> {
     }
 }
 
+/// Longest a `--version` query may take (`doctor`).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most bytes of `--version` output kept (`doctor`).
+const VERSION_BYTES: usize = 4096;
+
+/// The first line of `<binary> --version` of an admitted spawn lane, run like a probe
+/// (bounded in time and size, the same environment and program allow-list); `None` for HTTP
+/// lanes and when it fails or prints nothing.
+pub fn version_of(lane: &Lane, admitted: &Admitted<'_>, setup: &RunSetup<'_>) -> Option<String> {
+    let binary = admitted.plan.spawn()?.binary.clone();
+    let effects = effects_for(lane, &admitted.plan, setup);
+    let report = gsd_lane_sdk::Effects::spawn(
+        &effects,
+        &gsd_lane_sdk::SpawnRequest {
+            program: binary,
+            args: vec!["--version".to_owned()],
+            stdin: None,
+            stdout: gsd_lane_sdk::StdoutSink::Memory(VERSION_BYTES),
+            stderr_path: None,
+            timeout: VERSION_TIMEOUT,
+        },
+    );
+    if report.error.is_some() {
+        return None;
+    }
+    let text = if report.stdout.trim().is_empty() {
+        report.stderr
+    } else {
+        report.stdout
+    };
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(|line| line.chars().take(200).collect())
+}
+
 /// Runs one lane: admit, probe, execute, empty-output policy.
 ///
 /// # Errors

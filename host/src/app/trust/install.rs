@@ -290,6 +290,7 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         if !json_output {
             output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
             output::print(&format!("fingerprint {fp}\n"));
+            output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
         }
         let question = format!(
             "install {id} into the {} scope and let it run on every review?",

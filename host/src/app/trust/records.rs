@@ -268,6 +268,7 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     if !json_output {
         output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
         output::print(&format!("fingerprint {fp}\n"));
+        output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
     }
     let question = format!("activate {id} for {root} and let it run on every review?");
     if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {

@@ -43,13 +43,18 @@ impl Subject {
     }
 }
 
+/// The sandbox posture every lane runs under, as the disclosure and the consent screens say it
+/// (one wording; the sandbox work replaces it with the real posture).
+pub const SANDBOX_POSTURE: &str =
+    "none — the lane runs with your permissions: it can read every file you can and send it anywhere";
+
 /// The environment a lane of `scope` starts with (trust.md §7.9).
 fn environment(scope: &str) -> Value {
     if scope == "first-party" {
         json!({"kind": "inherited", "detail": "the whole environment of gsd-lane, every credential in it included (first-party CLIs authenticate through it)"})
     } else {
         json!({"kind": "minimal", "variables": ["PATH", "HOME", "USERPROFILE", "LANG", "LANGUAGE", "LC_*", "TMPDIR", "TMP", "TEMP"],
-               "detail": "only these variables; every credential in your environment is withheld"})
+               "detail": "only the listed variables; every credential in your environment is withheld"})
     }
 }
 
@@ -245,10 +250,21 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
             }
         ));
         let env = environment(subject.scope);
+        let variables: Vec<&str> = env["variables"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         lines.push(format!(
-            "  environment: {} — {}",
+            "  environment: {} — {}{}",
             env["kind"].as_str().unwrap_or(""),
-            env["detail"].as_str().unwrap_or("")
+            env["detail"].as_str().unwrap_or(""),
+            if variables.is_empty() {
+                String::new()
+            } else {
+                format!("\n               listed: {}", variables.join(", "))
+            }
         ));
         run["program"] = json!(found.map(|p| p.display().to_string()));
         run["environment"] = env;
@@ -256,7 +272,7 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
             "  bounds:      killed with its whole process tree after {} s; output capped",
             plan.timeout_ms / 1000
         ));
-        lines.push("  sandbox:     none — it runs with your privileges, can read every file you can and send it anywhere".to_owned());
+        lines.push(format!("  sandbox:     {SANDBOX_POSTURE}"));
     }
     if let Some(http_plan) = plan.http() {
         let class = class_of(&http_plan.host);

@@ -1,0 +1,367 @@
+//! `gsd-lane doctor [slug…] [--json]`: is each lane ready to review here, and if not, the
+//! exact command that fixes it.
+//!
+//! Per lane: its program on PATH (where, and the first line of a bounded `--version`), the
+//! probe verdict (an HTTP lane's probe contacts only its verified — approved or pinned —
+//! destination, bounded like every probe), the trust state, the readiness checks knowable
+//! without the network ([`readiness`]), and one fix per problem. Nothing is reviewed and no
+//! prompt is sent. Exit 0 when every selected lane is ready, 1 otherwise, 2 for an unknown slug.
+
+use std::path::Path;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::Context;
+use crate::error::Failure;
+use crate::output::{self, neutralize};
+use crate::plan::{Instance, PlanInputs, Reason, Refusal};
+use crate::registry::{Entry, Lane, Registry, Scope};
+use crate::run::lane::{self, RunSetup};
+use crate::run::path_lookup;
+
+/// Arguments of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Lane slugs to check (default: every discovered lane, active or not).
+    #[arg(value_name = "SLUG")]
+    pub slugs: Vec<String>,
+    /// Machine-readable output: one object per lane.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One problem and the command (or edit) that fixes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What is wrong.
+    pub problem: String,
+    /// What fixes it.
+    pub fix: String,
+}
+
+/// Readiness checks that need no network, beyond the probe's own `requiresBinaries` and
+/// binary lookups: the place lane-specific checks (gemini's folder trust, …) report into.
+/// Each returns the problems it found for `lane` in `project_root`; none yet.
+pub fn readiness(lane: &Lane, project_root: &Path) -> Vec<Problem> {
+    let _ = (lane, project_root);
+    Vec::new()
+}
+
+/// The fix for a refusal of an active lane.
+fn fix_for(lane: &Lane, refusal: &Refusal) -> String {
+    let path = neutralize(&lane.path.display().to_string());
+    let binary = lane
+        .body()
+        .get("invoke")
+        .and_then(|i| i.get("binary"))
+        .and_then(Value::as_str)
+        .unwrap_or(&lane.slug)
+        .to_owned();
+    match refusal.reason {
+        Reason::MissingBinary | Reason::MissingRequiredBinary => {
+            let missing = refusal
+                .detail
+                .split(' ')
+                .next()
+                .filter(|word| !word.is_empty())
+                .unwrap_or(&binary);
+            format!(
+                "install {} so that `command -v {}` finds it on this PATH",
+                neutralize(missing),
+                neutralize(missing)
+            )
+        }
+        Reason::HostUnreachable => {
+            let key = lane
+                .body()
+                .get("invoke")
+                .and_then(|i| i.get("hostConfigKey"))
+                .and_then(Value::as_str)
+                .unwrap_or("the lane's host key");
+            format!(
+                "start the server, or point {} in .planning/config.json at one that is running",
+                neutralize(key)
+            )
+        }
+        Reason::EgressHostChanged => {
+            format!("gsd-lane trust rebind-host {}", neutralize(&lane.capability_id))
+        }
+        Reason::ProbeFailed | Reason::ProbeTimeout => format!(
+            "update {} (its probe must pass); `gsd-lane plan --selected {}` shows what is probed",
+            neutralize(&binary),
+            neutralize(&lane.slug)
+        ),
+        Reason::UnknownHandler => format!(
+            "use a built-in handler (antigravity, openai-compatible, opencode) in {path}, or a gsd-lane that has this one"
+        ),
+        _ => format!("gsd-lane validate {path}"),
+    }
+}
+
+/// The trust state of an active lane, in words.
+fn trust_state(lane: &Lane) -> &'static str {
+    match lane.scope {
+        Scope::FirstParty => "built-in (compiled into gsd-lane)",
+        Scope::Global => "global overlay (active in every project; no per-project consent)",
+        Scope::Project => "project overlay, approved for this project",
+    }
+}
+
+/// Checks one active lane.
+fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
+    let mut problems = Vec::new();
+    let mut program = Value::Null;
+    let mut destination = Value::Null;
+    let probe = match lane::admit(lane, setup) {
+        Err(refusal) => Err(refusal),
+        Ok(admitted) => {
+            if let Some(spawn) = admitted.plan.spawn() {
+                let found = path_lookup::find_executable(&spawn.binary, setup.path_var.as_deref());
+                let version = found
+                    .as_ref()
+                    .and_then(|_| lane::version_of(lane, &admitted, setup));
+                program = json!({
+                    "binary": spawn.binary,
+                    "path": found.map(|p| p.display().to_string()),
+                    "version": version,
+                });
+            }
+            if let Some(http) = admitted.plan.http() {
+                destination = json!(http.host);
+            }
+            lane::probe_lane(lane, &admitted, setup)
+        }
+    };
+    let probe_json = match &probe {
+        Ok(verdict) => json!({"ok": true, "verdict": verdict}),
+        Err(refusal) => {
+            problems.push(Problem {
+                problem: format!("{}: {}", refusal.reason, refusal.detail),
+                fix: fix_for(lane, refusal),
+            });
+            json!({"ok": false, "reason": refusal.reason, "detail": refusal.detail})
+        }
+    };
+    problems.extend(readiness(lane, &context.project_root));
+    Row {
+        slug: &lane.slug,
+        id: &lane.capability_id,
+        scope: lane.scope,
+        path: &lane.path,
+        program,
+        probe: probe_json,
+        trust: trust_state(lane),
+        destination,
+        problems,
+    }
+    .to_json()
+}
+
+/// Reports a discovered lane that is not active.
+fn check_inactive(entry: &Entry) -> Value {
+    let reason = entry.skip.as_ref().map_or("", |s| s.reason.as_str());
+    let problems = vec![Problem {
+        problem: format!("not active: {reason}"),
+        fix: super::inactive::fix(entry),
+    }];
+    Row {
+        slug: entry.slug.as_deref().unwrap_or(&entry.id),
+        id: &entry.id,
+        scope: entry.scope,
+        path: &entry.path,
+        program: Value::Null,
+        probe: json!({"ok": false, "reason": "inactive", "detail": reason}),
+        trust: if entry
+            .skip
+            .as_ref()
+            .is_some_and(|s| s.code == "LD-UNCONSENTED")
+        {
+            "needs consent"
+        } else {
+            "not loaded"
+        },
+        destination: Value::Null,
+        problems,
+    }
+    .to_json()
+}
+
+/// One lane's findings.
+struct Row<'a> {
+    slug: &'a str,
+    id: &'a str,
+    scope: Scope,
+    path: &'a Path,
+    program: Value,
+    probe: Value,
+    trust: &'a str,
+    destination: Value,
+    problems: Vec<Problem>,
+}
+
+impl Row<'_> {
+    fn to_json(&self) -> Value {
+        json!({
+            "slug": self.slug,
+            "id": self.id,
+            "scope": self.scope,
+            "source": self.path.display().to_string(),
+            "ready": self.problems.is_empty(),
+            "program": self.program,
+            "probe": self.probe,
+            "trust": self.trust,
+            "destination": self.destination,
+            "problems": self.problems.iter().map(|p| json!({"problem": p.problem, "fix": p.fix})).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The entries `slugs` name (every discovered lane when empty).
+fn selected<'r>(registry: &'r Registry, slugs: &[String]) -> Result<Vec<Target<'r>>, Failure> {
+    if slugs.is_empty() {
+        let mut all: Vec<Target<'r>> = registry.lanes.iter().map(Target::Active).collect();
+        all.extend(
+            registry
+                .entries
+                .iter()
+                .filter(|e| e.skip.is_some() && e.slug.is_some())
+                .map(Target::Inactive),
+        );
+        return Ok(all);
+    }
+    slugs
+        .iter()
+        .map(|slug| {
+            if let Some(lane) = registry.lane(slug) {
+                Ok(Target::Active(lane))
+            } else if let Some(entry) = super::inactive::by_slug(registry, slug) {
+                Ok(Target::Inactive(entry))
+            } else {
+                let hint = super::inactive::suggest_slug(registry, slug)
+                    .map_or(String::new(), |h| format!(" (did you mean {h:?}?)"));
+                Err(Failure::usage(format!(
+                    "no lane has slug {:?}{hint}; `gsd-lane list` shows every lane",
+                    neutralize(slug)
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A lane to check.
+enum Target<'r> {
+    Active(&'r Lane),
+    Inactive(&'r Entry),
+}
+
+/// Runs `doctor`.
+///
+/// # Errors
+///
+/// An unknown slug (status 2).
+pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
+    let registry = context.registry();
+    let targets = selected(&registry, &args.slugs)?;
+    let config = context.config();
+    let egress = context.egress();
+    let scratch = tempfile::Builder::new()
+        .prefix("gsd-lane-doctor-")
+        .tempdir()
+        .map_err(|err| Failure::new(format!("creating a scratch run dir: {err}")))?;
+    let setup = RunSetup {
+        config: &config,
+        inputs: PlanInputs {
+            run_dir: scratch.path().display().to_string(),
+            repo_root: context.repo_root(None),
+            prompt_file: None,
+            instance: Instance::default(),
+            effort: None,
+        },
+        path_var: context.env.path.clone(),
+        home: context.env.home.clone(),
+        lock_dir: context.lock_dir(),
+        egress: egress.as_ref(),
+        handler_override: None,
+    };
+    let rows: Vec<Value> = targets
+        .iter()
+        .map(|target| match target {
+            Target::Active(lane) => check_lane(context, lane, &setup),
+            Target::Inactive(entry) => check_inactive(entry),
+        })
+        .collect();
+    let ready = rows.iter().filter(|r| r["ready"] == true).count();
+    if args.json {
+        output::print_json(&Value::Array(rows.clone()));
+    } else {
+        let config_path = context.project_root.join(".planning").join("config.json");
+        output::print(&format!(
+            "project root {}\nconfig       {} ({})\n\n{}",
+            neutralize(&context.project_root.display().to_string()),
+            neutralize(&config_path.display().to_string()),
+            if config_path.is_file() {
+                "present"
+            } else {
+                "absent"
+            },
+            human(&rows, ready)
+        ));
+    }
+    Ok(if ready == rows.len() { 0 } else { 1 })
+}
+
+fn human(rows: &[Value], ready: usize) -> String {
+    let text = |v: &Value| neutralize(v.as_str().unwrap_or(""));
+    let mut out = String::new();
+    for row in rows {
+        out.push_str(&format!(
+            "{}  {}\n",
+            text(&row["slug"]),
+            if row["ready"] == true {
+                "ready"
+            } else {
+                "NOT READY"
+            }
+        ));
+        out.push_str(&format!(
+            "  source       {} ({})\n",
+            text(&row["source"]),
+            text(&row["scope"])
+        ));
+        if let Some(program) = row["program"].as_object() {
+            let binary = program.get("binary").map(text).unwrap_or_default();
+            match program.get("path").and_then(Value::as_str) {
+                Some(path) => out.push_str(&format!(
+                    "  program      {} at {}{}\n",
+                    binary,
+                    neutralize(path),
+                    program
+                        .get("version")
+                        .and_then(Value::as_str)
+                        .map_or(String::new(), |v| format!(" ({})", neutralize(v)))
+                )),
+                None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
+            }
+        }
+        if let Some(host) = row["destination"].as_str() {
+            out.push_str(&format!("  destination  {}\n", neutralize(host)));
+        }
+        let probe = &row["probe"];
+        if probe["ok"] == true {
+            out.push_str(&format!("  probe        ok: {}\n", text(&probe["verdict"])));
+        } else {
+            out.push_str(&format!(
+                "  probe        {}: {}\n",
+                text(&probe["reason"]),
+                text(&probe["detail"])
+            ));
+        }
+        out.push_str(&format!("  trust        {}\n", text(&row["trust"])));
+        for problem in row["problems"].as_array().into_iter().flatten() {
+            out.push_str(&format!("  fix          {}\n", text(&problem["fix"])));
+        }
+    }
+    out.push_str(&format!("{ready} of {} lanes ready\n", rows.len()));
+    out
+}

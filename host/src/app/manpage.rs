@@ -1,0 +1,48 @@
+//! `gsd-lane manpage`: clap_mangen's page for the command, then one section per subcommand
+//! holding that subcommand's full help (options, `review`'s lane flags), all from the one
+//! clap model, so the page never drifts from the parser.
+
+use clap::Command;
+
+use crate::error::Failure;
+
+/// Escapes one line of text for a roff no-fill block.
+fn roff_line(line: &str) -> String {
+    let escaped = line.replace('\\', "\\e");
+    if escaped.starts_with('.') || escaped.starts_with('\'') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// The whole page.
+///
+/// # Errors
+///
+/// A rendering failure (not expected: it writes to memory).
+pub fn render(mut command: Command) -> Result<String, Failure> {
+    command.build();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command.clone())
+        .render(&mut page)
+        .map_err(|err| Failure::new(format!("rendering the man page: {err}")))?;
+    let mut text = String::from_utf8_lossy(&page).into_owned();
+    for sub in command.get_subcommands_mut() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let name = sub.get_name().to_owned();
+        let help = sub.render_long_help().to_string();
+        text.push_str(&format!(
+            ".SH \"GSD\\-LANE {}\"\n.nf\n",
+            name.to_uppercase()
+        ));
+        for line in help.lines() {
+            text.push_str(&roff_line(line));
+            text.push('\n');
+        }
+        text.push_str(".fi\n");
+    }
+    Ok(text)
+}

@@ -1,0 +1,120 @@
+//! `gsd-lane completions`: the generated bash function driven in a real bash (COMP_WORDS,
+//! COMP_CWORD, COMPREPLY); zsh and fish scripts checked for the same candidates.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::util::{self, run_bounded, Scope, TestEnv};
+
+/// An environment with an active overlay lane (`--acme`) and an inactive one (`--stale`,
+/// `engines.gsd` unsatisfiable).
+fn lab() -> TestEnv {
+    let env = TestEnv::with_planning();
+    env.write_overlay(Scope::Global, "acme-review", &util::acme());
+    let mut stale = util::acme_as("stale-review");
+    stale["reviewer"]["slug"] = json!("stale");
+    stale["reviewer"]["flags"] = json!(["--stale"]);
+    stale["engines"] = json!({"gsd": ">=99.0.0"});
+    env.write_overlay(Scope::Global, "stale-review", &stale);
+    env
+}
+
+fn script(env: &TestEnv, shell: &str) -> String {
+    let out = env.run(&["completions", shell]);
+    out.assert_status(0);
+    out.stdout
+}
+
+/// COMPREPLY of the generated bash function for the command line `words` (the last word is
+/// the one being completed).
+fn complete(path: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let driver = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n_gsd__lane gsd-lane '{}' '{prev}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        path.display(),
+        quoted.join(" "),
+        words.join(" "),
+        words[cword],
+    );
+    let mut command = Command::new("bash");
+    command
+        .arg("--norc")
+        .arg("--noprofile")
+        .arg("-c")
+        .arg(driver)
+        .env_clear();
+    let (out, _) = run_bounded(command, Duration::from_secs(20));
+    out.assert_status(0);
+    out.stdout.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn bash_completes_every_word_lane_flags_included_hidden_options_never() {
+    let env = lab();
+    let path = env.root.path().join("gsd-lane.bash");
+    std::fs::write(&path, script(&env, "bash")).expect("write script");
+
+    let first = complete(&path, &["gsd-lane", "re"]);
+    assert!(first.contains(&"review".to_owned()), "{first:?}");
+    assert!(first.contains(&"remove".to_owned()), "{first:?}");
+
+    // Past the first word (clap-rs/clap#6421): options of the subcommand.
+    let review = complete(&path, &["gsd-lane", "review", "--ph"]);
+    assert_eq!(review, ["--phase"]);
+    let lanes = complete(&path, &["gsd-lane", "review", "--phase", "3", "--"]);
+    for flag in [
+        "--acme",
+        "--gemini",
+        "--agy",
+        "--all",
+        "--jobs",
+        "--project",
+        "--verbose",
+    ] {
+        assert!(
+            lanes.contains(&flag.to_owned()),
+            "{flag} missing: {lanes:?}"
+        );
+    }
+    for hidden in ["--compat-version", "--stale"] {
+        assert!(
+            !lanes.contains(&hidden.to_owned()),
+            "{hidden} offered: {lanes:?}"
+        );
+    }
+    let top = complete(&path, &["gsd-lane", "--"]);
+    assert!(!top.contains(&"--compat-version".to_owned()), "{top:?}");
+    assert!(top.contains(&"--project".to_owned()), "{top:?}");
+
+    let run = complete(&path, &["gsd-lane", "run", "acme", "--prompt-"]);
+    assert_eq!(run, ["--prompt-file"]);
+    let trust = complete(&path, &["gsd-lane", "trust", "ap"]);
+    assert_eq!(trust, ["approve"]);
+}
+
+#[test]
+fn zsh_and_fish_offer_subcommands_options_and_lane_flags_but_not_hidden_ones() {
+    let env = lab();
+    let zsh = script(&env, "zsh");
+    assert!(
+        zsh.contains("'--acme[Review with Acme (lane acme)]'"),
+        "{zsh}"
+    );
+    assert!(zsh.contains("--phase=[Review the plans"), "{zsh}");
+    assert!(zsh.contains("'review:"), "{zsh}");
+    assert!(!zsh.contains("--compat-version=["), "{zsh}");
+    assert!(!zsh.contains("--stale["), "{zsh}");
+    let fish = script(&env, "fish");
+    assert!(
+        fish.contains("__fish_gsd_lane_using_subcommand review\" -l acme"),
+        "{fish}"
+    );
+    assert!(fish.contains("-l phase"), "{fish}");
+    assert!(fish.contains("-a \"review\""), "{fish}");
+    assert!(!fish.contains("-l compat-version"), "{fish}");
+    assert!(!fish.contains("-l stale"), "{fish}");
+}
