@@ -86,6 +86,12 @@ impl Reason {
         }
     }
 
+    /// Whether the lane is installed but held back by a safety gate (a trust block, or its tool's
+    /// own folder-trust gate): said loudly with its fix, never folded into "not detected".
+    pub fn is_safety_gate(self) -> bool {
+        self.is_egress_block() || self == Reason::UntrustedWorkspace
+    }
+
     /// True for the trust layer's blocks (trust.md §6.6): the lane was stopped before any probe,
     /// DNS lookup or connection because its destination could not be verified.
     pub fn is_egress_block(self) -> bool {

@@ -356,7 +356,7 @@ fn a_default_reviewer_held_back_by_the_gate_is_named_in_reviews_md() {
     out.assert_no_panic().assert_status(0);
     assert!(
         out.stderr.contains(
-            "info: reviewer gemini not detected (untrusted_workspace: gemini will refuse to run:"
+            "warning: reviewer gemini is held back (untrusted_workspace: gemini will refuse to run:"
         ),
         "{}",
         out.stderr

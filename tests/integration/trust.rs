@@ -2135,8 +2135,11 @@ fn r02_run_creates_private_run_dirs() {
     // The default run dir (a fresh temporary one) and a given one that does not exist yet.
     let given = lab.env.root.path().join("fresh/run");
     let given_text = given.display().to_string();
+    let prompt = lab.env.root.path().join("prompt.md");
+    std::fs::write(&prompt, "Review this plan.\n").expect("prompt");
+    let prompt_text = prompt.display().to_string();
     for extra in [vec![], vec!["--run-dir", given_text.as_str()]] {
-        let mut args = vec!["run", "acme_spawn"];
+        let mut args = vec!["run", "acme_spawn", "--prompt-file", prompt_text.as_str()];
         args.extend(extra.iter().copied());
         let out = lab.gsd(&args);
         out.assert_no_panic().assert_status(0);

@@ -109,6 +109,16 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         if let Some(lane) = registry.lane(&slug) {
             let found = preflight::detect(lane, &probing);
             if let Err(refusal) = &found {
+                if refusal.reason.is_safety_gate() {
+                    // Installed but held back: never folded into the summary, the fix matters.
+                    output::eprint_line(&format!(
+                        "warning: reviewer {slug} is held back ({}: {})",
+                        refusal.reason,
+                        neutralize(&refusal.detail)
+                    ));
+                    detected.insert(slug, found);
+                    continue;
+                }
                 undetected.push(format!(
                     "reviewer {slug} not detected ({}: {})",
                     refusal.reason,

@@ -302,7 +302,7 @@ pub fn select(
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
             // Installed but held back by a safety gate: said in REVIEWS.md, not silently dropped.
-            if refusal.reason.is_egress_block() || refusal.reason == Reason::UntrustedWorkspace {
+            if refusal.reason.is_safety_gate() {
                 sel.not_run.push((slug.clone(), refusal.reason));
             }
         }
