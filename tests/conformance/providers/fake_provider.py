@@ -41,6 +41,8 @@ SIDE_JSON = {
     "model_choice": "flash",
     "isNewTopic": False,
     "title": "conformance",
+    "complexity_reasoning": "conformance fake provider",
+    "complexity_score": 1,
 }
 
 

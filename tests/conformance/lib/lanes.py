@@ -1,0 +1,203 @@
+"""How each first-party lane's CLI is pointed at a loopback fake provider.
+
+One `Lane` per first-party spawn lane. `configure` writes the CLI's own config files
+into a throw-away HOME and returns the environment variables that send the CLI to
+the provider on 127.0.0.1 and switch off its telemetry, update checks and other
+non-essential traffic. Everything here was read from the installed packages'
+source and docs (see README.md in this folder for the per-CLI notes).
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+
+# The model every provider reports; `--model` scenarios ask for OVERRIDE instead and
+# the suite checks that OVERRIDE reached the provider.
+DEFAULT_MODEL = "conformance-model"
+OVERRIDE = "override-model"
+
+# Effort levels gsd-lane's config accepts (invocation.md §3.5).
+EFFORT_LEVELS = ["minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def common_env():
+    """Switches every CLI honours or ignores harmlessly."""
+    return {
+        "NO_UPDATE_NOTIFIER": "1",
+        "DO_NOT_TRACK": "1",
+        "CI": "",
+        "TERM": os.environ.get("TERM", "xterm-256color") or "xterm-256color",
+    }
+
+
+def gemini(home, url, _project):
+    write(
+        f"{home}/.gemini/settings.json",
+        json.dumps(
+            {
+                # With GOOGLE_GEMINI_BASE_URL set, gemini-cli 0.61 derives the auth type
+                # "gateway" from the environment, which its non-interactive validation
+                # rejects ("Invalid auth method selected.", exit 41); naming the API-key
+                # type in the settings keeps the base URL and passes validation.
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            }
+        ),
+    )
+    return {"GEMINI_API_KEY": "conformance-key", "GOOGLE_GEMINI_BASE_URL": url}
+
+
+def gemini_trust(home, folder):
+    """The separate "trusted" scenario: the user trusted the folder in gemini."""
+    write(f"{home}/.gemini/trustedFolders.json", json.dumps({folder: "TRUST_FOLDER"}))
+
+
+def claude(_home, url, _project):
+    return {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "conformance-key",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
+def codex(home, url, _project):
+    write(
+        f"{home}/.codex/config.toml",
+        f"""model = "{DEFAULT_MODEL}"
+model_provider = "conformance"
+check_for_update_on_startup = false
+
+[model_providers.conformance]
+name = "Conformance fake"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "CONFORMANCE_API_KEY"
+
+[analytics]
+enabled = false
+""",
+    )
+    return {"CONFORMANCE_API_KEY": "conformance-key"}
+
+
+def opencode(home, url, _project):
+    models = {m: {"name": m} for m in (DEFAULT_MODEL, OVERRIDE)}
+    write(
+        f"{home}/.config/opencode/opencode.json",
+        json.dumps(
+            {
+                "$schema": "https://opencode.ai/config.json",
+                "autoupdate": False,
+                "share": "disabled",
+                "model": f"conformance/{DEFAULT_MODEL}",
+                "provider": {
+                    "conformance": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "Conformance fake",
+                        "options": {"baseURL": f"{url}/v1", "apiKey": "conformance-key"},
+                        "models": models,
+                    }
+                },
+            }
+        ),
+    )
+    return {
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    }
+
+
+def qwen(home, url, _project):
+    write(
+        f"{home}/.qwen/settings.json",
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            }
+        ),
+    )
+    return {
+        "OPENAI_BASE_URL": f"{url}/v1",
+        "OPENAI_API_KEY": "conformance-key",
+        "OPENAI_MODEL": DEFAULT_MODEL,
+    }
+
+
+def kimi(home, url, _project):
+    # Kimi Code 2.x reads ~/.kimi-code/config.toml; `-m` takes a model ALIAS from it,
+    # so the override scenario asks for the alias that maps to OVERRIDE.
+    write(
+        f"{home}/.kimi-code/config.toml",
+        f"""default_model = "conformance-default"
+
+[providers.conformance]
+type = "kimi"
+base_url = "{url}/v1"
+api_key = "conformance-key"
+
+[models.conformance-default]
+provider = "conformance"
+model = "{DEFAULT_MODEL}"
+max_context_size = 131072
+
+[models.conformance-override]
+provider = "conformance"
+model = "{OVERRIDE}"
+max_context_size = 131072
+""",
+    )
+    return {"KIMI_CODE_NO_AUTO_UPDATE": "1"}
+
+
+def replay(_home, url, _project):
+    return {"CONFORMANCE_REPLAY_URL": url}
+
+
+@dataclass
+class Lane:
+    """One first-party lane as the suite drives it."""
+
+    slug: str
+    tool: str  # name in pins.txt ("replay" for the replay CLIs)
+    binary: str
+    configure: object
+    model_arg: str = ""  # value passed to `gsd-lane run --model` ("" = lane takes none)
+    effort: bool = False  # effortChannel argv: every level is tried
+    file_ref: bool = False  # prompt reaches the CLI as a path, not as text
+    flag: str = ""
+    scenarios: list = field(default_factory=list)  # extra scenarios beyond the common ones
+
+
+LANES = [
+    Lane("gemini", "gemini", "gemini", gemini, model_arg=OVERRIDE, flag="--gemini",
+         scenarios=["trusted"]),
+    Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude"),
+    Lane("codex", "codex", "codex", codex, model_arg=OVERRIDE, effort=True, flag="--codex"),
+    Lane("opencode", "opencode", "opencode", opencode, model_arg=f"conformance/{OVERRIDE}",
+         effort=True, flag="--opencode"),
+    Lane("qwen", "qwen", "qwen", qwen, model_arg=OVERRIDE, flag="--qwen"),
+    Lane("kimi-code", "kimi-code", "kimi", kimi, model_arg="conformance-override",
+         file_ref=True, flag="--kimi-code"),
+    Lane("cursor", "replay", "cursor-agent", replay, file_ref=True, flag="--cursor"),
+    Lane("coderabbit", "replay", "coderabbit", replay, flag="--coderabbit"),
+    Lane("antigravity", "replay", "agy", replay, model_arg=OVERRIDE, file_ref=True,
+         flag="--antigravity", scenarios=["transcript"]),
+]
