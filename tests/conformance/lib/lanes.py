@@ -9,7 +9,11 @@ source and docs (see README.md in this folder for the per-CLI notes).
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
+from shape import coderabbit_prompt_only  # noqa: E402
 
 # The model every provider reports; `--model` scenarios ask for OVERRIDE instead and
 # the suite checks that OVERRIDE reached the provider.
@@ -184,20 +188,32 @@ class Lane:
     file_ref: bool = False  # prompt reaches the CLI as a path, not as text
     flag: str = ""
     scenarios: list = field(default_factory=list)  # extra scenarios beyond the common ones
+    # Effort level (after gsd-lane's clamp) the provider must see in an "effort" field of
+    # the request body; None = the CLI sends nothing checkable for this provider.
+    effort_wire: object = None
+    # What the review file must hold, given the provider's answer (replays with an
+    # output shape of their own); None = the answer itself.
+    shape: object = None
 
 
 LANES = [
     Lane("gemini", "gemini", "gemini", gemini, model_arg=OVERRIDE, flag="--gemini",
          scenarios=["trusted"]),
-    Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude"),
-    Lane("codex", "codex", "codex", codex, model_arg=OVERRIDE, effort=True, flag="--codex"),
+    # claude-code sends the level as output_config.effort; codex as reasoning.effort.
+    Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude",
+         effort_wire=lambda level: "low" if level == "minimal" else level),
+    Lane("codex", "codex", "codex", codex, model_arg=OVERRIDE, effort=True, flag="--codex",
+         effort_wire=lambda level: "xhigh" if level == "max" else level),
+    # opencode accepts --variant for every level, but a custom openai-compatible model
+    # without declared variants sends no reasoning field, so only acceptance is checked.
     Lane("opencode", "opencode", "opencode", opencode, model_arg=f"conformance/{OVERRIDE}",
          effort=True, flag="--opencode"),
     Lane("qwen", "qwen", "qwen", qwen, model_arg=OVERRIDE, flag="--qwen"),
     Lane("kimi-code", "kimi-code", "kimi", kimi, model_arg="conformance-override",
          file_ref=True, flag="--kimi-code"),
     Lane("cursor", "replay", "cursor-agent", replay, file_ref=True, flag="--cursor"),
-    Lane("coderabbit", "replay", "coderabbit", replay, flag="--coderabbit"),
+    Lane("coderabbit", "replay", "coderabbit", replay, flag="--coderabbit",
+         shape=coderabbit_prompt_only),
     Lane("antigravity", "replay", "agy", replay, model_arg=OVERRIDE, file_ref=True,
          flag="--antigravity", scenarios=["transcript"]),
 ]

@@ -145,6 +145,49 @@ class Suite:
         return where
 
 
+def effort_values(log_text):
+    """Every value of an "effort" key anywhere in the JSON request bodies of a log."""
+    found = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "effort" and isinstance(value, str):
+                    found.add(value)
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for line in log_text.splitlines():
+        try:
+            walk(json.loads(json.loads(line)["body"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def missing_lines(reviews, answer):
+    """The first line of the answer that is not a whole line of REVIEWS.md, or None.
+
+    Headings may be demoted (more `#`), as review-workflow nests a review's own headings
+    under its reviewer's heading; every other line must appear exactly, so a CLI that
+    decorates or indents the review is caught.
+    """
+    lines = set(reviews.splitlines())
+    for line in answer.splitlines():
+        if not line.strip():
+            continue
+        heading = re.match(r"^(#+) (.*)$", line)
+        if heading:
+            pattern = re.compile(r"^#+ " + re.escape(heading.group(2)) + "$", re.MULTILINE)
+            if not pattern.search(reviews):
+                return line
+        elif line not in lines:
+            return line
+    return None
+
+
 def check_review(result, review_path, answer, label="exact"):
     try:
         with open(review_path, "rb") as f:
@@ -227,7 +270,12 @@ def run_scenario(suite, lane, scenario, effort=None):
             expect = json.dumps(prompt)[1:-1] if lane.file_ref else plan_marker
             if expect not in seen:
                 result.fail("marker", f"{expect!r} never reached the provider")
-        check_review(result, review_path, answer)
+        check_review(result, review_path, lane.shape(answer) if lane.shape else answer)
+        if effort and lane.effort_wire:
+            want = lane.effort_wire(effort)
+            if want not in effort_values(seen):
+                result.fail("effort", f"effort {effort} should reach the provider as {want!r}; "
+                            f"seen {sorted(effort_values(seen))}")
         if scenario == "model" and lanedefs.OVERRIDE not in seen:
             gsd_err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             result.fail("model", f"--model {lane.model_arg} did not reach the provider"
@@ -287,9 +335,10 @@ def review_scenario(suite, selected):
             result.fail("clean", f"control byte {bad.group()!r} in REVIEWS.md near "
                         f"{text[max(0, bad.start() - 60):bad.start() + 40]!r}")
         for lane in runnable:
-            marker_line = f"REVIEW-MARKER-{lane.slug}-{nonce}: the plan is sound."
-            if marker_line not in text:
-                result.fail(lane.slug, "its review is not in REVIEWS.md")
+            missing = missing_lines(text, lane.shape(answers[lane.slug]) if lane.shape
+                                    else answers[lane.slug])
+            if missing:
+                result.fail(lane.slug, f"its review is not verbatim in REVIEWS.md: no line {missing!r}")
             seen = providers[lane.slug].requests_text()
             if not lane.file_ref and lane.slug != "coderabbit" and plan_marker not in seen:
                 result.fail(lane.slug, "the plan's marker never reached its provider")
