@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
+from replay_common import provider_var  # noqa: E402
 from shape import coderabbit_prompt_only  # noqa: E402
 
 # The model every provider reports; `--model` scenarios ask for OVERRIDE instead and
@@ -171,8 +172,13 @@ max_context_size = 131072
     return {"KIMI_CODE_NO_AUTO_UPDATE": "1"}
 
 
-def replay(_home, url, _project):
-    return {"CONFORMANCE_REPLAY_URL": url}
+def replay(binary):
+    """Configuration of a replay CLI: the variable naming its provider."""
+
+    def configure(_home, url, _project):
+        return {provider_var(binary): url}
+
+    return configure
 
 
 @dataclass
@@ -186,6 +192,7 @@ class Lane:
     model_arg: str = ""  # value passed to `gsd-lane run --model` ("" = lane takes none)
     effort: bool = False  # effortChannel argv: every level is tried
     file_ref: bool = False  # prompt reaches the CLI as a path, not as text
+    gets_prompt: bool = True  # False: promptChannel none (coderabbit reviews the diff)
     flag: str = ""
     scenarios: list = field(default_factory=list)  # extra scenarios beyond the common ones
     # Effort level (after gsd-lane's clamp) the provider must see in an "effort" field of
@@ -211,9 +218,9 @@ LANES = [
     Lane("qwen", "qwen", "qwen", qwen, model_arg=OVERRIDE, flag="--qwen"),
     Lane("kimi-code", "kimi-code", "kimi", kimi, model_arg="conformance-override",
          file_ref=True, flag="--kimi-code"),
-    Lane("cursor", "replay", "cursor-agent", replay, file_ref=True, flag="--cursor"),
-    Lane("coderabbit", "replay", "coderabbit", replay, flag="--coderabbit",
-         shape=coderabbit_prompt_only),
-    Lane("antigravity", "replay", "agy", replay, model_arg=OVERRIDE, file_ref=True,
+    Lane("cursor", "replay", "cursor-agent", replay("cursor-agent"), file_ref=True, flag="--cursor"),
+    Lane("coderabbit", "replay", "coderabbit", replay("coderabbit"), flag="--coderabbit",
+         shape=coderabbit_prompt_only, gets_prompt=False),
+    Lane("antigravity", "replay", "agy", replay("agy"), model_arg=OVERRIDE, file_ref=True,
          flag="--antigravity", scenarios=["transcript"]),
 ]

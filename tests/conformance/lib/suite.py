@@ -266,7 +266,7 @@ def run_scenario(suite, lane, scenario, effort=None):
         seen = provider.requests_text()
         if not seen:
             result.fail("marker", "the provider received no request")
-        else:
+        elif lane.gets_prompt:
             expect = json.dumps(prompt)[1:-1] if lane.file_ref else plan_marker
             if expect not in seen:
                 result.fail("marker", f"{expect!r} never reached the provider")
@@ -334,13 +334,16 @@ def review_scenario(suite, selected):
         if bad:
             result.fail("clean", f"control byte {bad.group()!r} in REVIEWS.md near "
                         f"{text[max(0, bad.start() - 60):bad.start() + 40]!r}")
+        if re.search(r"^## Summary$", text, re.MULTILINE):
+            result.fail("nested", "a review's own `## Summary` heading sits at the level of the "
+                        "reviewers' `## <Lane> Review` headings instead of under them")
         for lane in runnable:
             missing = missing_lines(text, lane.shape(answers[lane.slug]) if lane.shape
                                     else answers[lane.slug])
             if missing:
                 result.fail(lane.slug, f"its review is not verbatim in REVIEWS.md: no line {missing!r}")
             seen = providers[lane.slug].requests_text()
-            if not lane.file_ref and lane.slug != "coderabbit" and plan_marker not in seen:
+            if not lane.file_ref and lane.gets_prompt and plan_marker not in seen:
                 result.fail(lane.slug, "the plan's marker never reached its provider")
         return result
     finally:

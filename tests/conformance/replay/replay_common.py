@@ -3,7 +3,8 @@
 A replay CLI stands in for a real CLI that cannot be installed here. It reproduces
 the real CLI's documented flags, output shape and exit codes, and gets its "model"
 answer from the loopback fake provider named by CONFORMANCE_REPLAY_URL (OpenAI chat
-completions, non-streaming), sending the argv prompt and the contents of the prompt
+completions, non-streaming; CONFORMANCE_REPLAY_URL_<PROGRAM>, e.g.
+..._CURSOR_AGENT), sending the argv prompt and the contents of the prompt
 file it names, so the suite can check the plan reached the provider.
 """
 
@@ -14,6 +15,11 @@ import sys
 import urllib.request
 
 FILE_REF = re.compile(r"Read the file at (\S+) in full")
+
+
+def provider_var(program):
+    """The environment variable naming the provider of one replay CLI."""
+    return "CONFORMANCE_REPLAY_URL_" + re.sub(r"[^A-Z0-9]", "_", program.upper())
 
 
 def prompt_text(argv_prompt):
@@ -31,9 +37,10 @@ def prompt_text(argv_prompt):
 
 def ask(prompt, model="replay-model"):
     """POST the prompt to the fake provider; return the answer text (exit 1 on failure)."""
-    base = os.environ.get("CONFORMANCE_REPLAY_URL")
+    var = provider_var(os.path.basename(sys.argv[0]))
+    base = os.environ.get(var)
     if not base:
-        die("not authenticated: no provider configured (CONFORMANCE_REPLAY_URL)")
+        die(f"not authenticated: no provider configured ({var})")
     body = json.dumps({"model": model,
                        "messages": [{"role": "user", "content": prompt}]}).encode()
     req = urllib.request.Request(base + "/v1/chat/completions", data=body,
