@@ -86,6 +86,78 @@ def npm_install(cache, package, version, log):
     return prefix, None
 
 
+def find_python(minimum):
+    """A python interpreter of at least `minimum` (e.g. "3.12"), or None."""
+    want = tuple(int(x) for x in minimum.split("."))
+    candidates = [shutil.which(f"python{v}") for v in ("3.14", "3.13", "3.12", "3")]
+    pyenv = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    try:
+        for version in sorted(os.listdir(os.path.join(pyenv, "versions")), reverse=True):
+            candidates.append(os.path.join(pyenv, "versions", version, "bin", "python3"))
+    except OSError:
+        pass
+    for cand in candidates:
+        if not cand or not os.path.isfile(cand):
+            continue
+        try:
+            out = subprocess.run([cand, "-c", "import sys; print(*sys.version_info[:2])"],
+                                 capture_output=True, text=True, timeout=30, check=False)
+            have = tuple(int(x) for x in out.stdout.split())
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and have >= want:
+            return cand
+    return None
+
+
+def pypi_install(cache, package, version, python, log):
+    """Install package==version into its own venv; return (venv, error).
+
+    A venv's scripts carry its absolute path, so it is built at its final path; the
+    `.complete` marker is written last, and a venv without it is rebuilt.
+    """
+    venv = os.path.join(cache, "pkgs", f"pypi-{package}@{version}")
+    if os.path.isfile(os.path.join(venv, ".complete")):
+        return venv, None
+    shutil.rmtree(venv, ignore_errors=True)
+    os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
+    logfile = os.path.join(cache, "logs", f"install-pypi-{package}@{version}.log")
+    log(f"installing {package}=={version} from PyPI with {python}")
+    steps = ([python, "-m", "venv", venv],
+             [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet",
+              "--disable-pip-version-check", "--cache-dir", os.path.join(cache, "pip-cache"),
+              f"{package}=={version}"])
+    try:
+        with open(logfile, "w") as out:
+            for cmd in steps:
+                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    timeout=NPM_TIMEOUT, check=False).returncode
+                if rc != 0:
+                    with open(logfile, errors="replace") as f:
+                        tail = " ".join(f.read().strip().splitlines()[-3:])
+                    return None, f"{' '.join(cmd[-3:])} failed (exit {rc}): {tail[:400]}"
+    except subprocess.TimeoutExpired:
+        return None, f"pip install {package}=={version} timed out after {NPM_TIMEOUT}s"
+    open(os.path.join(venv, ".complete"), "w").close()
+    return venv, None
+
+
+def pypi_latest(package, python, log):
+    """The newest release of a PyPI package, via pip's own index query."""
+    try:
+        out = subprocess.run([python, "-m", "pip", "index", "versions", package,
+                              "--disable-pip-version-check"], capture_output=True, text=True,
+                             timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        log(f"pip index versions {package}: {err}")
+        return None
+    for line in out.stdout.splitlines():
+        if line.startswith(package) and "(" in line:
+            return line.split("(", 1)[1].split(")", 1)[0]
+    log(f"pip index versions {package}: {out.stderr.strip()[:300]}")
+    return None
+
+
 def package_version(prefix, package):
     try:
         with open(os.path.join(prefix, "node_modules", package, "package.json")) as f:
@@ -123,6 +195,37 @@ def machine_node_major():
         return 0
 
 
+def install_pypi(cache, pin, entry, latest, log):
+    """A PyPI tool: its own venv, and its launchers in a bin dir of its own (a PyPI
+    tool may share a program name with an npm one, e.g. the legacy kimi-cli's `kimi`)."""
+    python = find_python(pin["node"] or "3")
+    if python is None:
+        entry["skipped"] = f"{pin['package']} needs python >= {pin['node']}; none found here"
+        return entry
+    version = pin["version"]
+    if latest:
+        newest = pypi_latest(pin["package"], python, log)
+        if newest is None:
+            entry["skipped"] = f"PyPI could not be asked for {pin['package']}'s latest release"
+            return entry
+        entry["version"] = version = newest
+    venv, err = pypi_install(cache, pin["package"], version, python, log)
+    if err:
+        entry["skipped"] = err
+        return entry
+    bindir = os.path.join(cache, f"bin-{'latest' if latest else 'pins'}-{pin['name']}")
+    shutil.rmtree(bindir, ignore_errors=True)
+    os.makedirs(bindir)
+    script = os.path.join(venv, "bin", pin["package"].split("-")[0])
+    if not os.path.isfile(script):
+        entry["skipped"] = f"{script} was not installed by {pin['package']}"
+        return entry
+    os.symlink(script, os.path.join(bindir, os.path.basename(script)))
+    entry["bindir"] = bindir
+    entry["launchers"] = {os.path.basename(script): os.path.join(bindir, os.path.basename(script))}
+    return entry
+
+
 def main():
     import argparse
 
@@ -153,6 +256,9 @@ def main():
             continue
         version = pin["version"]
         entry = {"package": pin["package"], "pinned": version, "version": version}
+        if pin["kind"] == "pypi":
+            tools[pin["name"]] = install_pypi(cache, pin, entry, args.latest, log)
+            continue
         if args.latest:
             newest = latest_version(pin["package"], log)
             if newest is None:
