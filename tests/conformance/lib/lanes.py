@@ -172,6 +172,27 @@ max_context_size = 131072
     return {"KIMI_CODE_NO_AUTO_UPDATE": "1"}
 
 
+def kimi_legacy(home, url, _project):
+    # kimi-cli 1.x reads ~/.kimi/config.toml (providers / models / default_model, the
+    # shape Kimi Code inherited).
+    write(
+        f"{home}/.kimi/config.toml",
+        f"""default_model = "conformance-default"
+
+[providers.conformance]
+type = "kimi"
+base_url = "{url}/v1"
+api_key = "conformance-key"
+
+[models.conformance-default]
+provider = "conformance"
+model = "{DEFAULT_MODEL}"
+max_context_size = 131072
+""",
+    )
+    return {"KIMI_DISABLE_TELEMETRY": "1"}
+
+
 def replay(binary):
     """Configuration of a replay CLI: the variable naming its provider."""
 
@@ -201,6 +222,17 @@ class Lane:
     # What the review file must hold, given the provider's answer (replays with an
     # output shape of their own); None = the answer itself.
     shape: object = None
+    # Name in the table and on the command line when it differs from the slug (the
+    # legacy kimi-cli is a second CLI for the kimi-code lane).
+    name: str = ""
+    # True: being unavailable with a reason that names the other tool also passes
+    # (issue 10 point 3: the legacy kimi-cli is told apart, or run cleanly).
+    may_be_told_apart: bool = False
+    in_review: bool = True  # part of the multi-lane review scenario
+
+    @property
+    def label(self):
+        return self.name or self.slug
 
 
 LANES = [
@@ -218,6 +250,9 @@ LANES = [
     Lane("qwen", "qwen", "qwen", qwen, model_arg=OVERRIDE, flag="--qwen"),
     Lane("kimi-code", "kimi-code", "kimi", kimi, model_arg="conformance-override",
          file_ref=True, flag="--kimi-code"),
+    # The legacy Python kimi-cli installs the same `kimi` program name.
+    Lane("kimi-code", "kimi-cli", "kimi", kimi_legacy, file_ref=True, name="kimi-cli",
+         may_be_told_apart=True, in_review=False),
     Lane("cursor", "replay", "cursor-agent", replay("cursor-agent"), file_ref=True, flag="--cursor"),
     Lane("coderabbit", "replay", "coderabbit", replay("coderabbit"), flag="--coderabbit",
          shape=coderabbit_prompt_only, gets_prompt=False),

@@ -127,11 +127,16 @@ class Suite:
             return f"{lane.tool} is not in pins.txt"
         return entry.get("skipped")
 
-    def path(self):
-        return ":".join([self.tools["bindir"], REPLAY_BIN, "/usr/local/bin", "/usr/bin", "/bin"])
+    def path(self, lane=None):
+        first = []
+        entry = self.tools["tools"].get(lane.tool) if lane else None
+        if entry and entry.get("bindir"):
+            first.append(entry["bindir"])
+        return ":".join(first + [self.tools["bindir"], REPLAY_BIN, "/usr/local/bin", "/usr/bin",
+                                 "/bin"])
 
-    def base_env(self, home):
-        env = {"PATH": self.path(), "HOME": home, "GSD_HOME": home, "LANG": "C.UTF-8",
+    def base_env(self, home, lane=None):
+        env = {"PATH": self.path(lane), "HOME": home, "GSD_HOME": home, "LANG": "C.UTF-8",
                "XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": f"{home}/.cache",
                "XDG_DATA_HOME": f"{home}/.local/share", "XDG_STATE_HOME": f"{home}/.local/state",
                "TMPDIR": f"{home}/tmp"}
@@ -206,7 +211,7 @@ def check_review(result, review_path, answer, label="exact"):
 def run_scenario(suite, lane, scenario, effort=None):
     """One `gsd-lane run <slug>` against a fresh provider; returns a Result."""
     trusted = lane.slug == "gemini" and scenario != "default"
-    result = Result(lane.slug, suite.tool_version(lane),
+    result = Result(lane.label, suite.tool_version(lane),
                     "replay" if lane.tool == "replay" else "real",
                     scenario + (" [trusted folder]" if trusted and scenario != "trusted" else ""))
     reason = suite.skip_reason(lane)
@@ -214,7 +219,7 @@ def run_scenario(suite, lane, scenario, effort=None):
         result.skip(reason)
         return result
     nonce = secrets.token_hex(4)
-    work = os.path.join(suite.workroot, lane.slug, scenario)
+    work = os.path.join(suite.workroot, lane.label, scenario)
     shutil.rmtree(work, ignore_errors=True)
     home = os.path.join(work, "home")
     os.makedirs(home)
@@ -229,7 +234,7 @@ def run_scenario(suite, lane, scenario, effort=None):
         prompt = os.path.join(run_dir, "gsd-review-prompt.md")
         with open(prompt, "w") as f:
             f.write(f"Review this plan.\n\n{plan_marker}\n\n# Plan 03-01: invoice model\n")
-        env = suite.base_env(home)
+        env = suite.base_env(home, lane)
         env.update(lane.configure(home, provider.url, project))
         if lane.slug == "antigravity":
             env["CONFORMANCE_AGY_MODE"] = "transcript" if scenario == "transcript" else "stdout"
@@ -252,6 +257,14 @@ def run_scenario(suite, lane, scenario, effort=None):
         except (ValueError, IndexError):
             result.fail("ran", f"exit {proc.returncode}, no JSON: {proc.stdout[:200]!r} "
                         f"{proc.stderr[:300]!r}")
+            return result
+        if lane.may_be_told_apart and not report.get("ok") and report.get("reason"):
+            said = f"{report.get('reason')}: {report.get('detail', '')}"
+            if re.search(r"kimi-cli|legacy|Kimi Code", report.get("detail") or "", re.I):
+                result.detail = f"told apart: {said[:200]}"
+            else:
+                result.fail("told-apart", f"unavailable, but the reason does not name the other "
+                            f"tool: {said[:200]!r}")
             return result
         err_path = os.path.join(run_dir, f"gsd-review-{lane.slug}.err")
         review_path = os.path.join(run_dir, f"gsd-review-{lane.slug}.md")
@@ -291,7 +304,7 @@ def run_scenario(suite, lane, scenario, effort=None):
 def review_scenario(suite, selected):
     """One `gsd-lane review --phase 3` with every runnable selected lane at once."""
     result = Result("review", "-", "mixed", "+".join(l.slug for l in selected))
-    runnable = [l for l in selected if not suite.skip_reason(l)]
+    runnable = [l for l in selected if l.in_review and not suite.skip_reason(l)]
     if not runnable:
         result.skip("no selected lane can run")
         return result
@@ -390,7 +403,7 @@ def main():
     args = ap.parse_args()
     with open(args.tools) as f:
         tools = json.load(f)
-    known = {l.slug: l for l in lanedefs.LANES}
+    known = {l.label: l for l in lanedefs.LANES}
     unknown = [s for s in args.lanes if s not in known]
     if unknown:
         print(f"conformance: unknown lane(s) {', '.join(unknown)}; known: {', '.join(known)}",
@@ -409,7 +422,7 @@ def main():
                 results[i] = fut.result()
             except Exception as err:  # noqa: BLE001 - a crash of one scenario is its failure
                 lane, name, _ = jobs[i]
-                results[i] = Result(lane.slug, suite.tool_version(lane), "?", name)
+                results[i] = Result(lane.label, suite.tool_version(lane), "?", name)
                 results[i].fail("suite", f"{type(err).__name__}: {err}")
             r = results[i]
             print(f"conformance: {r.lane} {r.scenario}: {r.status}", file=sys.stderr, flush=True)
