@@ -12,6 +12,7 @@ skipped). A tool that cannot be installed is recorded as skipped with the reason
 the suite reports it SKIPPED and never counts it as passed.
 """
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -249,29 +250,39 @@ def main():
     nodes = {}  # major -> node binary path
     if machine_node_major():
         nodes[str(machine_node_major())] = shutil.which("node")
-    tools = {}
-    for pin in pins:
-        wanted = not args.tools or pin["name"] in args.tools or pin["kind"] == "node"
-        if not wanted:
-            continue
+    wanted = [pin for pin in pins
+              if not args.tools or pin["name"] in args.tools or pin["kind"] == "node"]
+
+    def fetch(pin):
+        """Resolve the version and install one tool: (entry, npm prefix or None)."""
         version = pin["version"]
         entry = {"package": pin["package"], "pinned": version, "version": version}
         if pin["kind"] == "pypi":
-            tools[pin["name"]] = install_pypi(cache, pin, entry, args.latest, log)
-            continue
+            return install_pypi(cache, pin, entry, args.latest, log), None
         if args.latest:
             newest = latest_version(pin["package"], log)
             if newest is None:
-                entry["skipped"] = f"the registry could not be asked for {pin['package']}'s latest release"
-                tools[pin["name"]] = entry
-                continue
+                entry["skipped"] = (f"the registry could not be asked for {pin['package']}'s "
+                                    "latest release")
+                return entry, None
             entry["version"] = version = newest
         prefix, err = npm_install(cache, pin["package"], version, log)
         if err:
             entry["skipped"] = err
-            tools[pin["name"]] = entry
-            continue
+            return entry, None
         entry["version"] = package_version(prefix, pin["package"])
+        return entry, prefix
+
+    # Downloads run side by side (they wait on the network, not the CPU); launchers are
+    # made afterwards in pin order, node packages first.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        fetched = list(pool.map(fetch, wanted))
+    tools = {}
+    for pin, (entry, prefix) in sorted(zip(wanted, fetched),
+                                       key=lambda item: item[0]["kind"] != "node"):
+        tools[pin["name"]] = entry
+        if prefix is None:
+            continue
         if pin["kind"] == "node":
             node = os.path.join(prefix, "node_modules", pin["package"], "bin", "node")
             try:
@@ -285,7 +296,6 @@ def main():
                 entry["node"] = node
             else:
                 entry["skipped"] = f"{node} does not run on this machine"
-            tools[pin["name"]] = entry
             continue
         major = pin["node"] or "20"
         node = nodes.get(major) or next((n for m, n in sorted(nodes.items())
@@ -306,7 +316,6 @@ def main():
                 os.symlink(target, launcher)
             launchers[name] = launcher
         entry["launchers"] = launchers
-        tools[pin["name"]] = entry
     with open(args.out, "w") as f:
         json.dump({"bindir": bindir, "latest": args.latest, "tools": tools}, f, indent=1)
     return 0
