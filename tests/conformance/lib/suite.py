@@ -303,8 +303,8 @@ def run_scenario(suite, lane, scenario, effort=None):
 
 def review_scenario(suite, selected):
     """One `gsd-lane review --phase 3` with every runnable selected lane at once."""
-    result = Result("review", "-", "mixed", "+".join(l.slug for l in selected))
     runnable = [l for l in selected if l.in_review and not suite.skip_reason(l)]
+    result = Result("review", "-", "mixed", "+".join(l.slug for l in runnable) or "-")
     if not runnable:
         result.skip("no selected lane can run")
         return result
@@ -319,6 +319,7 @@ def review_scenario(suite, selected):
     with open(plan, "a") as f:
         f.write(f"\n{plan_marker}\n")
     env = suite.base_env(home)
+    reviews = os.path.join(project, ".planning", "phases", "03-invoices", "03-REVIEWS.md")
     providers, answers = {}, {}
     try:
         for lane in runnable:
@@ -327,24 +328,37 @@ def review_scenario(suite, selected):
                                             answers[lane.slug])
             env.update(lane.configure(home, providers[lane.slug].url, project))
         env["CONFORMANCE_AGY_MODE"] = "stdout"
-        argv = [suite.gsd_lane, "review", "--phase", "3"] + [l.flag for l in runnable]
-        try:
-            proc = subprocess.run(argv, cwd=project, env=env, capture_output=True,
-                                  timeout=RUN_TIMEOUT * 2, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            result.fail("ran", "gsd-lane review did not finish")
-            return result
-        with open(os.path.join(work, "gsd-lane.stdout"), "wb") as f:
-            f.write(proc.stdout)
-        with open(os.path.join(work, "gsd-lane.stderr"), "wb") as f:
-            f.write(proc.stderr)
-        reviews = os.path.join(project, ".planning", "phases", "03-invoices", "03-REVIEWS.md")
-        try:
-            with open(reviews, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            result.fail("ran", f"no REVIEWS.md (exit {proc.returncode}): "
-                        f"{proc.stderr.decode('utf-8', 'replace')[-300:]!r}")
+        text = None
+        while runnable:
+            argv = [suite.gsd_lane, "review", "--phase", "3"] + [l.flag for l in runnable]
+            try:
+                proc = subprocess.run(argv, cwd=project, env=env, capture_output=True,
+                                      timeout=RUN_TIMEOUT * 2, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                result.fail("ran", "gsd-lane review did not finish")
+                return result
+            with open(os.path.join(work, "gsd-lane.stdout"), "ab") as f:
+                f.write(proc.stdout)
+            with open(os.path.join(work, "gsd-lane.stderr"), "ab") as f:
+                f.write(proc.stderr)
+            stderr = proc.stderr.decode("utf-8", "replace")
+            try:
+                with open(reviews, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                break
+            except OSError:
+                pass
+            # An explicit lane that cannot run stops the whole review (as it should for
+            # a user); record that as the lane's failure, then prove the others without it.
+            blocked = re.search(r"explicit reviewer '([^']+)' (?:could not run|is not available)"
+                                r"[^\n]*", stderr)
+            lane = next((l for l in runnable if blocked and l.slug == blocked.group(1)), None)
+            if lane is None:
+                result.fail("ran", f"no REVIEWS.md (exit {proc.returncode}): {stderr[-300:]!r}")
+                return result
+            result.fail(lane.slug, f"review stopped: {blocked.group(0)[:200]}")
+            runnable = [l for l in runnable if l is not lane]
+        if text is None:
             return result
         bad = CONTROL.search(text)
         if bad:
