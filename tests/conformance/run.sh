@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Conformance suite: gsd-lane's first-party lanes against the REAL CLIs.
 #
-#   bash tests/conformance/run.sh [--latest] [--jobs N] [lane...]
+#   bash tests/conformance/run.sh [--latest] [--jobs N] [--no-review] [--gsd-lane PATH] [lane...]
 #
 # Installs the CLIs pinned in tests/conformance/pins.txt from the npm registry into
 # ${GSD_CONFORMANCE_CACHE:-$HOME/.cache/gsd-lane-conformance} (idempotent, cached),
@@ -12,7 +12,10 @@
 #
 # --latest   install and try the newest releases instead of the pins, and report
 #            which versions changed (drift), to catch a CLI moving under a lane early.
-# lane...    slugs to run (default: all): gemini claude codex opencode qwen kimi-code
+# --gsd-lane PATH   use this gsd-lane binary instead of building the checkout's.
+# --jobs N   scenarios run side by side (default 2; GSD_CONFORMANCE_JOBS)
+# --no-review  skip the multi-lane `gsd-lane review` scenario
+# lane...    names to run (default: all): gemini claude codex opencode qwen kimi-code kimi-cli
 #            cursor coderabbit antigravity (the last three on replay CLIs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,12 +25,14 @@ latest=0
 jobs=${GSD_CONFORMANCE_JOBS:-2}
 lanes=()
 extra=()
+gsd_lane=
 while [ $# -gt 0 ]; do
   case $1 in
     --latest) latest=1 ;;
     --jobs) jobs=$2; shift ;;
     --no-review) extra+=(--no-review) ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --gsd-lane) gsd_lane=$2; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "conformance: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) lanes+=("$1") ;;
   esac
@@ -62,11 +67,15 @@ for name, t in tools.items():
 EOF
 fi
 
-# 2. Build gsd-lane from this checkout.
-(cd "$root" && cargo build --quiet --locked -p gsd-lane -j "${CARGO_BUILD_JOBS:-2}")
-target=$(cd "$root" && cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-gsd_lane="$target/debug/gsd-lane"
+# 2. Build gsd-lane from this checkout (unless --gsd-lane names a binary).
+if [ -z "$gsd_lane" ]; then
+  (cd "$root" && cargo build --quiet --locked -p gsd-lane -j "${CARGO_BUILD_JOBS:-2}")
+  target=$(cd "$root" && cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  gsd_lane="$target/debug/gsd-lane"
+fi
+gsd_lane=$(cd "$(dirname "$gsd_lane")" && pwd)/$(basename "$gsd_lane")
+[ -x "$gsd_lane" ] || { echo "conformance: no gsd-lane binary at $gsd_lane" >&2; exit 2; }
 
 # 3. Run, isolated from every network but loopback where possible.
 work="$cache/work-$mode"

@@ -40,17 +40,22 @@ def read_pins(path):
     return pins
 
 
-def latest_version(package, log):
-    """The registry's current `latest` tag of a package (None if it cannot be asked)."""
+def latest_version(package, log, major=None):
+    """The registry's newest release of a package (None if it cannot be asked).
+
+    With `major`, the newest release of that major line (a node binary stays on the
+    major its CLIs were pinned with; drift of the CLIs is what --latest looks for).
+    """
+    spec = f"{package}@{major}" if major else package
     try:
-        out = subprocess.run(["npm", "view", package, "version"], capture_output=True,
+        out = subprocess.run(["npm", "view", spec, "version"], capture_output=True,
                              text=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
         log(f"npm view {package}: {err}")
         return None
     lines = [line.strip() for line in out.stdout.splitlines() if line.strip()]
     if out.returncode != 0 or not lines:
-        log(f"npm view {package}: exit {out.returncode}: {out.stderr.strip()[:300]}")
+        log(f"npm view {spec}: exit {out.returncode}: {out.stderr.strip()[:300]}")
         return None
     return lines[-1].split()[-1].strip("'")
 
@@ -260,7 +265,8 @@ def main():
         if pin["kind"] == "pypi":
             return install_pypi(cache, pin, entry, args.latest, log), None
         if args.latest:
-            newest = latest_version(pin["package"], log)
+            major = pin["version"].split(".")[0] if pin["kind"] == "node" else None
+            newest = latest_version(pin["package"], log, major)
             if newest is None:
                 entry["skipped"] = (f"the registry could not be asked for {pin['package']}'s "
                                     "latest release")
