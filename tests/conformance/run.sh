@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift ;;
     --no-review) extra+=(--no-review) ;;
     --gsd-lane) gsd_lane=$2; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "conformance: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) lanes+=("$1") ;;
   esac
