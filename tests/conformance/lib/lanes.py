@@ -225,9 +225,11 @@ class Lane:
     # Name in the table and on the command line when it differs from the slug (the
     # legacy kimi-cli is a second CLI for the kimi-code lane).
     name: str = ""
-    # True: being unavailable with a reason that names the other tool also passes
-    # (issue 10 point 3: the legacy kimi-cli is told apart, or run cleanly).
-    may_be_told_apart: bool = False
+    # A pattern over "<reason>: <detail>": being unavailable for a reason that matches
+    # also passes -- the lane told the user, before running anything, why it cannot
+    # run and what to do (gemini in an untrusted folder, issue 10 point 2; the legacy
+    # kimi-cli told apart from Kimi Code, point 3). None: the lane must run.
+    unavailable_ok: str = None
     in_review: bool = True  # part of the multi-lane review scenario
 
     @property
@@ -237,7 +239,8 @@ class Lane:
 
 LANES = [
     Lane("gemini", "gemini", "gemini", gemini, model_arg=OVERRIDE, flag="--gemini",
-         scenarios=["trusted"]),
+         scenarios=["trusted"],
+         unavailable_ok=r"^untrusted_workspace: .*GEMINI_CLI_TRUST_WORKSPACE"),
     # claude-code sends the level as output_config.effort; codex as reasoning.effort.
     Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude",
          effort_wire=lambda level: "low" if level == "minimal" else level),
@@ -252,7 +255,7 @@ LANES = [
          file_ref=True, flag="--kimi-code"),
     # The legacy Python kimi-cli installs the same `kimi` program name.
     Lane("kimi-code", "kimi-cli", "kimi", kimi_legacy, file_ref=True, name="kimi-cli",
-         may_be_told_apart=True, in_review=False),
+         unavailable_ok=r"kimi-cli|legacy|Kimi Code", in_review=False),
     Lane("cursor", "replay", "cursor-agent", replay("cursor-agent"), file_ref=True, flag="--cursor"),
     Lane("coderabbit", "replay", "coderabbit", replay("coderabbit"), flag="--coderabbit",
          shape=coderabbit_prompt_only, gets_prompt=False),

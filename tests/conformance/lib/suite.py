@@ -258,13 +258,13 @@ def run_scenario(suite, lane, scenario, effort=None):
             result.fail("ran", f"exit {proc.returncode}, no JSON: {proc.stdout[:200]!r} "
                         f"{proc.stderr[:300]!r}")
             return result
-        if lane.may_be_told_apart and not report.get("ok") and report.get("reason"):
+        if lane.unavailable_ok and not report.get("ok") and report.get("reason"):
             said = f"{report.get('reason')}: {report.get('detail', '')}"
-            if re.search(r"kimi-cli|legacy|Kimi Code", report.get("detail") or "", re.I):
-                result.detail = f"told apart: {said[:200]}"
+            if re.search(lane.unavailable_ok, said, re.I | re.S):
+                result.detail = f"unavailable, told before running: {said[:200]}"
             else:
-                result.fail("told-apart", f"unavailable, but the reason does not name the other "
-                            f"tool: {said[:200]!r}")
+                result.fail("told", f"unavailable, but the reason does not say why and what to "
+                            f"do (want /{lane.unavailable_ok}/): {said[:200]!r}")
             return result
         err_path = os.path.join(run_dir, f"gsd-review-{lane.slug}.err")
         review_path = os.path.join(run_dir, f"gsd-review-{lane.slug}.md")
@@ -305,6 +305,8 @@ def review_scenario(suite, selected):
     """One `gsd-lane review --phase 3` with every runnable selected lane at once."""
     runnable = [l for l in selected if l.in_review and not suite.skip_reason(l)]
     result = Result("review", "-", "mixed", "+".join(l.slug for l in runnable) or "-")
+    if any(l.slug == "gemini" for l in runnable):
+        result.scenario += " [gemini folder trusted]"
     if not runnable:
         result.skip("no selected lane can run")
         return result
@@ -319,6 +321,9 @@ def review_scenario(suite, selected):
     with open(plan, "a") as f:
         f.write(f"\n{plan_marker}\n")
     env = suite.base_env(home)
+    # The user-facing untrusted-folder case is gemini's `default` scenario; here the
+    # folder is trusted so gemini's review is proven inside REVIEWS.md too.
+    lanedefs.gemini_trust(home, project)
     reviews = os.path.join(project, ".planning", "phases", "03-invoices", "03-REVIEWS.md")
     providers, answers = {}, {}
     try:
