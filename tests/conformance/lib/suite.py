@@ -304,7 +304,7 @@ def run_scenario(suite, lane, scenario, effort=None):
 def review_scenario(suite, selected):
     """One `gsd-lane review --phase 3` with every runnable selected lane at once."""
     runnable = [l for l in selected if l.in_review and not suite.skip_reason(l)]
-    result = Result("review", "-", "mixed", "+".join(l.slug for l in runnable) or "-")
+    result = Result("review", "-", "mixed", f"{len(runnable)} lanes at once")
     if any(l.slug == "gemini" for l in runnable):
         result.scenario += " [gemini folder trusted]"
     if not runnable:
