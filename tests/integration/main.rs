@@ -11,6 +11,7 @@ mod handlers;
 mod http_server;
 mod overlays;
 mod plan;
+mod resume;
 mod review;
 mod robustness;
 mod roster;

@@ -2,9 +2,11 @@
 
 mod list;
 mod plan;
+mod resume;
 pub mod review;
 mod roster;
 mod run;
+mod runs;
 pub mod trust;
 mod validate;
 
@@ -110,6 +112,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
             run::run(&context, &args.slug, &args.options)
         }
         Command::Review(args) => review::run(&context, &args),
+        Command::Runs(args) => runs::run(args.json),
         Command::Disclose(args) => trust::disclose(&context, &args),
         Command::Install(args) => trust::install(&context, &args),
         Command::Remove(args) => trust::remove(&context, &args),

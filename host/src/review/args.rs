@@ -5,7 +5,7 @@ use crate::registry::Registry;
 
 /// The command's own options; a lane declaring one of these keeps loading, but the flag is
 /// ignored for selection.
-pub const OWN_OPTIONS: [&str; 8] = [
+pub const OWN_OPTIONS: [&str; 11] = [
     "--phase",
     "--prompt-file",
     "--out",
@@ -14,11 +14,15 @@ pub const OWN_OPTIONS: [&str; 8] = [
     "--jobs",
     "--json",
     "--help",
+    "--resume",
+    "--retry",
+    "--force",
 ];
 
 /// Usage text.
 pub const USAGE: &str = "usage: gsd-lane review --phase <N> [<lane flag>...] [--all] [--self <slug>] [--jobs <n>] [--json]
-       gsd-lane review --prompt-file <F> --out <REVIEWS.md> [<lane flag>...] [--self <slug>] [--jobs <n>] [--json]";
+       gsd-lane review --prompt-file <F> --out <REVIEWS.md> [<lane flag>...] [--self <slug>] [--jobs <n>] [--json]
+       gsd-lane review --resume [<run-dir>] [--phase <N> | --prompt-file <F>] [--retry <id>]... [--force] [--jobs <n>] [--json]";
 
 /// The parsed request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,6 +47,19 @@ pub struct Request {
     pub lanes: Vec<String>,
     /// Warnings about lane flags that collide with the command's options.
     pub warnings: Vec<String>,
+    /// `--resume [<run-dir>]`: `Some(None)` resumes the latest matching run.
+    pub resume: Option<Option<String>>,
+    /// `--retry <id>` (repeatable; implies `--resume`).
+    pub retry: Vec<String>,
+    /// `--force`: resume even though inputs changed.
+    pub force: bool,
+}
+
+impl Request {
+    /// True when this request continues a recorded run.
+    pub fn resuming(&self) -> bool {
+        self.resume.is_some() || !self.retry.is_empty()
+    }
 }
 
 /// Levenshtein distance (small inputs only).
@@ -111,12 +128,22 @@ pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
                     _ => return Err(format!("--jobs takes a positive integer, got '{text}'")),
                 }
             }
-            "--all" | "--json" | "--help" | "-h" if inline.is_some() => {
+            "--resume" => {
+                let dir = inline.clone().or_else(|| {
+                    let next = iter.as_slice().first().filter(|a| !a.starts_with("--"))?;
+                    iter.next();
+                    Some(next.clone())
+                });
+                request.resume = Some(dir.filter(|d| !d.is_empty()));
+            }
+            "--retry" => request.retry.push(value("--retry")?),
+            "--all" | "--json" | "--help" | "-h" | "--force" if inline.is_some() => {
                 return Err(format!("{name} takes no value"))
             }
             "--all" => request.all = true,
             "--json" => request.json = true,
             "--help" | "-h" => request.help = true,
+            "--force" => request.force = true,
             flag if flag.starts_with("--") => {
                 let lane = (inline.is_none())
                     .then(|| registry.lane_by_flag(flag))
@@ -148,6 +175,21 @@ pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
     }
     if request.help {
         return Ok(request);
+    }
+    if request.resuming() {
+        if !request.lanes.is_empty() || request.all || request.self_slug.is_some() {
+            return Err(
+                "--resume takes the lanes, --all and --self of the recorded run; drop them"
+                    .to_owned(),
+            );
+        }
+        return match (&request.phase, &request.prompt_file) {
+            (Some(_), Some(_)) => Err("--phase and --prompt-file cannot be combined".to_owned()),
+            _ => Ok(request),
+        };
+    }
+    if request.force {
+        return Err("--force only applies to --resume".to_owned());
     }
     match (&request.phase, &request.prompt_file, &request.out) {
         (Some(_), None, None) | (None, Some(_), Some(_)) => Ok(request),
@@ -192,5 +234,20 @@ mod tests {
         assert!(parse_args(&["--phase", "3", "--jobs", "0"]).is_err());
         assert!(parse_args(&["--all"]).is_err());
         assert!(parse_args(&["--prompt-file", "x"]).is_err());
+    }
+
+    #[test]
+    fn resume_options() {
+        let r = parse_args(&["--resume"]).expect("bare resume");
+        assert_eq!(r.resume, Some(None));
+        let r = parse_args(&["--resume", "/tmp/gsd-review-x", "--jobs", "1"]).expect("dir");
+        assert_eq!(r.resume, Some(Some("/tmp/gsd-review-x".to_owned())));
+        let r = parse_args(&["--phase", "3", "--resume", "--force"]).expect("phase");
+        assert_eq!((r.resume, r.force), (Some(None), true));
+        let r = parse_args(&["--retry", "gemini", "--retry=claude"]).expect("retry");
+        assert!(r.resuming());
+        assert_eq!(r.retry, vec!["gemini", "claude"]);
+        assert!(parse_args(&["--resume", "--gemini"]).is_err());
+        assert!(parse_args(&["--phase", "3", "--force"]).is_err());
     }
 }

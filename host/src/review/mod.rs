@@ -5,10 +5,13 @@
 pub mod args;
 pub mod budget;
 pub mod interrupt;
+pub mod journal;
 pub mod phase;
 pub mod preflight;
 pub mod progress;
 pub mod prompt;
+pub mod record;
+pub mod resume;
 pub mod reviews_md;
 pub mod rundir;
 pub mod runner;

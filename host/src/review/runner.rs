@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::budget::{self, Metadata, Step};
 use super::interrupt;
+use super::journal::{self, Journal, Line, Status};
 use super::rundir::RunDir;
 use super::selection::Identity;
 use crate::config::ProjectConfig;
@@ -60,6 +61,10 @@ pub struct Shared {
     pub lock_dir: PathBuf,
     /// Plan file names (phase form), `None` in the `--prompt-file` form.
     pub plan_names: Option<Vec<String>>,
+    /// The results journal every finished attempt is appended to (`None`: not recorded).
+    pub journal: Option<Arc<Journal>>,
+    /// Attempts already made per identity by earlier runs of this run dir (resume).
+    pub prior_attempts: BTreeMap<String, u32>,
 }
 
 /// How one identity ended.
@@ -201,7 +206,14 @@ pub fn run_all(
         }
     }
     drop(tx);
-    let results = coordinate(&jobs, &rx, &stop, &mut on_event);
+    let results = coordinate(&jobs, &rx, &stop, &mut |event: &Event, jobs: &[Job]| {
+        if let Event::Finished(index, result) = event {
+            if let Some(job) = jobs.get(*index) {
+                record_final(job, result, &shared);
+            }
+        }
+        on_event(event, jobs);
+    });
     drop(watcher);
     (results, interrupt::interrupted())
 }
@@ -313,6 +325,38 @@ fn run_group(
     }
     if admitted {
         gate.release();
+    }
+}
+
+/// Appends the identity's final attempt to the journal (synced before the result is shown).
+fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
+    let Some(journal) = &shared.journal else {
+        return;
+    };
+    let id = &job.identity.id;
+    let attempt = shared.prior_attempts.get(id).copied().unwrap_or(0) + 1;
+    let (status, refusal) = match &result.done {
+        Done::Ran { stubbed: false } => (Status::Review, None),
+        Done::Ran { stubbed: true } => (Status::Stub, None),
+        Done::Budget(refusal) => (Status::BudgetFailed, Some(refusal)),
+        Done::Unavailable(refusal) => (Status::Unavailable, Some(refusal)),
+        Done::Cancelled => (Status::Cancelled, None),
+        Done::Interrupted => (Status::Interrupted, None),
+    };
+    let mut line = Line::new(id, attempt, status);
+    if let Some(refusal) = refusal {
+        line.reason = Some(refusal.reason.to_string());
+        line = line.with_detail(&refusal.detail);
+    }
+    if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
+        line.review_sha256 = journal::file_sha256(
+            &super::resume::review_path(&shared.run_dir.path, id),
+            super::resume::MAX_REVIEW_BYTES,
+        );
+    }
+    line.metadata = result.metadata.as_ref().map(Metadata::to_json);
+    if let Err(failure) = journal.append(&line) {
+        crate::output::eprint_line(&format!("warning: {failure}"));
     }
 }
 

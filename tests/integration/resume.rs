@@ -1,0 +1,288 @@
+//! `gsd-lane review --resume`, `gsd-lane runs` and rate-limit retries, end to end: the real
+//! binary, the fake reviewer lanes of `review.rs` (their behaviour switched between runs through
+//! `$HOME/behave/<name>`), the loopback HTTP server for HTTP lanes.
+//!
+//! "Ran again" and "kept" are judged from the lanes' own start marks, never from timing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::review::{alive, finish, normalize, run_dir_of, Lab};
+use crate::util::{self, Outcome};
+
+fn starts(lab: &Lab, slug: &str) -> usize {
+    lab.marks(slug).iter().filter(|m| m.kind == "start").count()
+}
+
+/// `gsd-lane runs --json` in the lab's environment.
+fn runs(lab: &Lab) -> Vec<Value> {
+    let mut command = Command::new(util::bin());
+    command
+        .env_clear()
+        .env("HOME", &lab.env.home)
+        .env("GSD_HOME", &lab.env.gsd_home)
+        .env("TMPDIR", &lab.tmp)
+        .env("PATH", format!("{}:/usr/bin:/bin", lab.bin.display()))
+        .current_dir(&lab.env.project)
+        .args(["runs", "--json"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = finish(command.spawn().expect("spawn runs"), "runs --json");
+    out.assert_no_panic().assert_status(0);
+    match out.json() {
+        Value::Array(items) => items,
+        other => panic!("runs --json is not an array: {other}"),
+    }
+}
+
+/// A lab with lanes alpha (reviews) and beta (stub on the first run).
+fn failed_beta() -> (Lab, Outcome) {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(lab
+        .reviews()
+        .contains("## Beta Review\n\nbeta review failed"));
+    (lab, out)
+}
+
+/// The REVIEWS.md a one-shot run writes in a fresh lab where every lane reviews.
+fn one_shot(slugs: &[&str]) -> String {
+    let lab = Lab::new();
+    for slug in slugs {
+        lab.lane(slug, |_| {});
+    }
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    normalize(&lab.reviews())
+}
+
+#[test]
+fn resume_after_a_failed_lane_reruns_only_that_lane_and_matches_the_one_shot_file() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    assert!(first.stderr.contains(&format!(
+        "review: resume with: gsd-lane review --resume {}",
+        dir.display()
+    )));
+    let listed = runs(&lab);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["state"], "resumable");
+    assert_eq!(
+        listed[0]["identities"],
+        json!([{"identity": "alpha", "status": "review"}, {"identity": "beta", "status": "stub"}])
+    );
+
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3", "--resume"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr.contains("keeping alpha; running beta"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        starts(&lab, "alpha"),
+        1,
+        "a finished review is never paid for twice"
+    );
+    assert_eq!(starts(&lab, "beta"), 2);
+    assert_eq!(normalize(&lab.reviews()), one_shot(&["alpha", "beta"]));
+    assert!(!dir.exists(), "a run with every review finished is removed");
+}
+
+#[test]
+fn retry_reruns_a_finished_identity() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    lab.behave("beta", "review");
+    let out = lab.review(&["--retry", "alpha", "--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "alpha"), 2);
+    assert_eq!(starts(&lab, "beta"), 2);
+    let unknown = lab.review(&["--phase", "3", "--retry", "nobody"]);
+    // The run was removed after finishing, so there is nothing left to retry in.
+    unknown.assert_no_panic().assert_status(1);
+}
+
+#[test]
+fn resume_after_sigkill_keeps_what_finished_and_ignores_a_torn_journal_line() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 30");
+    let mut child = lab
+        .command(&["--phase", "3", "--all"])
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let journal = loop {
+        let found = std::fs::read_dir(&lab.tmp)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("gsd-review-journal.jsonl"))
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("\"alpha\"")));
+        if let (Some(found), true) = (found, lab.marks("beta").iter().any(|m| m.kind == "child")) {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    // The killed review's lane processes are the test's to clean up.
+    for mark in lab.marks("beta") {
+        let pid = if mark.kind == "child" {
+            mark.ns as u32
+        } else {
+            mark.pid
+        };
+        if alive(pid) {
+            let _ = Command::new("/bin/kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+    // A write torn by the kill: the last line has no newline.
+    let mut text = std::fs::read_to_string(&journal).expect("journal");
+    text.push_str("{\"v\":1,\"identity\":\"beta\",\"attempt\":1,\"sta");
+    std::fs::write(&journal, text).expect("torn line");
+
+    let listed = runs(&lab);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed[0]["identities"][1],
+        json!({"identity": "beta", "status": "missing"})
+    );
+    let dir = PathBuf::from(listed[0]["runDir"].as_str().expect("runDir"));
+    lab.behave("beta", "review");
+    let out = lab.review(&["--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 2);
+    assert_eq!(normalize(&lab.reviews()), one_shot(&["alpha", "beta"]));
+}
+
+#[test]
+fn resume_after_ctrl_c_runs_the_interrupted_lanes() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 30");
+    let child = lab
+        .command(&["--phase", "3", "--all"])
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child")
+        && lab.marks("alpha").iter().any(|m| m.kind == "end"))
+    {
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("/bin/kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let first = finish(child, "interrupted review");
+    first.assert_no_panic().assert_status(130);
+    let dir = run_dir_of(&first);
+
+    lab.behave("beta", "review");
+    let out = lab.review(&["--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 2);
+    assert_eq!(normalize(&lab.reviews()), one_shot(&["alpha", "beta"]));
+}
+
+fn assert_refused(lab: &Lab, dir: &Path, needle: &str) {
+    let out = lab.review(&["--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(2);
+    assert!(out.stderr.contains("cannot resume"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(needle),
+        "{needle:?} not in:\n{}",
+        out.stderr
+    );
+    assert_eq!(starts(lab, "beta"), 1, "a refused resume runs nothing");
+}
+
+#[test]
+fn resume_is_refused_when_the_prompt_changed_unless_forced() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    let plan = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-02-PLAN.md");
+    let mut text = std::fs::read_to_string(&plan).expect("plan");
+    text.push_str("\nOne more task.\n");
+    std::fs::write(&plan, text).expect("edit plan");
+    assert_refused(&lab, &dir, "the prompt input gsd-review-prompt.md changed");
+    assert_refused(&lab, &dir, "gsd-review-plan-01.md changed");
+
+    lab.behave("beta", "review");
+    let out = lab.review(&["--resume", &dir.display().to_string(), "--force"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(out.stderr.contains("warning: resuming anyway (--force)"));
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 2);
+    assert!(lab
+        .prompts("beta")
+        .iter()
+        .any(|p| p.contains("One more task.")));
+}
+
+#[test]
+fn resume_is_refused_when_a_lane_manifest_changed() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    lab.lane("beta", |lane| {
+        lane["reviewer"]["timeoutFloorMs"] = json!(30000);
+    });
+    assert_refused(&lab, &dir, "lane beta: manifest changed");
+}
+
+#[test]
+fn resume_is_refused_when_a_lane_model_changed() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    lab.config(&json!({"review": {"models": {"beta": "bigger-model"}}}));
+    assert_refused(&lab, &dir, "beta: the resolved plan changed at plan.");
+}
+
+#[test]
+fn resume_refuses_an_unknown_record_version_and_a_missing_run() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    let record = dir.join("run.json");
+    let text = std::fs::read_to_string(&record).expect("record");
+    std::fs::write(&record, text.replace("\"version\": 1", "\"version\": 9")).expect("edit");
+    let out = lab.review(&["--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(1);
+    assert!(
+        out.stderr.contains("version 9 is not known"),
+        "{}",
+        out.stderr
+    );
+    assert!(runs(&lab).is_empty(), "an unreadable record is not listed");
+    let out = lab.review(&["--phase", "3", "--resume"]);
+    out.assert_no_panic().assert_status(1);
+    assert!(
+        out.stderr.contains("no resumable review run found"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+}
