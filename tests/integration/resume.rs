@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::http_server::{json_reply, sequence, Reply, Server};
 use crate::review::{alive, finish, normalize, run_dir_of, Lab};
 use crate::util::{self, Outcome};
 
@@ -285,4 +286,200 @@ fn resume_refuses_an_unknown_record_version_and_a_missing_run() {
         out.stderr
     );
     assert_eq!(starts(&lab, "beta"), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rate limits (run::rate_limit)
+// ---------------------------------------------------------------------------------------------
+
+/// The quota answer of the fake lane (`ratelimit <n>` behaviour), declared as data.
+fn quota_rule(lane: &mut Value) {
+    lane["reviewer"]["rateLimit"] =
+        json!({"exitCodes": [75], "stderrPatterns": ["quota exceeded"]});
+}
+
+fn journal_statuses(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("gsd-review-journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| {
+            format!(
+                "{}:{}",
+                v["identity"].as_str().unwrap_or(""),
+                v["status"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_cli_quota_message_is_retried_and_reported() {
+    let lab = Lab::new();
+    lab.lane("alpha", quota_rule);
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "ratelimit 1");
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "alpha"), 2, "one retry after the quota answer");
+    assert!(
+        out.stderr
+            .contains("info: reviewer alpha rate-limited (exit status 75"),
+        "{}",
+        out.stderr
+    );
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains("# fake-alpha review after 1 rate-limited runs\n\n> [gsd-lane] rate-limited, retried 1 times\n\n---"),
+        "{reviews}"
+    );
+    let dir = run_dir_of(&out);
+    // Lanes run concurrently: the journal is in completion order, each lane's lines in order.
+    let lines = journal_statuses(&dir);
+    let alpha: Vec<&String> = lines.iter().filter(|l| l.starts_with("alpha:")).collect();
+    assert_eq!(alpha, ["alpha:rate-limited", "alpha:review"]);
+    assert!(lines.contains(&"beta:stub".to_owned()), "{lines:?}");
+}
+
+#[test]
+fn failures_that_are_not_rate_limits_are_never_retried() {
+    let lab = Lab::new();
+    lab.lane("alpha", quota_rule);
+    lab.lane("beta", |_| {});
+    lab.lane("gamma", |_| {});
+    lab.behave("alpha", "fail");
+    lab.behave("beta", "ratelimit 1"); // a quota message, but beta declares no rateLimit
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 1);
+    assert!(!lab.reviews().contains("rate-limited"));
+}
+
+#[test]
+fn an_invalid_rate_limit_declaration_is_a_validation_error() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["reviewer"]["rateLimit"] = json!({"stderrPatterns": [".*"], "regex": true});
+    });
+    lab.lane("beta", |_| {});
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic();
+    assert_ne!(out.code, Some(0));
+    assert_eq!(starts(&lab, "alpha"), 0, "a rejected lane never runs");
+    let folder = lab.env.overlay_dir(util::Scope::Global, "fake-alpha");
+    let (_, report) = util::validate(&lab.env, &[folder]);
+    let codes = report.codes();
+    assert!(codes.iter().any(|c| c == "RB-RATELIMIT"), "{codes:?}");
+}
+
+/// A lab with the first-party ollama lane pointed at `server` (model pinned: no discovery).
+fn ollama_lab(server: &Server) -> Lab {
+    let lab = Lab::new();
+    lab.config(&json!({"review": {"ollama_host": server.url(), "models": {"ollama": "m"}}}));
+    lab
+}
+
+fn chat(content: &str) -> Reply {
+    json_reply(
+        200,
+        &json!({"id": "c", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}]}),
+    )
+}
+
+fn limited(status: u16, retry_after: Option<&str>) -> Reply {
+    let mut headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+    if let Some(value) = retry_after {
+        headers.push(("Retry-After".to_owned(), value.to_owned()));
+    }
+    Reply::Respond {
+        status,
+        headers,
+        body: br#"{"error":{"message":"slow down"}}"#.to_vec(),
+    }
+}
+
+fn http_review(steps: Vec<Reply>) -> (Server, Lab, Outcome) {
+    let server = Server::start(&[
+        (
+            "GET",
+            "/v1/models",
+            json_reply(200, &json!({"object": "list", "data": [{"id": "m"}]})),
+        ),
+        ("POST", "/v1/chat/completions", sequence(steps)),
+    ]);
+    let lab = ollama_lab(&server);
+    let out = lab.review(&["--phase", "3", "--ollama"]);
+    out.assert_no_panic();
+    (server, lab, out)
+}
+
+#[test]
+fn http_429_with_retry_after_is_retried() {
+    let (server, lab, out) = http_review(vec![
+        limited(429, Some("0")),
+        chat("HTTP review after a 429"),
+    ]);
+    out.assert_status(0);
+    assert_eq!(server.post_count(), 2);
+    assert!(
+        out.stderr
+            .contains("rate-limited (HTTP 429 Too Many Requests); retrying in 0 ms"),
+        "{}",
+        out.stderr
+    );
+    assert!(lab
+        .reviews()
+        .contains("HTTP review after a 429\n\n> [gsd-lane] rate-limited, retried 1 times\n"));
+}
+
+#[test]
+fn http_429_without_retry_after_backs_off_and_retries() {
+    let (server, _lab, out) = http_review(vec![limited(429, None), chat("second try")]);
+    out.assert_status(0);
+    assert_eq!(server.post_count(), 2);
+    assert!(out.stderr.contains("retrying in 1000 ms"), "{}", out.stderr);
+}
+
+#[test]
+fn http_503_is_retried_only_with_retry_after() {
+    let (server, _lab, out) = http_review(vec![limited(503, Some("0")), chat("after 503")]);
+    out.assert_status(0);
+    assert_eq!(server.post_count(), 2);
+    let (server, _lab, out) = http_review(vec![limited(503, None), chat("never asked")]);
+    out.assert_status(2);
+    assert_eq!(
+        server.post_count(),
+        1,
+        "a 503 without Retry-After is a plain failure"
+    );
+}
+
+#[test]
+fn http_retries_stop_at_the_maximum_count() {
+    let (server, lab, out) = http_review(vec![limited(429, Some("0"))]);
+    out.assert_status(2);
+    assert_eq!(server.post_count(), 4, "one attempt and three retries");
+    assert!(lab.reviews().contains(
+        "> [gsd-lane] rate-limited, retried 3 times; final failure: HTTP 429 Too Many Requests (no retry left (at most 3))\n"
+    ), "{}", lab.reviews());
+}
+
+#[test]
+fn no_retry_waits_past_the_lane_deadline() {
+    let date = "Fri, 01 Jan 2100 00:00:00 GMT";
+    for retry_after in ["3600", date] {
+        let (server, lab, out) =
+            http_review(vec![limited(429, Some(retry_after)), chat("too late")]);
+        out.assert_status(2);
+        assert_eq!(server.post_count(), 1, "{retry_after}");
+        assert!(
+            lab.reviews().contains("would pass the lane's deadline"),
+            "{}",
+            lab.reviews()
+        );
+    }
 }

@@ -851,11 +851,13 @@ fn merge_kept(
                 done: Done::Ran { stubbed: false },
                 metadata: kept.metadata.clone(),
                 started: true,
+                retries: 0,
             },
             None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
                 done: Done::Interrupted,
                 metadata: None,
                 started: false,
+                retries: 0,
             }),
         })
         .collect()

@@ -24,7 +24,8 @@ use crate::config::ProjectConfig;
 use crate::plan::{Instance, PlanInputs, Refusal};
 use crate::project::HostEnv;
 use crate::registry::Lane;
-use crate::run::lane::{self, Outcome, RunSetup};
+use crate::run::lane::{Outcome, RunSetup};
+use crate::run::rate_limit::{self, Retrying};
 
 /// How long after an interruption the coordinator waits for killed lanes to report.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(700);
@@ -94,6 +95,8 @@ pub struct LaneResult {
     pub metadata: Option<Metadata>,
     /// Whether it started (for interrupted identities).
     pub started: bool,
+    /// Rate-limit retries made (run::rate_limit).
+    pub retries: u32,
 }
 
 impl LaneResult {
@@ -267,6 +270,7 @@ fn coordinate(
                 done: Done::Interrupted,
                 metadata: None,
                 started: started.get(index).copied().unwrap_or(false),
+                retries: 0,
             };
             let _ = job;
             on_event(&Event::Finished(index, result.clone()), jobs);
@@ -298,6 +302,7 @@ fn run_group(
                     done,
                     metadata: None,
                     started: false,
+                    retries: 0,
                 },
             ));
             continue;
@@ -334,7 +339,7 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
         return;
     };
     let id = &job.identity.id;
-    let attempt = shared.prior_attempts.get(id).copied().unwrap_or(0) + 1;
+    let attempt = shared.prior_attempts.get(id).copied().unwrap_or(0) + 1 + result.retries;
     let (status, refusal) = match &result.done {
         Done::Ran { stubbed: false } => (Status::Review, None),
         Done::Ran { stubbed: true } => (Status::Stub, None),
@@ -355,6 +360,7 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
         );
     }
     line.metadata = result.metadata.as_ref().map(Metadata::to_json);
+    line.retries = result.retries;
     if let Err(failure) = journal.append(&line) {
         crate::output::eprint_line(&format!("warning: {failure}"));
     }
@@ -372,6 +378,7 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         done: Done::Ran { stubbed: true },
         metadata: None,
         started: true,
+        retries: 0,
     }
 }
 
@@ -401,6 +408,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
                     done: Done::Budget(refusal),
                     metadata: meta,
                     started: true,
+                    retries: 0,
                 }
             }
         }
@@ -425,7 +433,33 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         egress: egress.as_ref(),
         handler_override: None,
     };
-    let done = match lane::run_lane(&job.lane, &setup) {
+    let prior = shared
+        .prior_attempts
+        .get(&job.identity.id)
+        .copied()
+        .unwrap_or(0);
+    let mut retried = 0;
+    let mut on_retry = |retry: &Retrying| {
+        retried += 1;
+        if let Some(journal) = &shared.journal {
+            let mut line = Line::new(&job.identity.id, prior + retried, Status::RateLimited)
+                .with_detail(&retry.why);
+            line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
+            if let Err(failure) = journal.append(&line) {
+                crate::output::eprint_line(&format!("warning: {failure}"));
+            }
+        }
+        crate::output::eprint_line(&format!(
+            "info: reviewer {} rate-limited ({}); retrying in {} ms",
+            job.identity.id,
+            retry.why,
+            retry.wait.as_millis()
+        ));
+    };
+    let attempts =
+        rate_limit::run_lane_retrying(&job.lane, &setup, &mut on_retry, &interrupt::interrupted);
+    let retries = attempts.retries;
+    let done = match attempts.outcome {
         Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),
         Ok(Outcome::Completed(completion)) => Done::Ran {
             stubbed: completion.stubbed,
@@ -433,6 +467,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         Err(failure) => {
             let mut result = internal_stub(job, shared, &failure.message);
             result.metadata = metadata;
+            result.retries = retries;
             return result;
         }
     };
@@ -440,5 +475,6 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         done,
         metadata,
         started: true,
+        retries,
     }
 }

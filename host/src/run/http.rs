@@ -197,6 +197,16 @@ pub fn check_request_url(url_text: &str, verified: &Origin) -> Result<Url, Strin
 /// panics, never waits past `request.timeout` (plus scheduling noise), never holds more than
 /// `limits.max_body_bytes` of body.
 pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> HttpReport {
+    send_observed(request, verified, limits).0
+}
+
+/// [`send`], also returning the response's `Retry-After` value (trimmed, as sent), which the
+/// lane runner's rate-limit retry honours (`run::rate_limit`).
+pub fn send_observed(
+    request: &HttpRequest,
+    verified: &Origin,
+    limits: &HttpLimits,
+) -> (HttpReport, Option<String>) {
     send_with(None, request, verified, limits)
 }
 
@@ -225,17 +235,16 @@ fn send_with(
     request: &HttpRequest,
     verified: &Origin,
     limits: &HttpLimits,
-) -> HttpReport {
+) -> (HttpReport, Option<String>) {
     let url = match check_request_url(&request.url, verified) {
         Ok(url) => url,
-        Err(error) => return HttpReport::Failed { error },
+        Err(error) => return (HttpReport::Failed { error }, None),
     };
     let engine = engine.unwrap_or_else(|| Engine::for_url(&url));
     let deadline = Deadline::starting_now(request.timeout);
     if deadline.remaining().is_none() {
-        return HttpReport::Failed {
-            error: "timeout: the request bound is 0 ms; nothing was sent".to_owned(),
-        };
+        let error = "timeout: the request bound is 0 ms; nothing was sent".to_owned();
+        return (HttpReport::Failed { error }, None);
     }
     let outcome = match engine {
         Engine::Wire => wire::exchange(request, &url, verified, limits, &deadline),
@@ -249,13 +258,19 @@ fn send_with(
         }),
     };
     match outcome {
-        Ok((status, bytes)) => HttpReport::Response {
-            status,
-            body: lossy_utf8(bytes),
-        },
-        Err(failure) => HttpReport::Failed {
-            error: failure.describe(),
-        },
+        Ok((status, retry_after, bytes)) => (
+            HttpReport::Response {
+                status,
+                body: lossy_utf8(bytes),
+            },
+            retry_after,
+        ),
+        Err(failure) => (
+            HttpReport::Failed {
+                error: failure.describe(),
+            },
+            None,
+        ),
     }
 }
 
@@ -552,6 +567,7 @@ mod wire {
     struct Framing {
         content_length: Option<u64>,
         transfer_encoding: Option<String>,
+        retry_after: Option<String>,
     }
 
     /// A TCP stream whose every read and write is bounded by the request deadline.
@@ -595,7 +611,7 @@ mod wire {
         origin: &Origin,
         limits: &HttpLimits,
         deadline: &Deadline,
-    ) -> Result<(u16, Vec<u8>), Failure> {
+    ) -> Result<(u16, Option<String>, Vec<u8>), Failure> {
         let body: &[u8] = match request.method {
             HttpMethod::Get => &[],
             HttpMethod::Post => request.json_body.as_deref().unwrap_or("").as_bytes(),
@@ -627,10 +643,11 @@ mod wire {
             .map_err(|e| Failure::io("sending the request", bound, e))?;
 
         let mut reader = BufReader::with_capacity(READ_CHUNK, timed);
-        let (status, framing) = read_head(&mut reader, bound)?;
+        let (status, mut framing) = read_head(&mut reader, bound)?;
+        let retry_after = framing.retry_after.take();
         let mut sink = CappedBody::new(limits.max_body_bytes);
         read_body(&mut reader, status, framing, &mut sink, bound)?;
-        Ok((status, sink.into_bytes()))
+        Ok((status, retry_after, sink.into_bytes()))
     }
 
     /// Request line and headers. `Connection: close` makes the server end the body by closing.
@@ -825,6 +842,9 @@ mod wire {
         }
         let value = String::from_utf8_lossy(&line[colon + 1..]);
         let value = value.trim_matches(|c| c == ' ' || c == '\t');
+        if name.eq_ignore_ascii_case(b"retry-after") {
+            framing.retry_after = Some(value.to_owned());
+        }
         if name.eq_ignore_ascii_case(b"content-length") {
             let n = parse_content_length(value).ok_or_else(|| {
                 Failure::Message(format!("{phase} failed: invalid Content-Length"))
@@ -1003,7 +1023,7 @@ mod via_ureq {
         origin: &Origin,
         limits: &HttpLimits,
         deadline: &Deadline,
-    ) -> Result<(u16, Vec<u8>), Failure> {
+    ) -> Result<(u16, Option<String>, Vec<u8>), Failure> {
         let bound = deadline.bound;
         let left = deadline
             .remaining_io()
@@ -1027,6 +1047,7 @@ mod via_ureq {
             }
         };
         let status = response.status();
+        let retry_after = response.header("retry-after").map(|v| v.trim().to_owned());
         let mut sink = CappedBody::new(limits.max_body_bytes);
         if let Some(len) = response
             .header("content-length")
@@ -1036,7 +1057,7 @@ mod via_ureq {
         }
         let mut reader = response.into_reader();
         pump(&mut reader, &mut sink, None, bound)?;
-        Ok((status, sink.into_bytes()))
+        Ok((status, retry_after, sink.into_bytes()))
     }
 
     fn transport_failure(
@@ -1319,7 +1340,7 @@ mod tests {
         origin: &Origin,
         limits: &HttpLimits,
     ) -> HttpReport {
-        send_with(Some(engine), request, origin, limits)
+        send_with(Some(engine), request, origin, limits).0
     }
 
     fn failed(report: HttpReport) -> String {

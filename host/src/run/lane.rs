@@ -69,6 +69,8 @@ pub struct Completion {
     pub spawn_error: Option<String>,
     /// Wall time of the execution step.
     pub elapsed: Duration,
+    /// The last exit status and HTTP answer the effects saw (rate-limit classification).
+    pub observed: super::rate_limit::Observed,
 }
 
 /// The outcome of one lane run.
@@ -167,6 +169,7 @@ pub fn execute(
     };
     completion.probe = probe;
     completion.elapsed = started.elapsed();
+    completion.observed = effects.observed.take();
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
@@ -228,6 +231,7 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         spawn_limits: SpawnLimits::default(),
         http_limits: HttpLimits::default(),
         warnings: RefCell::new(Vec::new()),
+        observed: RefCell::default(),
     }
 }
 
@@ -244,6 +248,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
             .and_then(|r| r.error.as_ref())
             .map(|e| e.code().to_owned()),
         elapsed: Duration::ZERO,
+        observed: super::rate_limit::Observed::default(),
     }
 }
 
