@@ -99,6 +99,38 @@ fn resume_after_a_failed_lane_reruns_only_that_lane_and_matches_the_one_shot_fil
     assert!(!dir.exists(), "a run with every review finished is removed");
 }
 
+/// A lab with a trimmed lane `tiny` (context and research dropped) and lane `beta`.
+fn trimmed_lab() -> Lab {
+    let lab = Lab::new();
+    lab.budget_lane("tiny");
+    lab.lane("beta", |_| {});
+    let research = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-RESEARCH.md");
+    std::fs::write(&research, "r".repeat(4000)).expect("research");
+    lab.config(&json!({"review": {"max_prompt_tokens": 700}}));
+    lab
+}
+
+#[test]
+fn a_kept_trimmed_review_keeps_its_budget_metadata_in_reviews_md() {
+    let lab = trimmed_lab();
+    lab.behave("beta", "stub");
+    let first = lab.review(&["--phase", "3", "--all"]);
+    first.assert_no_panic().assert_status(0);
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3", "--resume"]);
+    out.assert_no_panic().assert_status(0);
+    assert_eq!(starts(&lab, "tiny"), 1);
+    let resumed = normalize(&lab.reviews());
+    assert!(resumed.contains("  tiny:\n    budget: 700\n"), "{resumed}");
+
+    let fresh = trimmed_lab();
+    fresh.review(&["--phase", "3", "--all"]).assert_status(0);
+    assert_eq!(resumed, normalize(&fresh.reviews()));
+}
+
 #[test]
 fn retry_reruns_a_finished_identity() {
     let (lab, first) = failed_beta();
@@ -482,4 +514,56 @@ fn no_retry_waits_past_the_lane_deadline() {
             lab.reviews()
         );
     }
+}
+
+#[test]
+fn resume_is_refused_when_the_selection_changed() {
+    let (lab, first) = failed_beta();
+    let dir = run_dir_of(&first);
+    std::fs::remove_file(lab.bin.join("fake-beta")).expect("uninstall beta");
+    let out = lab.review(&["--resume", &dir.display().to_string()]);
+    out.assert_no_panic().assert_status(2);
+    assert!(
+        out.stderr
+            .contains("the selection changed (was all_flag [alpha,beta], now all_flag [alpha])"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(starts(&lab, "alpha"), 1);
+}
+
+#[test]
+fn a_running_review_is_listed_as_running_and_cannot_be_resumed_twice() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.behave("alpha", "sleep 30");
+    let child = lab
+        .command(&["--phase", "3", "--all"])
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !lab.marks("alpha").iter().any(|m| m.kind == "child") {
+        assert!(Instant::now() < deadline, "lane did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let listed = runs(&lab);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["state"], "running");
+    let dir = listed[0]["runDir"].as_str().expect("runDir").to_owned();
+    let second = lab.review(&["--resume", &dir]);
+    second.assert_no_panic().assert_status(2);
+    assert!(
+        second
+            .stderr
+            .contains("is in use by another gsd-lane review"),
+        "{}",
+        second.stderr
+    );
+    let status = Command::new("/bin/kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    finish(child, "interrupted review").assert_status(130);
+    assert_eq!(runs(&lab)[0]["state"], "resumable");
 }

@@ -67,7 +67,7 @@ impl Lab {
     }
 
     /// A lane with a prompt budget key `review.max_prompt_tokens_per_reviewer.<slug>`.
-    fn budget_lane(&self, slug: &str) {
+    pub(crate) fn budget_lane(&self, slug: &str) {
         self.lane(slug, |lane| {
             let key = format!("review.max_prompt_tokens_per_reviewer.{slug}");
             lane["reviewer"]["promptBudgetKey"] = json!(key);
