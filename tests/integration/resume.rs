@@ -82,7 +82,8 @@ fn resume_after_a_failed_lane_reruns_only_that_lane_and_matches_the_one_shot_fil
     );
 
     lab.behave("beta", "review");
-    let out = lab.review(&["--phase", "3", "--resume"]);
+    // `--phase 03` names the same phase as the recorded `--phase 3`.
+    let out = lab.review(&["--phase", "03", "--resume"]);
     out.assert_no_panic().assert_status(0);
     assert!(
         out.stderr.contains("keeping alpha; running beta"),

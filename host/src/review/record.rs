@@ -41,6 +41,18 @@ pub enum SubjectKey {
     },
 }
 
+impl SubjectKey {
+    /// True when both name the same phase directory or prompt file (`--phase 3` and
+    /// `--phase 03` are the same phase).
+    pub fn same_target(&self, other: &SubjectKey) -> bool {
+        match (self, other) {
+            (SubjectKey::Phase { dir: a, .. }, SubjectKey::Phase { dir: b, .. }) => a == b,
+            (SubjectKey::PromptFile { path: a }, SubjectKey::PromptFile { path: b }) => a == b,
+            _ => false,
+        }
+    }
+}
+
 /// One selected identity as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

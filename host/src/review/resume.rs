@@ -144,7 +144,7 @@ pub fn list() -> Vec<PastRun> {
 /// The newest past run matching `subject` (or, without one, started in `cwd`).
 pub fn latest(subject: Option<&SubjectKey>, cwd: &Path) -> Option<PastRun> {
     list().into_iter().find(|run| match subject {
-        Some(subject) => &run.record.subject == subject,
+        Some(subject) => run.record.subject.same_target(subject),
         None => run.record.cwd == cwd,
     })
 }
