@@ -85,6 +85,30 @@ pub fn merged_request(
     Ok(request)
 }
 
+/// Prints which identities a resumed run keeps and which it runs.
+pub fn announce(
+    dir: &Path,
+    kept: &[crate::review::runner::Job],
+    again: &[crate::review::runner::Job],
+) {
+    let ids = |jobs: &[crate::review::runner::Job]| {
+        if jobs.is_empty() {
+            "none".to_owned()
+        } else {
+            jobs.iter()
+                .map(|j| j.identity.id.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    };
+    crate::output::eprint_line(&format!(
+        "review: resuming {}: keeping {}; running {}",
+        dir.display(),
+        ids(kept),
+        ids(again)
+    ));
+}
+
 /// One identity's record entry.
 pub fn identity_record(
     id: &str,

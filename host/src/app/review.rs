@@ -366,26 +366,13 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
     } else {
         Mode::Plain
     };
-    let (kept_jobs, to_run) = split_kept(&jobs, &decision);
+    // A resumed run runs only the identities it does not keep (`jobs` from here on).
+    let all_jobs = jobs;
+    let (kept_jobs, jobs) = split_kept(&all_jobs, &decision);
     if let Some(past) = &past {
-        let kept: Vec<&str> = kept_jobs.iter().map(|j| j.identity.id.as_str()).collect();
-        let again: Vec<&str> = to_run.iter().map(|j| j.identity.id.as_str()).collect();
-        output::eprint_line(&format!(
-            "review: resuming {}: keeping {}; running {}",
-            past.dir.display(),
-            if kept.is_empty() {
-                "none".to_owned()
-            } else {
-                kept.join(",")
-            },
-            if again.is_empty() {
-                "none".to_owned()
-            } else {
-                again.join(",")
-            },
-        ));
+        resume::announce(&past.dir, &kept_jobs, &jobs);
     }
-    let rows = to_run
+    let rows = jobs
         .iter()
         .map(|job| Row {
             id: job.identity.id.clone(),
@@ -412,40 +399,33 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         prior_attempts: decision.attempts.clone(),
     };
     let max_jobs = request.jobs.unwrap_or(usize::MAX);
-    let (ran, interrupted) =
-        runner::run_all(
-            to_run.clone(),
-            &shared,
-            max_jobs,
-            |event, jobs| match event {
-                Event::Started(index) => display_state.started(*index),
-                Event::Finished(index, result) => {
-                    let ending = ending_of(result);
-                    if let (Done::Unavailable(refusal), Some(job)) =
-                        (&result.done, jobs.get(*index))
-                    {
-                        if !job.explicit {
-                            output::eprint_line(&format!(
-                                "info: reviewer {} skipped ({}: {})",
-                                job.identity.id,
-                                refusal.reason,
-                                neutralize(&refusal.detail)
-                            ));
-                        }
+    let (results, interrupted) =
+        runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| match event {
+            Event::Started(index) => display_state.started(*index),
+            Event::Finished(index, result) => {
+                let ending = ending_of(result);
+                if let (Done::Unavailable(refusal), Some(job)) = (&result.done, jobs.get(*index)) {
+                    if !job.explicit {
+                        output::eprint_line(&format!(
+                            "info: reviewer {} skipped ({}: {})",
+                            job.identity.id,
+                            refusal.reason,
+                            neutralize(&refusal.detail)
+                        ));
                     }
-                    display_state.ended(*index, ending);
                 }
-                Event::Interrupted => {}
-            },
-        );
+                display_state.ended(*index, ending);
+            }
+            Event::Interrupted => {}
+        });
     display_state.finish();
-    let results = merge_kept(&jobs, &decision, &to_run, ran);
-    write_results(&run_dir, &jobs, &results);
+    let results = merge_kept(&all_jobs, &decision, &jobs, results);
+    write_results(&run_dir, &all_jobs, &results);
 
     finish(&Finish {
         subject: &subject,
         run_dir: &run_dir,
-        jobs: &jobs,
+        jobs: &all_jobs,
         results: &results,
         not_run,
         interrupted,
