@@ -231,18 +231,17 @@ pub fn last_by_identity(lines: &[Line]) -> std::collections::BTreeMap<String, (L
     out
 }
 
-/// SHA-256 (hex) of a file, read up to `max` bytes; `None` when missing, unreadable or larger.
+/// SHA-256 (hex) of a file, streamed (never held in memory); `None` when missing, unreadable
+/// or larger than `max` bytes.
 pub fn file_sha256(path: &Path, max: u64) -> Option<String> {
     use sha2::{Digest, Sha256};
     let file = File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > max {
+    let mut hasher = Sha256::new();
+    let copied = std::io::copy(&mut file.take(max.saturating_add(1)), &mut hasher).ok()?;
+    if copied > max {
         return None;
     }
-    Some(hex(&Sha256::digest(&bytes)))
+    Some(hex(&hasher.finalize()))
 }
 
 /// Lower-case hex of `bytes`.
@@ -288,6 +287,19 @@ mod tests {
         assert!(parse(b"").is_empty());
         assert!(parse(b"{\"v\":1").is_empty());
         assert!(parse(&[0xff, 0xfe, b'\n']).is_empty());
+    }
+
+    #[test]
+    fn file_hashes_are_bounded() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, "abc").expect("write");
+        assert_eq!(
+            file_sha256(&path, 3).as_deref(),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(file_sha256(&path, 2), None);
+        assert_eq!(file_sha256(&dir.path().join("missing"), 3), None);
     }
 
     #[test]
