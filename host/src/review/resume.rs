@@ -95,8 +95,12 @@ pub fn runs_root() -> PathBuf {
 ///
 /// The record is missing or invalid, or the journal cannot be read.
 pub fn inspect(dir: &Path) -> Result<PastRun, Failure> {
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|err| Failure::new(format!("{}: {err}", dir.display())))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|err| {
+        Failure::new(format!(
+            "no review run at {}: {err}; `gsd-lane runs` lists past runs",
+            dir.display()
+        ))
+    })?;
     if !meta.is_dir() {
         return Err(Failure::new(format!(
             "{}: not a directory (a run dir is a directory, never a symlink)",
