@@ -318,6 +318,10 @@ fn resume_refuses_an_unknown_record_version_and_a_missing_run() {
         "{}",
         out.stderr
     );
+    let gone = lab.tmp.join("gsd-review-gone");
+    let out = lab.review(&["--resume", &gone.display().to_string()]);
+    out.assert_no_panic().assert_status(1);
+    assert!(out.stderr.contains("no review run at"), "{}", out.stderr);
     assert_eq!(starts(&lab, "beta"), 1);
 }
 
