@@ -120,6 +120,14 @@ fn a_kept_trimmed_review_keeps_its_budget_metadata_in_reviews_md() {
     lab.behave("beta", "stub");
     let first = lab.review(&["--phase", "3", "--all"]);
     first.assert_no_panic().assert_status(0);
+    // The journal records the per-lane prompt the trimmed lane was given.
+    let journal = std::fs::read_to_string(run_dir_of(&first).join("gsd-review-journal.jsonl"))
+        .expect("journal");
+    let tiny = journal
+        .lines()
+        .find(|l| l.contains("\"identity\":\"tiny\""))
+        .expect("tiny's line");
+    assert!(tiny.contains("\"promptSha256\":\""), "{tiny}");
     lab.behave("beta", "review");
     let out = lab.review(&["--phase", "3", "--resume"]);
     out.assert_no_panic().assert_status(0);

@@ -87,6 +87,10 @@ pub struct Line {
     /// SHA-256 (hex) of the review file as the attempt left it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_sha256: Option<String>,
+    /// SHA-256 (hex) of the lane's trimmed prompt (`gsd-review-prompt-<id>.md`), when the
+    /// budget step wrote one: the per-lane prompt this attempt was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_sha256: Option<String>,
     /// The budget step's metadata document, when written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
@@ -114,6 +118,7 @@ impl Line {
             reason: None,
             detail: None,
             review_sha256: None,
+            prompt_sha256: None,
             metadata: None,
             wait_ms: None,
             retries: 0,

@@ -359,6 +359,14 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
             super::resume::MAX_REVIEW_BYTES,
         );
     }
+    if result.metadata.is_some() {
+        let name = format!(
+            "gsd-review-prompt-{}.md",
+            crate::plan::safe_instance_name(id)
+        );
+        line.prompt_sha256 =
+            journal::file_sha256(&shared.run_dir.file(&name), super::resume::MAX_REVIEW_BYTES);
+    }
     line.metadata = result.metadata.as_ref().map(Metadata::to_json);
     line.retries = result.retries;
     if let Err(failure) = journal.append(&line) {
