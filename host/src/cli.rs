@@ -91,6 +91,8 @@ pub enum Command {
     Invoke(InvokeArgs),
     /// Review a plan set with every selected lane and write REVIEWS.md.
     Review(crate::review::args::ReviewArgs),
+    /// List past review runs (newest first) and whether `review --resume` can continue them.
+    Runs(JsonArg),
     /// Show what each lane runs or where it sends data, and what it receives.
     Disclose(crate::app::trust::DiscloseArgs),
     /// Validate, disclose and install a capability folder.

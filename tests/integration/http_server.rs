@@ -26,6 +26,13 @@ pub enum Reply {
     Stall,
     /// A `200` JSON answer of `size` bytes of `a`, written in 64 KiB chunks.
     Big(usize),
+    /// One reply per request, in order; the last one repeats (shared by clones).
+    Sequence(Arc<Mutex<Vec<Reply>>>),
+}
+
+/// A [`Reply::Sequence`] of `replies`.
+pub fn sequence(replies: Vec<Reply>) -> Reply {
+    Reply::Sequence(Arc::new(Mutex::new(replies)))
 }
 
 /// A JSON answer: `status` with `Content-Type: application/json` and `body`.
@@ -199,8 +206,23 @@ fn serve(stream: TcpStream, routes: &HashMap<(String, String), Reply>, seen: &Mu
         .get(&(method, path))
         .cloned()
         .unwrap_or_else(|| json_reply(404, &json!({"error": "no such route"})));
+    let reply = match reply {
+        Reply::Sequence(steps) => {
+            let mut steps = steps.lock().expect("sequence lock");
+            if steps.len() > 1 {
+                steps.remove(0)
+            } else {
+                steps
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| json_reply(500, &json!({"error": "empty sequence"})))
+            }
+        }
+        other => other,
+    };
     let mut stream = stream;
     match reply {
+        Reply::Sequence(_) => {}
         Reply::Stall => std::thread::sleep(Duration::from_secs(20)),
         Reply::Big(size) => {
             let head = format!(

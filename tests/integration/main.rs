@@ -18,6 +18,7 @@ mod kimi_code;
 mod overlays;
 mod plan;
 mod reference;
+mod resume;
 mod review;
 mod robustness;
 mod roster;

@@ -18,22 +18,22 @@ use crate::util::{self, Outcome, Scope, TestEnv};
 /// Bound on one command (a hang fails the test instead of blocking the suite).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
-struct Lab {
-    env: TestEnv,
-    bin: PathBuf,
-    tmp: PathBuf,
+pub(crate) struct Lab {
+    pub(crate) env: TestEnv,
+    pub(crate) bin: PathBuf,
+    pub(crate) tmp: PathBuf,
 }
 
 /// One line of a lane's log.
 #[derive(Debug, Clone, PartialEq)]
-struct Mark {
-    kind: String,
-    ns: u128,
-    pid: u32,
+pub(crate) struct Mark {
+    pub(crate) kind: String,
+    pub(crate) ns: u128,
+    pub(crate) pid: u32,
 }
 
 impl Lab {
-    fn new() -> Lab {
+    pub(crate) fn new() -> Lab {
         let env = TestEnv::new();
         copy_dir(&util::fixture("review/project"), &env.project);
         std::fs::create_dir_all(env.project.join(".git")).expect("git marker");
@@ -46,7 +46,7 @@ impl Lab {
     }
 
     /// Installs fake lane `slug` (binary `fake-<slug>`, flag `--<slug>`, section = `Slug`).
-    fn lane(&self, slug: &str, edit: impl FnOnce(&mut Value)) {
+    pub(crate) fn lane(&self, slug: &str, edit: impl FnOnce(&mut Value)) {
         let mut lane = util::read_json(&util::fixture("review/lane/capability.json"));
         let id = format!("fake-{slug}");
         let section = format!("{}{}", slug[..1].to_uppercase(), &slug[1..]);
@@ -67,7 +67,7 @@ impl Lab {
     }
 
     /// A lane with a prompt budget key `review.max_prompt_tokens_per_reviewer.<slug>`.
-    fn budget_lane(&self, slug: &str) {
+    pub(crate) fn budget_lane(&self, slug: &str) {
         self.lane(slug, |lane| {
             let key = format!("review.max_prompt_tokens_per_reviewer.{slug}");
             lane["reviewer"]["promptBudgetKey"] = json!(key);
@@ -76,7 +76,7 @@ impl Lab {
         });
     }
 
-    fn behave(&self, slug: &str, what: &str) {
+    pub(crate) fn behave(&self, slug: &str, what: &str) {
         std::fs::write(
             self.env.home.join("behave").join(format!("fake-{slug}")),
             what,
@@ -84,7 +84,7 @@ impl Lab {
         .expect("behave");
     }
 
-    fn config(&self, value: &Value) {
+    pub(crate) fn config(&self, value: &Value) {
         std::fs::write(
             self.env.project.join(".planning/config.json"),
             serde_json::to_string_pretty(value).expect("json"),
@@ -92,14 +92,14 @@ impl Lab {
         .expect("config");
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut full = vec!["review"];
         full.extend_from_slice(args);
         self.gsd_command(&full)
     }
 
     /// `gsd-lane <args>` (any command) in the lab's environment.
-    fn gsd_command(&self, args: &[&str]) -> Command {
+    pub(crate) fn gsd_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(util::bin());
         command
             .env_clear()
@@ -115,18 +115,18 @@ impl Lab {
         command
     }
 
-    fn review(&self, args: &[&str]) -> Outcome {
+    pub(crate) fn review(&self, args: &[&str]) -> Outcome {
         let child = self.command(args).spawn().expect("spawn gsd-lane");
         finish(child, &format!("review {args:?}"))
     }
 
     /// `gsd-lane <args>` (any command), finished.
-    fn gsd(&self, args: &[&str]) -> Outcome {
+    pub(crate) fn gsd(&self, args: &[&str]) -> Outcome {
         let child = self.gsd_command(args).spawn().expect("spawn gsd-lane");
         finish(child, &format!("{args:?}"))
     }
 
-    fn marks(&self, slug: &str) -> Vec<Mark> {
+    pub(crate) fn marks(&self, slug: &str) -> Vec<Mark> {
         let path = self.env.home.join("marks").join(format!("fake-{slug}.log"));
         std::fs::read_to_string(path)
             .unwrap_or_default()
@@ -142,7 +142,7 @@ impl Lab {
             .collect()
     }
 
-    fn started(&self, slug: &str) -> bool {
+    pub(crate) fn started(&self, slug: &str) -> bool {
         self.marks(slug).iter().any(|m| m.kind == "start")
     }
 
@@ -164,7 +164,7 @@ impl Lab {
     }
 
     /// Every prompt `slug` received on stdin.
-    fn prompts(&self, slug: &str) -> Vec<String> {
+    pub(crate) fn prompts(&self, slug: &str) -> Vec<String> {
         let dir = self.env.home.join("marks");
         let prefix = format!("fake-{slug}.prompt.");
         let mut out = Vec::new();
@@ -176,13 +176,13 @@ impl Lab {
         out
     }
 
-    fn reviews_path(&self) -> PathBuf {
+    pub(crate) fn reviews_path(&self) -> PathBuf {
         self.env
             .project
             .join(".planning/phases/03-billing/03-REVIEWS.md")
     }
 
-    fn reviews(&self) -> String {
+    pub(crate) fn reviews(&self) -> String {
         std::fs::read_to_string(self.reviews_path())
             .unwrap_or_else(|err| panic!("reading {}: {err}", self.reviews_path().display()))
     }
@@ -202,7 +202,7 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Waits for `child` (stdout and stderr piped) at most `COMMAND_TIMEOUT`.
-fn finish(child: Child, description: &str) -> Outcome {
+pub(crate) fn finish(child: Child, description: &str) -> Outcome {
     util::finish_bounded(child, description.to_owned(), COMMAND_TIMEOUT)
 }
 
@@ -215,7 +215,7 @@ fn selection_line(out: &Outcome) -> String {
 }
 
 /// `reviewed_at` varies; everything else in REVIEWS.md is deterministic.
-fn normalize(reviews: &str) -> String {
+pub(crate) fn normalize(reviews: &str) -> String {
     reviews
         .lines()
         .map(|line| {
@@ -229,7 +229,7 @@ fn normalize(reviews: &str) -> String {
         .join("\n")
 }
 
-fn run_dir_of(out: &Outcome) -> PathBuf {
+pub(crate) fn run_dir_of(out: &Outcome) -> PathBuf {
     let line = out
         .stderr
         .lines()
@@ -457,6 +457,7 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
             "gsd-review-alpha.md",
             "gsd-review-context.md",
             "gsd-review-instructions.md",
+            "gsd-review-journal.jsonl",
             "gsd-review-lane-results.jsonl",
             "gsd-review-lanes.json",
             "gsd-review-plan-00.md",
@@ -466,6 +467,8 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
             "gsd-review-requirements.md",
             "gsd-review-research.md",
             "gsd-review-roadmap.md",
+            "run.json",
+            "run.lock",
         ]
     );
     let results =
@@ -777,7 +780,7 @@ fn json_progress_is_one_object_per_event() {
 // Interruption
 // ---------------------------------------------------------------------------------------------
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit(')')

@@ -6,9 +6,11 @@ pub(crate) mod inactive;
 mod list;
 mod manpage;
 mod plan;
+mod resume;
 pub mod review;
 mod roster;
 mod run;
+mod runs;
 mod snippet;
 pub mod trust;
 mod validate;
@@ -273,6 +275,7 @@ pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
             run::run(&context, &args.slug, &args.options, run::Caller::Invoke)
         }
         Command::Review(args) => review::run(&context, &args),
+        Command::Runs(args) => runs::run(args.json),
         Command::Disclose(args) => trust::disclose(&context, &args),
         Command::Install(args) => trust::install(&context, &args),
         Command::Remove(args) => trust::remove(&context, &args),

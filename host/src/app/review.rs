@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::resume;
 use super::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
@@ -21,6 +22,7 @@ use crate::review::preflight::{self, Probing};
 use crate::review::preserve;
 use crate::review::progress::{self, Ending, Mode, Progress, Row, RULE};
 use crate::review::prompt;
+use crate::review::record::{self, RunRecord, SubjectKey};
 use crate::review::reviews_md::{self, Doc, Entry, Fate};
 use crate::review::rundir::{self, RunDir};
 use crate::review::runner::{self, Done, Event, Job, LaneResult, Shared};
@@ -85,8 +87,25 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     if let Some(status) = inactive_flags(&registry, request) {
         return Ok(status);
     }
+    request.check().map_err(|m| usage(&m))?;
     let config = context.config_checked()?;
-    let subject = subject(context, request, &config)?;
+    // `--resume`: continue a recorded run with its own arguments (app::resume).
+    let mut request = request.clone();
+    let past = if request.resuming() {
+        let key = if request.phase.is_some() || request.prompt_file.is_some() {
+            let mut lookup = request.clone();
+            lookup.out.get_or_insert_with(|| ".".to_owned());
+            Some(subject_key(&subject(context, &lookup, &config)?))
+        } else {
+            None
+        };
+        let past = resume::target(&request, key.as_ref(), &context.env.cwd)?;
+        request = resume::merged_request(&past, &request, &registry)?;
+        Some(past)
+    } else {
+        None
+    };
+    let subject = subject(context, &request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();
     let lanes: Vec<String> = registry.lanes.iter().map(|l| l.slug.clone()).collect();
@@ -183,13 +202,29 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         }
     }
 
-    // §7: the run dir, the prompt and the section files.
-    let run_dir = RunDir::create()?;
+    // §7: the run dir, the prompt and the section files (a resumed run reuses its run dir
+    // and writes the inputs to a scratch dir first, to compare them with the recorded ones).
+    let run_dir = match &past {
+        Some(past) => RunDir {
+            path: past.dir.clone(),
+        },
+        None => RunDir::create()?,
+    };
+    let _run_lock = crate::review::resume::lock(&run_dir.path)?;
     let keep = |failure: Failure| -> Failure {
         output::eprint_line(&format!("review: run dir kept: {}", run_dir.path.display()));
         failure
     };
-    let plan_names = write_inputs(&subject, &run_dir, context).map_err(keep)?;
+    let inputs_dir = match &past {
+        Some(_) => RunDir::create()?,
+        None => run_dir.clone(),
+    };
+    let plan_names = write_inputs(&subject, &inputs_dir, context).map_err(keep)?;
+    let input_hashes = record::hash_inputs(&inputs_dir.path);
+    if past.is_some() {
+        inputs_dir.remove();
+    }
+    let input_hashes = input_hashes.map_err(keep)?;
 
     // §9 pre-flight: every selected identity resolved and egress-checked (probes were run by
     // detection moments ago and are not repeated); an explicit one that cannot run stops here.
@@ -202,6 +237,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     let mut not_run: Vec<Entry> = Vec::new();
     let mut blocked = Vec::new();
     let mut lane_entries = Vec::new();
+    let mut recorded = Vec::new();
     for identity in &sel.identities {
         let Some(lane) = registry.lane(&identity.cli) else {
             continue;
@@ -217,6 +253,9 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
                 ..PlanInputs::default()
             },
         ));
+        if let Some(entry) = lane_entries.last() {
+            recorded.push(resume::identity_record(&identity.id, lane, entry.clone()));
+        }
         let checked = preflight::resolve(lane, &probing, &instance).and_then(|_| {
             match detected.get(&identity.cli) {
                 Some(Err(refusal)) => Err(refusal.clone()),
@@ -257,6 +296,35 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
             serde_json::to_string_pretty(&Value::Array(lane_entries)).unwrap_or_default()
         ),
     );
+    let run_record = RunRecord {
+        version: record::VERSION,
+        created: crate::clock::iso_now(),
+        created_ms: u64::try_from(crate::clock::now_millis()).unwrap_or(u64::MAX),
+        subject: subject_key(&subject),
+        output: subject.output().to_owned(),
+        cwd: context.env.cwd.clone(),
+        args: request.selection_argv(&registry),
+        source: source.as_str().to_owned(),
+        inputs: input_hashes,
+        identities: recorded,
+    };
+    let decision = match &past {
+        Some(past) => {
+            resume::check_unchanged(&past.record, &run_record, request.force)?;
+            if request.force {
+                write_inputs(&subject, &run_dir, context).map_err(keep)?;
+                let mut forced = run_record.clone();
+                forced.args.clone_from(&past.record.args);
+                forced.write(&run_dir.path).map_err(keep)?;
+            }
+            let lines = crate::review::journal::read(&run_dir.path).map_err(keep)?;
+            crate::review::resume::decide(&run_dir.path, &lines, &request.retry)
+        }
+        None => {
+            run_record.write(&run_dir.path).map_err(keep)?;
+            crate::review::resume::Decision::default()
+        }
+    };
     if !blocked.is_empty() {
         for (id, refusal) in &blocked {
             output::eprint_line(&format!(
@@ -296,6 +364,12 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     } else {
         Mode::Plain
     };
+    // A resumed run runs only the identities it does not keep (`jobs` from here on).
+    let all_jobs = jobs;
+    let (kept_jobs, jobs) = split_kept(&all_jobs, &decision);
+    if let Some(past) = &past {
+        resume::announce(&past.dir, &kept_jobs, &jobs);
+    }
     let rows = jobs
         .iter()
         .map(|job| Row {
@@ -316,6 +390,11 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         repo_root,
         lock_dir: context.lock_dir(),
         plan_names,
+        journal: crate::review::journal::Journal::open(&run_dir.path)
+            .map(std::sync::Arc::new)
+            .map_err(keep)
+            .map(Some)?,
+        prior_attempts: decision.attempts.clone(),
     };
     let max_jobs = request
         .jobs
@@ -340,12 +419,13 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
             Event::Interrupted => {}
         });
     display_state.finish();
-    write_results(&run_dir, &jobs, &results);
+    let results = merge_kept(&all_jobs, &decision, &jobs, results);
+    write_results(&run_dir, &all_jobs, &results);
 
     finish(&Finish {
         subject: &subject,
         run_dir: &run_dir,
-        jobs: &jobs,
+        jobs: &all_jobs,
         results: &results,
         not_run,
         interrupted,
@@ -785,9 +865,17 @@ fn finish(f: &Finish<'_>) -> Result<u8, Failure> {
             output_path.display()
         ));
     }
-    if status == 0 {
+    let resumable = f
+        .results
+        .iter()
+        .any(|r| !matches!(r.done, Done::Ran { stubbed: false }));
+    if status == 0 && !resumable {
         f.run_dir.remove();
     } else {
+        output::eprint_line(&format!(
+            "review: resume with: gsd-lane review --resume {}",
+            f.run_dir.path.display()
+        ));
         if f.interrupted {
             output::eprint_line(
                 "review: interrupted; unfinished reviewers are marked not completed",
@@ -869,4 +957,60 @@ fn summary(f: &Finish<'_>, output_path: &Path, count: usize, status: u8, verdict
         }
     }
     output::print(&text);
+}
+
+/// The subject as the run record names it.
+fn subject_key(subject: &Subject) -> SubjectKey {
+    match subject {
+        Subject::Phase(p) => SubjectKey::Phase {
+            phase: p.arg.clone(),
+            dir: p.dir.clone(),
+        },
+        Subject::PromptFile { path, .. } => SubjectKey::PromptFile { path: path.clone() },
+    }
+}
+
+/// Splits the jobs into those a resumed run keeps and those it runs (re-indexed from 0 for
+/// the runner, run order kept).
+fn split_kept(jobs: &[Job], decision: &crate::review::resume::Decision) -> (Vec<Job>, Vec<Job>) {
+    let (kept, run): (Vec<Job>, Vec<Job>) = jobs
+        .iter()
+        .cloned()
+        .partition(|job| decision.kept.contains_key(&job.identity.id));
+    let run = run
+        .into_iter()
+        .enumerate()
+        .map(|(index, job)| Job { index, ..job })
+        .collect();
+    (kept, run)
+}
+
+/// The results of every job in run order: kept ones as recorded, the others as they ran now.
+fn merge_kept(
+    jobs: &[Job],
+    decision: &crate::review::resume::Decision,
+    ran_jobs: &[Job],
+    ran: Vec<LaneResult>,
+) -> Vec<LaneResult> {
+    let mut ran: BTreeMap<String, LaneResult> = ran_jobs
+        .iter()
+        .map(|job| job.identity.id.clone())
+        .zip(ran)
+        .collect();
+    jobs.iter()
+        .map(|job| match decision.kept.get(&job.identity.id) {
+            Some(kept) => LaneResult {
+                done: Done::Ran { stubbed: false },
+                metadata: kept.metadata.clone(),
+                started: true,
+                retries: 0,
+            },
+            None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
+                done: Done::Interrupted,
+                metadata: None,
+                started: false,
+                retries: 0,
+            }),
+        })
+        .collect()
 }

@@ -103,6 +103,26 @@ pub struct ReviewerBody {
     pub model_config_key: Option<String>,
     /// First-party handler module, or null for a data-only lane.
     pub handler: Option<HandlerName>,
+    /// How the lane's CLI answers when rate-limited or out of quota (optional; retried within
+    /// bounds, see `run::rate_limit`).
+    #[serde(default)]
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// `reviewer.rateLimit`: an attempt that wrote no review is rate-limited when its exit status
+/// is listed (any non-zero status when empty) and its stderr contains a listed plain substring
+/// (any stderr when empty). At least one entry overall.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimit {
+    /// Exit statuses (1-255).
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    pub exit_codes: Vec<u8>,
+    /// Plain, case-insensitive substrings of stderr (never regular expressions).
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    pub stderr_patterns: Vec<String>,
 }
 
 /// A lane flag.

@@ -410,6 +410,15 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     );
     check_config_key(checker, object, "modelConfigKey", &at, "RB-MODELKEY", false);
     check_handler(checker, object, &at);
+    if let Some(value) = object.get("rateLimit") {
+        for (field, message) in crate::run::rate_limit::validate(value) {
+            let mut path = at.key("rateLimit");
+            if !field.is_empty() {
+                path = path.key(&field);
+            }
+            checker.push(Diagnostic::error("RB-RATELIMIT", path, message).got(Some(value)));
+        }
+    }
     let mut unknown: Vec<&String> = object
         .keys()
         .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))

@@ -25,7 +25,8 @@ pub const HANDLER: &[&str] = &["antigravity", "kimi-code", "openai-compatible", 
 /// `config.<key>.type`.
 pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
 
-/// The 13 known `reviewer` body fields, canonical order.
+/// The known `reviewer` body fields, canonical order (the 13 of manifest.md §2.5, then the
+/// optional `rateLimit` declaration of `run::rate_limit`).
 pub const BODY_FIELDS: &[&str] = &[
     "slug",
     "flags",
@@ -40,6 +41,7 @@ pub const BODY_FIELDS: &[&str] = &[
     "promptBudgetKey",
     "modelConfigKey",
     "handler",
+    "rateLimit",
 ];
 
 /// Known `probe` keys.

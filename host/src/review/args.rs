@@ -11,6 +11,7 @@ use crate::registry::Registry;
 /// Arguments of `review` (its own options; lane flags are added by [`with_lane_flags`]).
 #[derive(Debug, Clone, Default, Args)]
 #[command(
+    group(clap::ArgGroup::new("resuming").args(["resume", "retry"]).multiple(true)),
     after_help = "Lane flags name reviewers explicitly (`gsd-lane flags` lists them). Without one, \
 `--all` runs every detected lane; otherwise `review.default_reviewers` decides, and without that \
 setting every detected lane runs."
@@ -21,7 +22,7 @@ pub struct ReviewArgs {
         long,
         value_name = "N",
         value_parser = clap::builder::NonEmptyStringValueParser::new(),
-        required_unless_present = "prompt_file",
+        required_unless_present_any = ["prompt_file", "resuming"],
         conflicts_with = "prompt_file"
     )]
     pub phase: Option<String>,
@@ -29,8 +30,7 @@ pub struct ReviewArgs {
     #[arg(
         long,
         value_name = "FILE",
-        value_parser = clap::builder::NonEmptyStringValueParser::new(),
-        requires = "out"
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
     )]
     pub prompt_file: Option<String>,
     /// Where the REVIEWS.md of `--prompt-file` goes.
@@ -42,12 +42,13 @@ pub struct ReviewArgs {
     )]
     pub out: Option<String>,
     /// Every detected lane, whatever `review.default_reviewers` says.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resuming")]
     pub all: bool,
     /// The lane driving this review, which is skipped (default: from the environment).
     #[arg(
         long = "self",
         value_name = "SLUG",
+        conflicts_with = "resuming",
         value_parser = clap::builder::NonEmptyStringValueParser::new()
     )]
     pub self_slug: Option<String>,
@@ -57,6 +58,18 @@ pub struct ReviewArgs {
     /// Progress and the result as one JSON object per event.
     #[arg(long)]
     pub json: bool,
+    /// Continue a recorded run: re-run only the reviewers that did not finish with a real
+    /// review (default: the latest run of the same phase or prompt file; `gsd-lane runs`).
+    #[arg(long, value_name = "RUN_DIR", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+    /// Re-run this reviewer identity of the recorded run even if it succeeded (repeatable;
+    /// implies `--resume`).
+    #[arg(long, value_name = "ID", action = ArgAction::Append,
+          value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub retry: Vec<String>,
+    /// Resume even though the prompt, a lane's manifest or its configuration changed.
+    #[arg(long, requires = "resuming")]
+    pub force: bool,
     /// Active lanes named by a lane flag, by slug, each once, in descriptor order (the run
     /// order does not depend on the order flags were typed in).
     #[arg(skip)]
@@ -64,6 +77,86 @@ pub struct ReviewArgs {
     /// Lane flags given that name a lane which exists but is not active.
     #[arg(skip)]
     pub inactive_flags: Vec<String>,
+}
+
+impl ReviewArgs {
+    /// True when this request continues a recorded run.
+    pub fn resuming(&self) -> bool {
+        self.resume.is_some() || !self.retry.is_empty()
+    }
+
+    /// What clap cannot say: `--prompt-file` needs `--out` (unless resuming, where the record
+    /// has it), and a resumed run keeps the lanes it recorded.
+    ///
+    /// # Errors
+    ///
+    /// The usage error.
+    pub fn check(&self) -> Result<(), String> {
+        if self.resuming() {
+            if !self.lanes.is_empty() || !self.inactive_flags.is_empty() {
+                return Err(
+                    "--resume takes the lanes of the recorded run; drop the lane flags".to_owned(),
+                );
+            }
+        } else if self.prompt_file.is_some() && self.out.is_none() {
+            return Err("--prompt-file needs --out <REVIEWS.md>".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The run dir `--resume` named, if any (`--resume` alone resumes the latest match).
+    pub fn resume_dir(&self) -> Option<&str> {
+        self.resume.as_deref().filter(|dir| !dir.is_empty())
+    }
+
+    /// The selection part of the request as an argument list that [`parse`] reads back: what a
+    /// run record keeps so `--resume` can rebuild the original request.
+    pub fn selection_argv(&self, registry: &Registry) -> Vec<String> {
+        let mut argv = Vec::new();
+        let mut push = |name: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                argv.extend([name.to_owned(), value.clone()]);
+            }
+        };
+        push("--phase", &self.phase);
+        push("--prompt-file", &self.prompt_file);
+        push("--out", &self.out);
+        push("--self", &self.self_slug);
+        if self.all {
+            argv.push("--all".to_owned());
+        }
+        for slug in &self.lanes {
+            if let Some(flag) = registry.lane(slug).and_then(|lane| lane.flags.first()) {
+                argv.push(flag.clone());
+            }
+        }
+        argv
+    }
+}
+
+/// Parses `review` arguments (without the command name) against the lanes of `registry`, as
+/// the command line would: the run record's arguments are read back this way.
+///
+/// # Errors
+///
+/// Clap's message when they do not parse (a lane flag that no longer exists, …).
+pub fn parse(argv: &[String], registry: &Registry) -> Result<ReviewArgs, String> {
+    use clap::{CommandFactory, FromArgMatches};
+    let lanes = lane_flags(registry);
+    let command = with_lane_flags(crate::cli::Cli::command(), &lanes);
+    let full = ["gsd-lane", "review"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(argv.iter().cloned());
+    let matches = command
+        .try_get_matches_from(full)
+        .map_err(|err| err.kind().as_str().unwrap_or("invalid arguments").to_owned())?;
+    let sub = matches
+        .subcommand_matches("review")
+        .ok_or_else(|| "no review arguments".to_owned())?;
+    let mut review = ReviewArgs::from_arg_matches(sub).map_err(|err| err.to_string())?;
+    named_lanes(&mut review, sub, &lanes);
+    Ok(review)
 }
 
 /// One lane's flags as the review command line knows them.
@@ -226,6 +319,34 @@ mod tests {
     use super::*;
     use clap::{CommandFactory, FromArgMatches};
 
+    #[test]
+    fn resume_options() {
+        let r = parse(&["--resume"]).expect("bare resume");
+        assert_eq!((r.resuming(), r.resume_dir()), (true, None));
+        let r = parse(&["--resume", "/tmp/gsd-review-x", "--jobs", "1"]).expect("dir");
+        assert_eq!(r.resume_dir(), Some("/tmp/gsd-review-x"));
+        let r = parse(&["--phase", "3", "--resume", "--force"]).expect("phase");
+        assert!(r.resuming() && r.force);
+        let r = parse(&["--retry", "gemini", "--retry=claude"]).expect("retry");
+        assert!(r.resuming());
+        assert_eq!(r.retry, vec!["gemini", "claude"]);
+        assert!(parse(&["--resume", "--all"]).is_err());
+        assert!(parse(&["--resume", "--gemini"]).expect("parses").check().is_err());
+        assert!(parse(&["--prompt-file", "x"]).expect("parses").check().is_err());
+        assert!(parse(&["--phase", "3", "--force"]).is_err());
+    }
+
+    #[test]
+    fn the_recorded_selection_parses_back_to_the_same_request() {
+        let registry = Registry::first_party();
+        let r = parse(&["--phase", "3", "--gemini", "--agy", "--self", "claude"]).expect("parses");
+        let again = super::parse(&r.selection_argv(&registry), &registry).expect("reparses");
+        assert_eq!(
+            (again.phase, again.lanes, again.self_slug),
+            (r.phase, r.lanes, r.self_slug)
+        );
+    }
+
     fn parse(args: &[&str]) -> Result<ReviewArgs, clap::Error> {
         let registry = Registry::first_party();
         let lanes = lane_flags(&registry);
@@ -263,7 +384,6 @@ mod tests {
         assert!(err.to_string().contains("--gemini"), "{err}");
         assert!(parse(&["--phase", "3", "--jobs", "0"]).is_err());
         assert!(parse(&["--all"]).is_err());
-        assert!(parse(&["--prompt-file", "x"]).is_err());
         assert!(parse(&["--phase", ""]).is_err());
         assert!(parse(&["--phase", "3", "--prompt-file", "x", "--out", "y"]).is_err());
     }

@@ -5,12 +5,15 @@
 pub mod args;
 pub mod budget;
 pub mod interrupt;
+pub mod journal;
 pub mod nest;
 pub mod phase;
 pub mod preflight;
 pub mod preserve;
 pub mod progress;
 pub mod prompt;
+pub mod record;
+pub mod resume;
 pub mod reviews_md;
 pub mod rundir;
 pub mod runner;

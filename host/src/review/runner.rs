@@ -17,13 +17,15 @@ use std::time::{Duration, Instant};
 
 use super::budget::{self, Metadata, Step};
 use super::interrupt;
+use super::journal::{self, Journal, Line, Status};
 use super::rundir::RunDir;
 use super::selection::Identity;
 use crate::config::ProjectConfig;
 use crate::plan::{Instance, PlanInputs, Refusal};
 use crate::project::HostEnv;
 use crate::registry::Lane;
-use crate::run::lane::{self, Outcome, RunSetup};
+use crate::run::lane::{Outcome, RunSetup};
+use crate::run::rate_limit::{self, Retrying};
 
 /// How long after an interruption the coordinator waits for killed lanes to report.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(700);
@@ -60,6 +62,10 @@ pub struct Shared {
     pub lock_dir: PathBuf,
     /// Plan file names (phase form), `None` in the `--prompt-file` form.
     pub plan_names: Option<Vec<String>>,
+    /// The results journal every finished attempt is appended to (`None`: not recorded).
+    pub journal: Option<Arc<Journal>>,
+    /// Attempts already made per identity by earlier runs of this run dir (resume).
+    pub prior_attempts: BTreeMap<String, u32>,
 }
 
 /// How one identity ended.
@@ -89,6 +95,8 @@ pub struct LaneResult {
     pub metadata: Option<Metadata>,
     /// Whether it started (for interrupted identities).
     pub started: bool,
+    /// Rate-limit retries made (run::rate_limit).
+    pub retries: u32,
 }
 
 impl LaneResult {
@@ -201,7 +209,14 @@ pub fn run_all(
         }
     }
     drop(tx);
-    let results = coordinate(&jobs, &rx, &stop, &mut on_event);
+    let results = coordinate(&jobs, &rx, &stop, &mut |event: &Event, jobs: &[Job]| {
+        if let Event::Finished(index, result) = event {
+            if let Some(job) = jobs.get(*index) {
+                record_final(job, result, &shared);
+            }
+        }
+        on_event(event, jobs);
+    });
     drop(watcher);
     (results, interrupt::interrupted())
 }
@@ -255,6 +270,7 @@ fn coordinate(
                 done: Done::Interrupted,
                 metadata: None,
                 started: started.get(index).copied().unwrap_or(false),
+                retries: 0,
             };
             let _ = job;
             on_event(&Event::Finished(index, result.clone()), jobs);
@@ -286,6 +302,7 @@ fn run_group(
                     done,
                     metadata: None,
                     started: false,
+                    retries: 0,
                 },
             ));
             continue;
@@ -316,6 +333,47 @@ fn run_group(
     }
 }
 
+/// Appends the identity's final attempt to the journal (synced before the result is shown).
+fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
+    let Some(journal) = &shared.journal else {
+        return;
+    };
+    let id = &job.identity.id;
+    let attempt = shared.prior_attempts.get(id).copied().unwrap_or(0) + 1 + result.retries;
+    let (status, refusal) = match &result.done {
+        Done::Ran { stubbed: false } => (Status::Review, None),
+        Done::Ran { stubbed: true } => (Status::Stub, None),
+        Done::Budget(refusal) => (Status::BudgetFailed, Some(refusal)),
+        Done::Unavailable(refusal) => (Status::Unavailable, Some(refusal)),
+        Done::Cancelled => (Status::Cancelled, None),
+        Done::Interrupted => (Status::Interrupted, None),
+    };
+    let mut line = Line::new(id, attempt, status);
+    if let Some(refusal) = refusal {
+        line.reason = Some(refusal.reason.to_string());
+        line = line.with_detail(&refusal.detail);
+    }
+    if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
+        line.review_sha256 = journal::file_sha256(
+            &super::resume::review_path(&shared.run_dir.path, id),
+            super::resume::MAX_REVIEW_BYTES,
+        );
+    }
+    if result.metadata.is_some() {
+        let name = format!(
+            "gsd-review-prompt-{}.md",
+            crate::plan::safe_instance_name(id)
+        );
+        line.prompt_sha256 =
+            journal::file_sha256(&shared.run_dir.file(&name), super::resume::MAX_REVIEW_BYTES);
+    }
+    line.metadata = result.metadata.as_ref().map(Metadata::to_json);
+    line.retries = result.retries;
+    if let Err(failure) = journal.append(&line) {
+        crate::output::eprint_line(&format!("warning: {failure}"));
+    }
+}
+
 /// A lane whose run failed inside gsd-lane: it ran, and its review file is the generic stub
 /// with the error as the extra diagnostic (the stub's first line is preserved).
 fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
@@ -328,6 +386,7 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         done: Done::Ran { stubbed: true },
         metadata: None,
         started: true,
+        retries: 0,
     }
 }
 
@@ -357,6 +416,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
                     done: Done::Budget(refusal),
                     metadata: meta,
                     started: true,
+                    retries: 0,
                 }
             }
         }
@@ -381,7 +441,33 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         egress: egress.as_ref(),
         handler_override: None,
     };
-    let done = match lane::run_lane(&job.lane, &setup) {
+    let prior = shared
+        .prior_attempts
+        .get(&job.identity.id)
+        .copied()
+        .unwrap_or(0);
+    let mut retried = 0;
+    let mut on_retry = |retry: &Retrying| {
+        retried += 1;
+        if let Some(journal) = &shared.journal {
+            let mut line = Line::new(&job.identity.id, prior + retried, Status::RateLimited)
+                .with_detail(&retry.why);
+            line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
+            if let Err(failure) = journal.append(&line) {
+                crate::output::eprint_line(&format!("warning: {failure}"));
+            }
+        }
+        crate::output::eprint_line(&format!(
+            "info: reviewer {} rate-limited ({}); retrying in {} ms",
+            job.identity.id,
+            retry.why,
+            retry.wait.as_millis()
+        ));
+    };
+    let attempts =
+        rate_limit::run_lane_retrying(&job.lane, &setup, &mut on_retry, &interrupt::interrupted);
+    let retries = attempts.retries;
+    let done = match attempts.outcome {
         Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),
         Ok(Outcome::Completed(completion)) => Done::Ran {
             stubbed: completion.stubbed,
@@ -389,6 +475,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         Err(failure) => {
             let mut result = internal_stub(job, shared, &failure.message);
             result.metadata = metadata;
+            result.retries = retries;
             return result;
         }
     };
@@ -396,5 +483,6 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         done,
         metadata,
         started: true,
+        retries,
     }
 }

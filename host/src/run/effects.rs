@@ -34,6 +34,8 @@ pub struct HostEffects {
     pub http_limits: HttpLimits,
     /// Warnings written so far (also printed to stderr as they happen).
     pub warnings: RefCell<Vec<String>>,
+    /// The last exit status and HTTP answer seen (rate-limit classification).
+    pub observed: RefCell<super::rate_limit::Observed>,
 }
 
 struct FileLock(#[allow(dead_code)] fs::File);
@@ -98,7 +100,9 @@ impl Effects for HostEffects {
         }
         let mut bounded = request.clone();
         bounded.timeout = request.timeout.min(self.remaining());
-        spawn::spawn_bounded(&bounded, &self.env, &self.spawn_limits)
+        let report = spawn::spawn_bounded(&bounded, &self.env, &self.spawn_limits);
+        self.observed.borrow_mut().last_exit = report.exit_code;
+        report
     }
 
     fn http(&self, request: &HttpRequest) -> HttpReport {
@@ -109,7 +113,14 @@ impl Effects for HostEffects {
         };
         let mut bounded = request.clone();
         bounded.timeout = request.timeout.min(self.remaining());
-        http::send(&bounded, origin, &self.http_limits)
+        let (report, retry_after) = http::send_observed(&bounded, origin, &self.http_limits);
+        let mut observed = self.observed.borrow_mut();
+        observed.http_status = match &report {
+            HttpReport::Response { status, .. } => Some(*status),
+            HttpReport::Failed { .. } => None,
+        };
+        observed.retry_after = retry_after;
+        report
     }
 
     fn read_text(&self, path: &Path, max_bytes: u64) -> FileRead {

@@ -74,6 +74,8 @@ pub struct Completion {
     /// Why the review file is a stub, when gsd-lane recognised the cause (gemini's exit 55 for an
     /// untrusted folder → `untrusted_workspace`).
     pub stub_reason: Option<Reason>,
+    /// The last exit status and HTTP answer the effects saw (rate-limit classification).
+    pub observed: super::rate_limit::Observed,
 }
 
 /// The outcome of one lane run.
@@ -238,6 +240,7 @@ pub fn execute(
     };
     completion.probe = probe;
     completion.elapsed = started.elapsed();
+    completion.observed = effects.observed.take();
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
@@ -320,6 +323,7 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         spawn_limits: SpawnLimits::default(),
         http_limits: HttpLimits::default(),
         warnings: RefCell::new(Vec::new()),
+        observed: RefCell::default(),
     }
 }
 
@@ -337,6 +341,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
             .map(|e| e.code().to_owned()),
         elapsed: Duration::ZERO,
         stub_reason: None,
+        observed: super::rate_limit::Observed::default(),
     }
 }
 

@@ -22,6 +22,16 @@ pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> Ht
     send_trusting(request, verified, limits, &TlsRoots::Mozilla)
 }
 
+/// [`send`], also returning the answer's `Retry-After` value (trimmed, as sent), which the
+/// lane runner's rate-limit retry honours (`run::rate_limit`).
+pub fn send_observed(
+    request: &HttpRequest,
+    verified: &Origin,
+    limits: &HttpLimits,
+) -> (HttpReport, Option<String>) {
+    send_full(request, verified, limits, &TlsRoots::Mozilla)
+}
+
 /// [`send`] with the `https` roots given (see [`TlsRoots`] for who may pass anything else).
 pub fn send_trusting(
     request: &HttpRequest,
@@ -29,29 +39,57 @@ pub fn send_trusting(
     limits: &HttpLimits,
     roots: &TlsRoots,
 ) -> HttpReport {
+    send_full(request, verified, limits, roots).0
+}
+
+/// The report and the `Retry-After` header of one request.
+fn send_full(
+    request: &HttpRequest,
+    verified: &Origin,
+    limits: &HttpLimits,
+    roots: &TlsRoots,
+) -> (HttpReport, Option<String>) {
     let url = match check_request_url(&request.url, verified) {
         Ok(url) => url,
-        Err(error) => return HttpReport::Failed { error },
+        Err(error) => return (HttpReport::Failed { error }, None),
     };
     let bound = request.timeout.min(MAX_REQUEST_BOUND);
     if bound.is_zero() {
-        return HttpReport::Failed {
-            error: "timeout: the request bound is 0 ms; nothing was sent".to_owned(),
-        };
+        let error = "timeout: the request bound is 0 ms; nothing was sent".to_owned();
+        return (HttpReport::Failed { error }, None);
     }
     let connect_bound = limits.connect_timeout.min(bound);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         exchange(request, &url, verified, limits, bound, roots)
     }));
     match outcome {
-        Ok(Ok((status, body))) => HttpReport::Response { status, body },
-        Ok(Err(error)) => HttpReport::Failed {
-            error: describe(&error, bound, connect_bound, limits.max_body_bytes),
-        },
-        Err(_) => HttpReport::Failed {
-            error: "the HTTP client failed internally (panic); no response".to_owned(),
-        },
+        Ok(Ok(answer)) => (
+            HttpReport::Response {
+                status: answer.status,
+                body: answer.body,
+            },
+            answer.retry_after,
+        ),
+        Ok(Err(error)) => (
+            HttpReport::Failed {
+                error: describe(&error, bound, connect_bound, limits.max_body_bytes),
+            },
+            None,
+        ),
+        Err(_) => (
+            HttpReport::Failed {
+                error: "the HTTP client failed internally (panic); no response".to_owned(),
+            },
+            None,
+        ),
     }
+}
+
+/// What came back from one request.
+struct Answer {
+    status: u16,
+    retry_after: Option<String>,
+    body: String,
 }
 
 /// Sends the request and reads the whole body as text under the cap; `Content-Length`
@@ -63,7 +101,7 @@ fn exchange(
     limits: &HttpLimits,
     bound: Duration,
     roots: &TlsRoots,
-) -> Result<(u16, String), ureq::Error> {
+) -> Result<Answer, ureq::Error> {
     let agent = agent(verified, limits, bound, roots);
     let mut response = match request.method {
         HttpMethod::Get => agent.get(url.as_str()).call()?,
@@ -73,6 +111,11 @@ fn exchange(
             .send(request.json_body.as_deref().unwrap_or(""))?,
     };
     let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.trim().to_owned());
     let cap = limits.max_body_bytes;
     let expected = response.body().content_length();
     if expected.is_some_and(|len| len > cap) {
@@ -81,7 +124,11 @@ fn exchange(
     let mut reader = response.body_mut().with_config().limit(cap).reader();
     CappedText::new(cap, expected)
         .read_all(&mut reader)
-        .map(|text| (status, text))
+        .map(|body| Answer {
+            status,
+            retry_after,
+            body,
+        })
         .map_err(|error| match error {
             ReadError::TooLarge => ureq::Error::BodyExceedsLimit(cap),
             ReadError::Io(io_error) => ureq::Error::from(io_error),

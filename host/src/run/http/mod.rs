@@ -41,6 +41,6 @@ mod resolver;
 mod tests;
 
 pub use agent::TlsRoots;
-pub use exchange::{send, send_trusting};
+pub use exchange::{send, send_observed, send_trusting};
 pub use limits::{HttpLimits, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, MAX_HEAD_BYTES};
 pub use origin::{check_request_url, Origin};

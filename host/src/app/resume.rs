@@ -1,0 +1,154 @@
+//! The `review --resume` glue between the review command and `crate::review::{record,
+//! journal, resume}`: which run to continue, with which arguments, whether it may be continued,
+//! and the run record written by every review.
+
+use std::path::Path;
+
+use crate::error::Failure;
+use crate::output::neutralize;
+use crate::registry::Registry;
+use crate::review::args::{self, ReviewArgs as Request};
+use crate::review::record::{self, IdentityRecord, RunRecord, SubjectKey};
+use crate::review::resume::{self, PastRun};
+
+/// Exit status of a refused resume (nothing was invoked).
+pub const REFUSED: u8 = 2;
+
+/// Finds the run `request` resumes: the named run dir, else the newest run of the same phase
+/// or prompt file (`subject`), else the newest run started in `cwd`.
+///
+/// # Errors
+///
+/// No such run, or its record cannot be read (fail closed: never resumed).
+pub fn target(
+    request: &Request,
+    subject: Option<&SubjectKey>,
+    cwd: &Path,
+) -> Result<PastRun, Failure> {
+    if let Some(dir) = request.resume_dir() {
+        return resume::inspect(&cwd.join(dir));
+    }
+    resume::latest(subject, cwd).ok_or_else(|| {
+        Failure::new(format!(
+            "no resumable review run found under {} for {}; `gsd-lane runs` lists past runs",
+            resume::runs_root().display(),
+            match subject {
+                Some(SubjectKey::Phase { phase, .. }) => format!("phase {phase}"),
+                Some(SubjectKey::PromptFile { path }) => path.display().to_string(),
+                None => format!("the working directory {}", cwd.display()),
+            }
+        ))
+    })
+}
+
+/// The request of the recorded run, with this invocation's resume options, `--jobs` and
+/// `--json` on top.
+///
+/// # Errors
+///
+/// The recorded arguments no longer parse (a lane flag disappeared), or `--retry` names an
+/// identity the run never had.
+pub fn merged_request(
+    past: &PastRun,
+    current: &Request,
+    registry: &Registry,
+) -> Result<Request, Failure> {
+    let mut request = args::parse(&past.record.args, registry).map_err(|why| Failure {
+        message: format!(
+            "the recorded arguments of {} no longer parse ({why}); start a new review",
+            past.dir.display()
+        ),
+        status: REFUSED,
+    })?;
+    for id in &current.retry {
+        if !past.record.identities.iter().any(|i| &i.id == id) {
+            return Err(Failure::new(format!(
+                "--retry {}: the run at {} has no such reviewer (it has {})",
+                neutralize(id),
+                past.dir.display(),
+                past.record
+                    .identities
+                    .iter()
+                    .map(|i| i.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    request.resume.clone_from(&current.resume);
+    request.retry.clone_from(&current.retry);
+    request.force = current.force;
+    request.json = current.json || request.json;
+    if current.jobs.is_some() {
+        request.jobs = current.jobs;
+    }
+    Ok(request)
+}
+
+/// Prints which identities a resumed run keeps and which it runs.
+pub fn announce(
+    dir: &Path,
+    kept: &[crate::review::runner::Job],
+    again: &[crate::review::runner::Job],
+) {
+    let ids = |jobs: &[crate::review::runner::Job]| {
+        if jobs.is_empty() {
+            "none".to_owned()
+        } else {
+            jobs.iter()
+                .map(|j| j.identity.id.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    };
+    crate::output::eprint_line(&format!(
+        "review: resuming {}: keeping {}; running {}",
+        dir.display(),
+        ids(kept),
+        ids(again)
+    ));
+}
+
+/// One identity's record entry.
+pub fn identity_record(
+    id: &str,
+    lane: &crate::registry::Lane,
+    plan: serde_json::Value,
+) -> IdentityRecord {
+    IdentityRecord {
+        id: id.to_owned(),
+        cli: lane.slug.clone(),
+        manifest_sha256: record::manifest_sha256(&lane.manifest),
+        signature: crate::trust::signature::signature_for_manifest(&lane.manifest),
+        plan,
+    }
+}
+
+/// Refuses a resume whose inputs changed, naming every change, unless `force`.
+///
+/// # Errors
+///
+/// The list of changes, with the way out.
+pub fn check_unchanged(old: &RunRecord, new: &RunRecord, force: bool) -> Result<(), Failure> {
+    let changes = record::changes(old, new);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    if force {
+        for change in &changes {
+            crate::output::eprint_line(&format!(
+                "warning: resuming anyway (--force): {}",
+                change.0
+            ));
+        }
+        return Ok(());
+    }
+    let list: Vec<String> = changes.iter().map(|c| format!("  - {}", c.0)).collect();
+    Err(Failure {
+        message: format!(
+            "cannot resume: the review's inputs changed since the run started:\n{}\nstart a new review, or pass --force to keep the finished reviews anyway",
+            list.join("\n")
+        ),
+        status: REFUSED,
+    })
+}
