@@ -269,6 +269,7 @@ impl Command {
             Command::Run(_) => "run",
             Command::Invoke(_) => "invoke",
             Command::Review(_) => "review",
+            Command::Runs(_) => "runs",
             Command::Disclose(_) => "disclose",
             Command::Install(_) => "install",
             Command::Remove(_) => "remove",
