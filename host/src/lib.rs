@@ -19,6 +19,6 @@ pub mod project;
 pub mod registry;
 pub mod review;
 pub mod run;
-pub mod textsafe;
 pub mod suggest;
+pub mod textsafe;
 pub mod trust;

@@ -148,9 +148,12 @@ pub fn parse(argv: &[String], registry: &Registry) -> Result<ReviewArgs, String>
         .into_iter()
         .map(str::to_owned)
         .chain(argv.iter().cloned());
-    let matches = command
-        .try_get_matches_from(full)
-        .map_err(|err| err.kind().as_str().unwrap_or("invalid arguments").to_owned())?;
+    let matches = command.try_get_matches_from(full).map_err(|err| {
+        err.kind()
+            .as_str()
+            .unwrap_or("invalid arguments")
+            .to_owned()
+    })?;
     let sub = matches
         .subcommand_matches("review")
         .ok_or_else(|| "no review arguments".to_owned())?;
@@ -331,8 +334,14 @@ mod tests {
         assert!(r.resuming());
         assert_eq!(r.retry, vec!["gemini", "claude"]);
         assert!(parse(&["--resume", "--all"]).is_err());
-        assert!(parse(&["--resume", "--gemini"]).expect("parses").check().is_err());
-        assert!(parse(&["--prompt-file", "x"]).expect("parses").check().is_err());
+        assert!(parse(&["--resume", "--gemini"])
+            .expect("parses")
+            .check()
+            .is_err());
+        assert!(parse(&["--prompt-file", "x"])
+            .expect("parses")
+            .check()
+            .is_err());
         assert!(parse(&["--phase", "3", "--force"]).is_err());
     }
 
