@@ -18,4 +18,5 @@ pub mod project;
 pub mod registry;
 pub mod review;
 pub mod run;
+pub mod sandbox;
 pub mod trust;

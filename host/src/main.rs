@@ -6,6 +6,11 @@ use clap::Parser;
 use gsd_lane::cli::Cli;
 
 fn main() -> ExitCode {
+    // gsd-lane re-executed as a lane's launcher (sandbox/launcher.rs): nothing else runs.
+    if let Some(status) = gsd_lane::sandbox::launcher::run_if_launcher() {
+        return ExitCode::from(status);
+    }
+    gsd_lane::sandbox::launcher::enable();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -34,6 +34,8 @@ pub enum Reason {
     ProbeFailed,
     /// The probe ran out of time.
     ProbeTimeout,
+    /// The lane declares `reviewer.posture: "writes-repository"` and the user did not opt in.
+    RepositoryWritesNotAllowed,
     /// The handler is not implemented by this build.
     UnknownHandler,
     /// The transport is not recognised.
@@ -42,7 +44,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, sorted by name.
-    pub const ALL: [Reason; 11] = [
+    pub const ALL: [Reason; 12] = [
         Reason::BudgetToolFailed,
         Reason::BudgetTooSmall,
         Reason::EgressHostChanged,
@@ -52,6 +54,7 @@ impl Reason {
         Reason::MissingRequiredBinary,
         Reason::ProbeFailed,
         Reason::ProbeTimeout,
+        Reason::RepositoryWritesNotAllowed,
         Reason::UnknownHandler,
         Reason::UnknownTransport,
     ];
@@ -68,6 +71,7 @@ impl Reason {
             Reason::MissingRequiredBinary => "missing_required_binary",
             Reason::ProbeFailed => "probe_failed",
             Reason::ProbeTimeout => "probe_timeout",
+            Reason::RepositoryWritesNotAllowed => "repository_writes_not_allowed",
             Reason::UnknownHandler => "unknown_handler",
             Reason::UnknownTransport => "unknown_transport",
         }

@@ -104,6 +104,8 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
     let config = context.config();
+    let sandbox =
+        crate::sandbox::policy::run_mode(&config, request.sandbox).map_err(|m| usage(&m))?;
     let subject = subject(context, &request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();
@@ -313,6 +315,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         &json!({"source": source.as_str(), "reviewers": ids, "run_dir": run_dir.path}),
     );
     let shared = Shared {
+        sandbox,
         config: config.clone(),
         env: context.env.clone(),
         project_root: context.project_root.clone(),

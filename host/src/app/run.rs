@@ -119,6 +119,8 @@ pub fn run(context: &Context, slug: &str, options: &RunOptions) -> Result<u8, Fa
         lock_dir,
         egress: egress.as_ref(),
         handler_override: module.map(|(_, handler)| handler),
+        sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
+            .map_err(Failure::usage)?,
     };
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options)),
@@ -245,12 +247,22 @@ fn quote(arg: &str) -> String {
     }
 }
 
+/// The `--json` line of a lane that ran; `repositoryChanges` appears only when the repository
+/// changed while it ran.
+fn completed_json(done: &Completion) -> serde_json::Value {
+    let mut value = json!({"slug": done.plan.slug, "ok": true, "stubbed": done.stubbed});
+    if !done.repository_changes.is_empty() {
+        value["repositoryChanges"] = json!(done.repository_changes);
+    }
+    value
+}
+
 fn report_completed(done: &Completion, options: &RunOptions) {
     let plan = &done.plan;
     if options.json {
         output::print(&format!(
             "{}\n",
-            json!({"slug": plan.slug, "ok": true, "stubbed": done.stubbed})
+            completed_json(done)
         ));
         return;
     }
@@ -285,6 +297,12 @@ fn report_completed(done: &Completion, options: &RunOptions) {
     }
     for note in &done.notes {
         text.push_str(&format!("note      {}\n", neutralize(note)));
+    }
+    if !done.sandbox.is_empty() {
+        text.push_str(&format!("sandbox   {}\n", neutralize(&done.sandbox)));
+    }
+    if let Some(changes) = crate::sandbox::policy::changes_line(&done.repository_changes) {
+        text.push_str(&format!("WARNING   {}\n", neutralize(&changes)));
     }
     text.push_str(&format!(
         "review    {}\nstderr    {}\n\n",

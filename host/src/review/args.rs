@@ -5,20 +5,21 @@ use crate::registry::Registry;
 
 /// The command's own options; a lane declaring one of these keeps loading, but the flag is
 /// ignored for selection.
-pub const OWN_OPTIONS: [&str; 8] = [
+pub const OWN_OPTIONS: [&str; 9] = [
     "--phase",
     "--prompt-file",
     "--out",
     "--all",
     "--self",
     "--jobs",
+    "--sandbox",
     "--json",
     "--help",
 ];
 
 /// Usage text.
-pub const USAGE: &str = "usage: gsd-lane review --phase <N> [<lane flag>...] [--all] [--self <slug>] [--jobs <n>] [--json]
-       gsd-lane review --prompt-file <F> --out <REVIEWS.md> [<lane flag>...] [--self <slug>] [--jobs <n>] [--json]";
+pub const USAGE: &str = "usage: gsd-lane review --phase <N> [<lane flag>...] [--all] [--self <slug>] [--jobs <n>] [--sandbox <mode>] [--json]
+       gsd-lane review --prompt-file <F> --out <REVIEWS.md> [<lane flag>...] [--self <slug>] [--jobs <n>] [--sandbox <mode>] [--json]";
 
 /// The parsed request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,6 +36,8 @@ pub struct Request {
     pub self_slug: Option<String>,
     /// `--jobs` (≥ 1).
     pub jobs: Option<usize>,
+    /// `--sandbox <enforce|detect|off>`.
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// `--json`.
     pub json: bool,
     /// `--help`.
@@ -111,6 +114,13 @@ pub fn parse(args: &[String], registry: &Registry) -> Result<Request, String> {
                     _ => return Err(format!("--jobs takes a positive integer, got '{text}'")),
                 }
             }
+            "--sandbox" => {
+                let text = value("--sandbox")?;
+                request.sandbox = Some(
+                    crate::sandbox::SandboxMode::parse_flag(&text)
+                        .map_err(|why| format!("--sandbox: {why}, got '{text}'"))?,
+                );
+            }
             "--all" | "--json" | "--help" | "-h" if inline.is_some() => {
                 return Err(format!("{name} takes no value"))
             }
@@ -183,6 +193,17 @@ mod tests {
         assert_eq!(r.phase.as_deref(), Some("3"));
         assert_eq!(r.lanes, vec!["antigravity", "gemini"]);
         assert_eq!(r.jobs, Some(2));
+        assert_eq!(r.sandbox, None);
+    }
+
+    #[test]
+    fn sandbox_option_takes_a_mode() {
+        let r = parse_args(&["--phase", "3", "--sandbox", "detect"]).expect("parses");
+        assert_eq!(r.sandbox, Some(crate::sandbox::SandboxMode::Detect));
+        let r = parse_args(&["--phase", "3", "--sandbox=off"]).expect("parses");
+        assert_eq!(r.sandbox, Some(crate::sandbox::SandboxMode::Off));
+        let err = parse_args(&["--phase", "3", "--sandbox", "none"]).expect_err("bad mode");
+        assert!(err.contains("enforce, detect, off"), "{err}");
     }
 
     #[test]

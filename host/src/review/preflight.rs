@@ -46,6 +46,8 @@ impl<'a> Probing<'a> {
             lock_dir: self.lock_dir.clone(),
             egress: self.egress,
             handler_override: None,
+            // Probes run confined whatever the run's mode (stricter is harmless for `--help`).
+            sandbox: crate::sandbox::SandboxMode::Enforce,
         }
     }
 }

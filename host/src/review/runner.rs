@@ -46,6 +46,8 @@ pub struct Job {
 /// What every lane thread shares.
 #[derive(Debug, Clone)]
 pub struct Shared {
+    /// How spawned lanes are confined (`review.sandbox`, `--sandbox`).
+    pub sandbox: crate::sandbox::SandboxMode,
     /// Project configuration.
     pub config: ProjectConfig,
     /// Environment (PATH, HOME, GSD_HOME).
@@ -380,6 +382,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         lock_dir: shared.lock_dir.clone(),
         egress: egress.as_ref(),
         handler_override: None,
+        sandbox: shared.sandbox,
     };
     let done = match lane::run_lane(&job.lane, &setup) {
         Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),

@@ -12,7 +12,7 @@ use gsd_lane_sdk::{
 };
 
 use super::http::{self, HttpLimits, Origin};
-use super::spawn::{self, ChildEnv, SpawnLimits};
+use super::spawn::{self, ChildEnv, Confinement, SpawnLimits};
 
 /// Effects granted to one lane invocation.
 pub struct HostEffects {
@@ -34,6 +34,8 @@ pub struct HostEffects {
     pub http_limits: HttpLimits,
     /// Warnings written so far (also printed to stderr as they happen).
     pub warnings: RefCell<Vec<String>>,
+    /// How every process of this lane is confined (sandbox/launcher.rs).
+    pub confinement: Confinement,
 }
 
 struct FileLock(#[allow(dead_code)] fs::File);
@@ -98,7 +100,7 @@ impl Effects for HostEffects {
         }
         let mut bounded = request.clone();
         bounded.timeout = request.timeout.min(self.remaining());
-        spawn::spawn_bounded(&bounded, &self.env, &self.spawn_limits)
+        spawn::spawn_confined(&bounded, &self.env, &self.spawn_limits, &self.confinement)
     }
 
     fn http(&self, request: &HttpRequest) -> HttpReport {

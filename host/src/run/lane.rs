@@ -19,6 +19,8 @@ use crate::config::ProjectConfig;
 use crate::error::{Context as _, Failure};
 use crate::plan::{self, PlanInputs, Reason, Refusal};
 use crate::registry::{Lane, Scope};
+use crate::sandbox::policy::LaneSandbox;
+use crate::sandbox::{Posture, SandboxMode};
 
 /// Decides whether an HTTP lane may send to its resolved destination (trust.md §6).
 pub trait EgressCheck: Send + Sync {
@@ -46,6 +48,9 @@ pub struct RunSetup<'a> {
     pub egress: &'a dyn EgressCheck,
     /// A handler to use instead of the registered one (`run --handler-module`, debugging only).
     pub handler_override: Option<&'a dyn Handler>,
+    /// How spawned processes are kept from changing the repository (`review.sandbox`,
+    /// `--sandbox`).
+    pub sandbox: SandboxMode,
 }
 
 /// A lane that ran (its review file is a review or a stub).
@@ -69,6 +74,10 @@ pub struct Completion {
     pub spawn_error: Option<String>,
     /// Wall time of the execution step.
     pub elapsed: Duration,
+    /// How the lane's processes were confined (`enforce (Landlock)`, `detect (…)`, `off`).
+    pub sandbox: String,
+    /// Changes to the repository seen while the lane ran (empty: none, or not checked).
+    pub repository_changes: Vec<String>,
 }
 
 /// The outcome of one lane run.
@@ -97,6 +106,7 @@ pub struct Admitted<'h> {
 /// The first [`Refusal`], in pipeline order.
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
+    check_posture(lane, setup)?;
     let plan = plan::resolve(
         &lane.capability_id,
         lane.body(),
@@ -155,7 +165,9 @@ pub fn execute(
     setup: &RunSetup<'_>,
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
+    let sandbox = lane_sandbox(lane, &plan, setup);
     let effects = effects_for(lane, &plan, setup);
+    let before = sandbox.before();
     let started = Instant::now();
     let request = LaneRequest {
         plan: plan.clone(),
@@ -167,6 +179,8 @@ pub fn execute(
     };
     completion.probe = probe;
     completion.elapsed = started.elapsed();
+    completion.repository_changes = sandbox.after(before.as_ref());
+    completion.sandbox = sandbox.effective.describe();
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
@@ -201,6 +215,56 @@ fn check_fit<'h>(handler: &'h dyn Handler, plan: &LanePlan) -> Result<&'h dyn Ha
     Ok(handler)
 }
 
+/// The sandbox of a lane's execution: HTTP lanes start no process and are never confined.
+fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandbox {
+    if plan.transport != Transport::Spawn {
+        return LaneSandbox::off();
+    }
+    let posture = declared_posture(lane);
+    LaneSandbox::decide(
+        setup.sandbox,
+        posture,
+        repository_writes_allowed(setup.config, &lane.slug),
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    )
+}
+
+/// The lane's `reviewer.posture` (absent: read-only; the validator refuses any other value).
+fn declared_posture(lane: &Lane) -> Posture {
+    lane.body()
+        .get("posture")
+        .and_then(serde_json::Value::as_str)
+        .and_then(Posture::parse)
+        .unwrap_or_default()
+}
+
+/// True when `review.allow_repository_writes` lists `slug` (the user's opt-in for a lane that
+/// declared `writes-repository`).
+pub fn repository_writes_allowed(config: &ProjectConfig, slug: &str) -> bool {
+    config
+        .get("review.allow_repository_writes")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|slugs| slugs.iter().any(|s| s.as_str() == Some(slug)))
+}
+
+/// Refuses a lane that declared `writes-repository` unless the user opted in for it.
+fn check_posture(lane: &Lane, setup: &RunSetup<'_>) -> Result<(), Refusal> {
+    if declared_posture(lane) == Posture::WritesRepository
+        && !repository_writes_allowed(setup.config, &lane.slug)
+    {
+        return Err(Refusal::new(
+            Reason::RepositoryWritesNotAllowed,
+            format!(
+                "lane {} declares reviewer.posture \"writes-repository\"; to let it change the \
+                 repository, add \"{}\" to review.allow_repository_writes in .planning/config.json",
+                lane.slug, lane.slug
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
     let mut env = match lane.scope {
         Scope::FirstParty => ChildEnv::Inherit,
@@ -228,6 +292,7 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         spawn_limits: SpawnLimits::default(),
         http_limits: HttpLimits::default(),
         warnings: RefCell::new(Vec::new()),
+        confinement: lane_sandbox(lane, plan, setup).confinement,
     }
 }
 
@@ -244,6 +309,8 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
             .and_then(|r| r.error.as_ref())
             .map(|e| e.code().to_owned()),
         elapsed: Duration::ZERO,
+        sandbox: String::new(),
+        repository_changes: Vec::new(),
     }
 }
 
