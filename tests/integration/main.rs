@@ -15,6 +15,7 @@ mod review;
 mod robustness;
 mod roster;
 mod run;
+mod sandbox;
 mod soak;
 mod trust;
 mod util;

@@ -260,10 +260,7 @@ fn completed_json(done: &Completion) -> serde_json::Value {
 fn report_completed(done: &Completion, options: &RunOptions) {
     let plan = &done.plan;
     if options.json {
-        output::print(&format!(
-            "{}\n",
-            completed_json(done)
-        ));
+        output::print(&format!("{}\n", completed_json(done)));
         return;
     }
     let review = crate::run::review_file::read_sidecar(Path::new(&plan.review_path));

@@ -59,8 +59,8 @@ use gsd_lane_sdk::{SpawnError, SpawnReport, SpawnRequest, StdoutSink};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::path_lookup::find_executable;
-pub use crate::sandbox::launcher::Confinement;
 use crate::sandbox::launcher;
+pub use crate::sandbox::launcher::Confinement;
 
 /// Default cap on stdout streamed to a file: 2 GiB.
 ///

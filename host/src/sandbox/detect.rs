@@ -203,7 +203,9 @@ mod tests {
         let run = root.join("run");
         fs::create_dir(&run).unwrap();
         let before = Snapshot::take(root, std::slice::from_ref(&run));
-        assert!(before.changes(&Snapshot::take(root, std::slice::from_ref(&run))).is_empty());
+        assert!(before
+            .changes(&Snapshot::take(root, std::slice::from_ref(&run)))
+            .is_empty());
 
         fs::write(root.join("a"), "changed!").unwrap();
         fs::remove_file(root.join("b")).unwrap();
@@ -219,10 +221,19 @@ mod tests {
         assert!(changes.contains(&"modified a".to_owned()), "{changes:?}");
         assert!(changes.contains(&"removed b".to_owned()), "{changes:?}");
         assert!(changes.contains(&"created new".to_owned()), "{changes:?}");
-        assert!(changes.contains(&"modified .git/HEAD".to_owned()), "{changes:?}");
+        assert!(
+            changes.contains(&"modified .git/HEAD".to_owned()),
+            "{changes:?}"
+        );
         #[cfg(unix)]
-        assert!(changes.contains(&"mode changed c".to_owned()), "{changes:?}");
-        assert!(!changes.iter().any(|c| c.contains("review.md")), "{changes:?}");
+        assert!(
+            changes.contains(&"mode changed c".to_owned()),
+            "{changes:?}"
+        );
+        assert!(
+            !changes.iter().any(|c| c.contains("review.md")),
+            "{changes:?}"
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@
 //!
 //! # Protocol (hidden, between gsd-lane and itself)
 //!
-//! `gsd-lane __lane-launch <parent pid> [--read-only <root>] [--writable <dir>]... -- <program>
-//! [<arg>...]`
+//! `gsd-lane __lane-launch <parent pid> [--read-only <root>] [--writable <dir>]...
+//! [--tmpdir <dir>] -- <program> [<arg>...]`
 //!
 //! Exit status: the lane's own exit code; a lane ended by a signal makes the launcher end by
 //! `SIGKILL` (the spawner reports no exit code either way). The launcher's own failures exit
@@ -71,6 +71,9 @@ pub struct Confinement {
     pub read_only: Option<PathBuf>,
     /// Directories that stay writable even when they lie under `read_only` (the run dir).
     pub writable: Vec<PathBuf>,
+    /// `TMPDIR` for the lane, set when the usual temporary directory is the repository or one
+    /// of its ancestors (a new entry directly in it would be refused).
+    pub tmpdir: Option<PathBuf>,
 }
 
 /// The program and arguments that start `program args` under `confinement`.
@@ -91,7 +94,10 @@ pub fn command_line(
         if confinement.read_only.is_some() {
             return Err("the sandbox launcher is not available in this process".to_owned());
         }
-        return Ok((program.to_path_buf(), args.iter().map(OsString::from).collect()));
+        return Ok((
+            program.to_path_buf(),
+            args.iter().map(OsString::from).collect(),
+        ));
     };
     let mut argv: Vec<OsString> = vec![LAUNCH_ARG.into(), std::process::id().to_string().into()];
     if let Some(root) = &confinement.read_only {
@@ -101,6 +107,10 @@ pub fn command_line(
             argv.push("--writable".into());
             argv.push(dir.clone().into_os_string());
         }
+    }
+    if let Some(tmpdir) = &confinement.tmpdir {
+        argv.push("--tmpdir".into());
+        argv.push(tmpdir.clone().into_os_string());
     }
     argv.push("--".into());
     argv.push(program.as_os_str().to_owned());
@@ -133,12 +143,13 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Launch, String> {
         let flag = flag.to_str().unwrap_or("");
         match flag {
             "--" => break,
-            "--read-only" | "--writable" => {
-                let path = PathBuf::from(args.next().ok_or_else(|| format!("{flag} needs a path"))?);
-                if flag == "--read-only" {
-                    confinement.read_only = Some(path);
-                } else {
-                    confinement.writable.push(path);
+            "--read-only" | "--writable" | "--tmpdir" => {
+                let path =
+                    PathBuf::from(args.next().ok_or_else(|| format!("{flag} needs a path"))?);
+                match flag {
+                    "--read-only" => confinement.read_only = Some(path),
+                    "--writable" => confinement.writable.push(path),
+                    _ => confinement.tmpdir = Some(path),
                 }
             }
             other => return Err(format!("unknown launcher option {other:?}")),
@@ -186,10 +197,12 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
             return fail(&why, LAUNCH_FAILED);
         }
     }
-    let mut child = match std::process::Command::new(&launch.program)
-        .args(&launch.args)
-        .spawn()
-    {
+    let mut command = std::process::Command::new(&launch.program);
+    command.args(&launch.args);
+    if let Some(tmpdir) = &launch.confinement.tmpdir {
+        command.env("TMPDIR", tmpdir);
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
             let status = if err.kind() == io::ErrorKind::NotFound {
@@ -285,6 +298,8 @@ mod tests {
                 "/repo",
                 "--writable",
                 "/repo/run",
+                "--tmpdir",
+                "/repo/run/tmp",
                 "--",
                 "/bin/tool",
                 "--",
@@ -295,7 +310,14 @@ mod tests {
         .unwrap();
         assert_eq!(launch.parent, 42);
         assert_eq!(launch.confinement.read_only, Some(PathBuf::from("/repo")));
-        assert_eq!(launch.confinement.writable, vec![PathBuf::from("/repo/run")]);
+        assert_eq!(
+            launch.confinement.writable,
+            vec![PathBuf::from("/repo/run")]
+        );
+        assert_eq!(
+            launch.confinement.tmpdir,
+            Some(PathBuf::from("/repo/run/tmp"))
+        );
         assert_eq!(launch.program, OsString::from("/bin/tool"));
         assert_eq!(launch.args, os(&["--", "-x"]));
     }
@@ -328,7 +350,7 @@ mod tests {
         assert_eq!(args, os(&["a"]));
         let confined = Confinement {
             read_only: Some(PathBuf::from("/repo")),
-            writable: Vec::new(),
+            ..Confinement::default()
         };
         assert!(command_line(Path::new("/bin/echo"), &[], &confined).is_err());
     }

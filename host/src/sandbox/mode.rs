@@ -32,7 +32,9 @@ impl SandboxMode {
 
     /// Parses the configuration spelling (exact, lowercase).
     pub fn parse(text: &str) -> Option<SandboxMode> {
-        SandboxMode::ALL.into_iter().find(|mode| mode.as_str() == text)
+        SandboxMode::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == text)
     }
 
     /// Parses a `--sandbox` value, with the accepted spellings in the error.
@@ -82,7 +84,9 @@ impl Posture {
 
     /// Parses the manifest spelling (exact).
     pub fn parse(text: &str) -> Option<Posture> {
-        Posture::ALL.into_iter().find(|posture| posture.as_str() == text)
+        Posture::ALL
+            .into_iter()
+            .find(|posture| posture.as_str() == text)
     }
 }
 

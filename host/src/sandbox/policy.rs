@@ -43,6 +43,29 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
+/// A private `TMPDIR` (`<run dir>/tmp`, created 0700) when this process's temporary directory
+/// is the repository root or one of its ancestors, where the posture refuses new entries;
+/// `None` when the usual one stays usable (or the private one cannot be made: the lane then
+/// meets the refusal, which its sidecar shows).
+fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<PathBuf> {
+    let temp = std::env::temp_dir().canonicalize().ok()?;
+    let repo = repo_root.canonicalize().ok()?;
+    if !repo.starts_with(&temp) {
+        return None;
+    }
+    let private = run_dir.join("tmp");
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(&private) {
+        Ok(()) => Some(private),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && private.is_dir() => {
+            Some(private)
+        }
+        Err(_) => None,
+    }
+}
+
 /// How one lane is actually confined (the mode asked for, after what the system offers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effective {
@@ -132,6 +155,7 @@ impl LaneSandbox {
                 sandbox.confinement = Confinement {
                     read_only: Some(repo_root.to_path_buf()),
                     writable: vec![run_dir.to_path_buf()],
+                    tmpdir: private_tmpdir(repo_root, run_dir),
                 };
                 sandbox
             }
@@ -170,7 +194,11 @@ mod tests {
             run_mode(&detect, Some(SandboxMode::Off)),
             Ok(SandboxMode::Off)
         );
-        for bad in [serde_json::json!("Off"), serde_json::json!(false), serde_json::json!(["off"])] {
+        for bad in [
+            serde_json::json!("Off"),
+            serde_json::json!(false),
+            serde_json::json!(["off"]),
+        ] {
             let bad = config(serde_json::json!({"review": {"sandbox": bad}}));
             let err = run_mode(&bad, None).unwrap_err();
             assert!(err.contains("review.sandbox"), "{err}");
