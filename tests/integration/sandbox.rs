@@ -485,3 +485,39 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_writes_repository_lane_runs_only_when_the_user_opted_in_and_its_changes_are_reported() {
+    let lab = Lab::new();
+    lab.install("#!/bin/sh\necho x > \"$1/edited.txt\"\ncat > /dev/null\necho '# Review'\n");
+    let mut lane = util::acme();
+    lane["reviewer"]["invoke"]["args"] = json!([lab.env.project.display().to_string()]);
+    lane["reviewer"]["posture"] = json!("writes-repository");
+    lab.env.write_overlay(Scope::Global, "acme-review", &lane);
+
+    let refused = lab.run(&[]);
+    assert_eq!(refused["ok"], json!(false), "{refused}");
+    assert_eq!(refused["reason"], json!("repository_writes_not_allowed"));
+    assert!(refused["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("review.allow_repository_writes")));
+    assert!(!lab.env.project.join("edited.txt").exists());
+
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        r#"{"review": {"allow_repository_writes": ["acme"]}}"#,
+    )
+    .expect("config");
+    let allowed = lab.run(&[]);
+    assert_eq!(allowed["ok"], json!(true), "{allowed}");
+    assert_eq!(util::read_text(&lab.env.project.join("edited.txt")), "x\n");
+    assert_eq!(allowed["repositoryChanges"], json!(["created edited.txt"]));
+
+    // The disclosure says what the lane does to the repository.
+    let out = lab.env.run(&["disclose", "acme"]);
+    assert!(
+        out.stdout.contains("posture: writes-repository"),
+        "{}",
+        out.stdout
+    );
+}

@@ -103,6 +103,21 @@ pub struct ReviewerBody {
     pub model_config_key: Option<String>,
     /// First-party handler module, or null for a data-only lane.
     pub handler: Option<HandlerName>,
+    /// What the lane's CLI does to the repository under review (absent: `read-only`). A
+    /// `writes-repository` lane runs only when the user lists its slug in
+    /// `review.allow_repository_writes`.
+    #[serde(default)]
+    pub posture: Option<Posture>,
+}
+
+/// `reviewer.posture`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Posture {
+    /// The lane only reads the repository; the sandbox refuses its writes there.
+    ReadOnly,
+    /// The lane's CLI must change the repository (opt-in per slug).
+    WritesRepository,
 }
 
 /// A lane flag.

@@ -410,6 +410,9 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     );
     check_config_key(checker, object, "modelConfigKey", &at, "RB-MODELKEY", false);
     check_handler(checker, object, &at);
+    if object.contains_key("posture") {
+        checker.member(object, "posture", &at, "RB-POSTURE", vocab::POSTURE);
+    }
     let mut unknown: Vec<&String> = object
         .keys()
         .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))

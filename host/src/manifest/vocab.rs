@@ -22,10 +22,12 @@ pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
 pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
 /// `reviewer.handler` (besides `null`).
 pub const HANDLER: &[&str] = &["antigravity", "openai-compatible", "opencode"];
+/// `reviewer.posture` (optional; absent means `read-only`).
+pub const POSTURE: &[&str] = &["read-only", "writes-repository"];
 /// `config.<key>.type`.
 pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
 
-/// The 13 known `reviewer` body fields, canonical order.
+/// The 14 known `reviewer` body fields, canonical order (`posture` is optional).
 pub const BODY_FIELDS: &[&str] = &[
     "slug",
     "flags",
@@ -40,6 +42,7 @@ pub const BODY_FIELDS: &[&str] = &[
     "promptBudgetKey",
     "modelConfigKey",
     "handler",
+    "posture",
 ];
 
 /// Known `probe` keys.
