@@ -386,26 +386,15 @@ fn is_dead(pid: u32) -> bool {
     }
 }
 
-#[test]
-fn sigkill_of_review_leaves_no_lane_process() {
+/// A review project (`tests/fixtures/review/project`) with one fake lane per `(slug, sh body)`.
+fn review_lab(scripts: &[(&str, &str)]) -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     let project = &env.project;
     std::fs::create_dir_all(project.join(".git")).expect("git marker");
     copy_dir(&util::fixture("review/project"), project);
     let bin = env.root.path().join("bin");
-    let pids = env.home.join("pids");
     std::fs::create_dir_all(&bin).expect("bin");
-    std::fs::create_dir_all(&pids).expect("pids");
-    let scripts = [
-        ("one", "echo $$ > \"$HOME/pids/one\"\nexec sleep 300\n"),
-        ("two", "echo $$ > \"$HOME/pids/two\"\nsleep 300\n"),
-        (
-            "three",
-            "sleep 300 &\necho $! > \"$HOME/pids/three-child\"\n\
-             sh -c 'sleep 300 & echo $! > \"$HOME/pids/three-grandchild\"; wait' &\n\
-             echo $$ > \"$HOME/pids/three\"\nwait\n",
-        ),
-    ];
+    std::fs::create_dir_all(env.home.join("pids")).expect("pids");
     for (slug, body) in scripts {
         let id = format!("fake-{slug}");
         let mut lane = util::read_json(&util::fixture("review/lane/capability.json"));
@@ -425,13 +414,68 @@ fn sigkill_of_review_leaves_no_lane_process() {
         std::fs::write(&script, format!("#!/bin/sh\n{body}")).expect("script");
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    let mut review = Command::new(util::bin())
+    (env, bin)
+}
+
+/// `gsd-lane review <args>` in the review lab, not started.
+fn review_command(env: &TestEnv, bin: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(util::bin());
+    command
         .env_clear()
         .env("HOME", &env.home)
         .env("GSD_HOME", &env.gsd_home)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .current_dir(project)
-        .args(["review", "--phase", "3", "--one", "--two", "--three"])
+        .current_dir(&env.project)
+        .arg("review")
+        .args(args);
+    command
+}
+
+#[test]
+fn reviews_md_says_under_the_lane_that_it_modified_the_repository() {
+    let (env, bin) = review_lab(&[(
+        "one",
+        "echo x > \"$PWD/planted.txt\"\ncat > /dev/null\necho '# Review'\necho fine\n",
+    )]);
+    let (out, _) = util::run_bounded(
+        review_command(
+            &env,
+            &bin,
+            &["--phase", "3", "--one", "--sandbox", "detect"],
+        ),
+        COMMAND_TIMEOUT,
+    );
+    out.assert_no_panic().assert_status(0);
+    let reviews = util::read_text(
+        &env.project
+            .join(".planning/phases/03-billing/03-REVIEWS.md"),
+    );
+    assert!(
+        reviews.contains("this reviewer modified the repository: created planted.txt"),
+        "{reviews}"
+    );
+    assert!(
+        out.stderr.contains("this reviewer modified the repository"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn sigkill_of_review_leaves_no_lane_process() {
+    let scripts = [
+        ("one", "echo $$ > \"$HOME/pids/one\"\nexec sleep 300\n"),
+        ("two", "echo $$ > \"$HOME/pids/two\"\nsleep 300\n"),
+        (
+            "three",
+            "sleep 300 &\necho $! > \"$HOME/pids/three-child\"\n\
+             sh -c 'sleep 300 & echo $! > \"$HOME/pids/three-grandchild\"; wait' &\n\
+             echo $$ > \"$HOME/pids/three\"\nwait\n",
+        ),
+    ];
+    let (env, bin) = review_lab(&scripts);
+    let pids = env.home.join("pids");
+    let mut review = review_command(&env, &bin, &["--phase", "3", "--one", "--two", "--three"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -181,6 +181,12 @@ pub fn execute(
     completion.elapsed = started.elapsed();
     completion.repository_changes = sandbox.after(before.as_ref());
     completion.sandbox = sandbox.effective.describe();
+    let review_path = Path::new(&plan.review_path);
+    crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
+        .context(|| format!("writing {}", review_path.display()))?;
+    if let Some(line) = crate::sandbox::policy::changes_line(&completion.repository_changes) {
+        effects.warn(&format!("lane {}: {line}", plan.slug));
+    }
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());

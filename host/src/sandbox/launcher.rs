@@ -47,6 +47,10 @@ static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
 /// Called by the `gsd-lane` binary at start-up. A library user (or a unit-test binary) that
 /// never calls it spawns lanes directly, without the launcher and without confinement.
 pub fn enable() {
+    if !cfg!(unix) {
+        // The launcher's supervision is Unix-only; elsewhere lanes start directly.
+        return;
+    }
     let exe = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
         // Resolved by the kernel in the forked child, so it names gsd-lane's own image even if
         // the file on disk was replaced or removed since gsd-lane started.

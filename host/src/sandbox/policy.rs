@@ -66,6 +66,30 @@ fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
+/// that lane's section (and `run` shows it in the review). The file is opened for appending
+/// without following a symbolic link; a missing file is left alone.
+///
+/// # Errors
+///
+/// The I/O error of opening or writing the file.
+pub fn append_changes_notice(review_path: &Path, changes: &[String]) -> std::io::Result<()> {
+    use std::io::Write;
+
+    let Some(line) = changes_line(changes) else {
+        return Ok(());
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    match options.open(review_path) {
+        Ok(mut file) => file.write_all(format!("\n\n> **Warning:** {line}\n").as_bytes()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
 /// How one lane is actually confined (the mode asked for, after what the system offers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effective {
