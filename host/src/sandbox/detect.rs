@@ -73,7 +73,7 @@ impl Snapshot {
                     continue;
                 };
                 let path = entry.path();
-                if skip.iter().any(|s| *s == path) {
+                if skip.contains(&path) {
                     continue;
                 }
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -129,7 +129,8 @@ impl Snapshot {
         if all.len() > MAX_LISTED {
             listed.push(format!("and {} more", all.len() - MAX_LISTED));
         }
-        if !listed.is_empty() && !(self.complete && after.complete) {
+        let partial = !(self.complete && after.complete);
+        if partial && !listed.is_empty() {
             listed.push("(the comparison is partial: the repository is too large)".to_owned());
         }
         listed

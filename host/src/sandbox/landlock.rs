@@ -214,7 +214,7 @@ mod imp {
             let Ok(canonical) = dir.canonicalize() else {
                 continue;
             };
-            if dirs.iter().any(|ancestor| *ancestor == canonical) {
+            if dirs.contains(&canonical) {
                 continue;
             }
             let file = open_path(&canonical)
