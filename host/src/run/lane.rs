@@ -14,7 +14,7 @@ use super::effects::HostEffects;
 use super::http::{HttpLimits, Origin};
 use super::probe;
 use super::review_file::{self, Content};
-use super::spawn::{self, ChildEnv, SpawnLimits};
+use super::spawn::{self, ChildEnv, Confinement, SpawnLimits};
 use crate::config::ProjectConfig;
 use crate::error::{Context as _, Failure};
 use crate::plan::{self, PlanInputs, Reason, Refusal};
@@ -166,7 +166,9 @@ pub fn execute(
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
     let sandbox = lane_sandbox(lane, &plan, setup);
-    let effects = effects_for(lane, &plan, setup);
+    let mut effects = effects_for(lane, &plan, setup);
+    // The execution (unlike the probe) gets the private TMPDIR, when there is one.
+    effects.confinement = sandbox.confinement.clone();
     let before = sandbox.before();
     let started = Instant::now();
     let request = LaneRequest {
@@ -298,7 +300,12 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         spawn_limits: SpawnLimits::default(),
         http_limits: HttpLimits::default(),
         warnings: RefCell::new(Vec::new()),
-        confinement: lane_sandbox(lane, plan, setup).confinement,
+        // Probes run confined too, but without a private TMPDIR (which would be created in
+        // the run dir of a lane that may still be refused).
+        confinement: Confinement {
+            tmpdir: None,
+            ..lane_sandbox(lane, plan, setup).confinement
+        },
     }
 }
 

@@ -196,6 +196,15 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
     if std::os::unix::process::parent_id() != launch.parent {
         return fail("gsd-lane ended before the lane started", LAUNCH_FAILED);
     }
+    if let Some(tmpdir) = &launch.confinement.tmpdir {
+        // Made here, when the lane really starts, so that a refused lane leaves nothing behind.
+        if let Err(err) = private_dir(tmpdir) {
+            return fail(
+                &format!("creating {}: {err}", tmpdir.display()),
+                LAUNCH_FAILED,
+            );
+        }
+    }
     if let Some(root) = &launch.confinement.read_only {
         if let Err(why) = super::landlock::restrict_self(root, &launch.confinement.writable) {
             return fail(&why, LAUNCH_FAILED);
@@ -246,6 +255,26 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
 #[cfg(not(unix))]
 fn launch_and_supervise(_launch: &Launch) -> u8 {
     fail("the launcher needs a Unix system", LAUNCH_FAILED)
+}
+
+/// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.
+#[cfg(unix)]
+fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            if std::fs::symlink_metadata(dir)?.is_dir() {
+                Ok(())
+            } else {
+                Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "not a directory",
+                ))
+            }
+        }
+        other => other,
+    }
 }
 
 /// Polls the parent process id until gsd-lane is gone, then kills the lane's process group.

@@ -43,27 +43,13 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
-/// A private `TMPDIR` (`<run dir>/tmp`, created 0700) when this process's temporary directory
-/// is the repository root or one of its ancestors, where the posture refuses new entries;
-/// `None` when the usual one stays usable (or the private one cannot be made: the lane then
-/// meets the refusal, which its sidecar shows).
+/// A private `TMPDIR` (`<run dir>/tmp`, which the launcher creates 0700 when the lane starts)
+/// when this process's temporary directory is the repository root or one of its ancestors,
+/// where the posture refuses new entries; `None` when the usual one stays usable.
 fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<PathBuf> {
     let temp = std::env::temp_dir().canonicalize().ok()?;
     let repo = repo_root.canonicalize().ok()?;
-    if !repo.starts_with(&temp) {
-        return None;
-    }
-    let private = run_dir.join("tmp");
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    match builder.create(&private) {
-        Ok(()) => Some(private),
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && private.is_dir() => {
-            Some(private)
-        }
-        Err(_) => None,
-    }
+    repo.starts_with(&temp).then(|| run_dir.join("tmp"))
 }
 
 /// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
