@@ -34,6 +34,7 @@ const ATTEMPTS: &[&str] = &[
     "git-commit",
     "git-checkout",
     "relative-after-cd",
+    "through-a-symlinked-sibling",
     "git-dir",
 ];
 
@@ -113,6 +114,9 @@ impl Lab {
             std::fs::create_dir_all(dir).expect("mkdir");
         }
         std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+        // A sibling of the repository that is a symbolic link to it: granting write beneath the
+        // siblings must not follow it.
+        std::os::unix::fs::symlink(project, env.root.path().join("alias")).expect("symlink");
         Lab { env, run_dir, bin }
     }
 
@@ -170,6 +174,8 @@ impl Lab {
 /// The attacking CLI: each attempt is logged as `changed <name>` or `refused <name>` under
 /// `$HOME` (which stays writable), then it prints a review.
 fn attacker(repo: &Path, git: &Path) -> String {
+    let alias = repo.parent().expect("repo parent").join("alias");
+    let alias = alias.display();
     let repo = repo.display();
     let git = git.join("git").display().to_string();
     format!(
@@ -193,6 +199,7 @@ try planning sh -c "echo x > '$R/.planning/config.json'"
 try git-commit sh -c "cd '$R' && $G commit -q --allow-empty -m evil"
 try git-checkout sh -c "cd '$R' && $G checkout -q -- ."
 try relative-after-cd sh -c "cd '$R/sub' && echo x > ../relative.txt"
+try through-a-symlinked-sibling sh -c "echo x > '{alias}/via-alias.txt'"
 try git-dir sh -c "echo x > '$R/.git/HEAD'"
 cat > /dev/null
 echo "# Review"
@@ -263,6 +270,7 @@ fn detect_reports_each_change_and_off_reports_nothing() {
         "created hard",
         "modified .git/HEAD",
         "created relative.txt",
+        "created via-alias.txt",
     ] {
         assert!(
             text.contains(expected),
