@@ -573,3 +573,57 @@ fn a_writes_repository_lane_runs_only_when_the_user_opted_in_and_its_changes_are
         out.stdout
     );
 }
+
+#[test]
+fn a_grandchild_left_running_after_the_lane_ended_dies_with_gsd_lane() {
+    let lab = Lab::new();
+    // The lane starts a grandchild that keeps its stdout open, then ends at once: gsd-lane keeps
+    // reading (up to the deadline) and is killed in that window.
+    lab.install(
+        "#!/bin/sh\necho $$ > \"$HOME/lane.pid\"\n\
+         sh -c 'echo $$ > \"$HOME/grandchild.pid\"; exec sleep 300' &\nexit 0\n",
+    );
+    let path = format!("{}:/usr/bin:/bin", lab.bin.display());
+    let (run_dir, repo) = (
+        lab.run_dir.display().to_string(),
+        lab.env.project.display().to_string(),
+    );
+    let args = ["run", "acme", "--run-dir", &run_dir, "--repo-root", &repo];
+    let mut gsd = util::gsd_command(&lab.env, &path, &lab.env.project, &args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn gsd-lane");
+    let read_pid = |name: &str| -> Option<u32> {
+        std::fs::read_to_string(lab.env.home.join(name))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let until = Instant::now() + COMMAND_TIMEOUT;
+    let (lane, grandchild) = loop {
+        if let (Some(lane), Some(grandchild)) = (read_pid("lane.pid"), read_pid("grandchild.pid")) {
+            if is_dead(lane) {
+                break (lane, grandchild);
+            }
+        }
+        assert!(Instant::now() < until, "the lane did not start and end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(is_dead(lane) && !is_dead(grandchild));
+    gsd.kill().expect("SIGKILL gsd-lane");
+    let _ = gsd.wait();
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until && !is_dead(grandchild) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = !is_dead(grandchild);
+    if survived {
+        let _ = Command::new("kill")
+            .args(["-9", &grandchild.to_string()])
+            .status();
+    }
+    assert!(!survived, "the grandchild outlived gsd-lane");
+}

@@ -15,6 +15,9 @@
 //! `gsd-lane __lane-launch <parent pid> [--read-only <root>] [--writable <dir>]...
 //! [--tmpdir <dir>] -- <program> [<arg>...]`
 //!
+//! When the lane ends while other processes remain in its group, the launcher starts a
+//! [`super::guard`] for the group before ending.
+//!
 //! Exit status: the lane's own exit code; a lane ended by a signal makes the launcher end by
 //! `SIGKILL` (the spawner reports no exit code either way). The launcher's own failures exit
 //! with [`LAUNCH_FAILED`], [`EXEC_FAILED`] or [`NOT_FOUND`] after one `gsd-lane sandbox: …` line
@@ -174,7 +177,11 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Launch, String> {
 /// to end with; a lane ended by a signal ends the launcher by `SIGKILL` instead of returning.
 pub fn run_if_launcher() -> Option<u8> {
     let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() != Some(OsStr::new(LAUNCH_ARG)) {
+    let first = args.next();
+    if first.as_deref() == Some(OsStr::new(super::guard::GUARD_ARG)) {
+        return Some(super::guard::run(args));
+    }
+    if first.as_deref() != Some(OsStr::new(LAUNCH_ARG)) {
         return None;
     }
     Some(match parse(args) {
@@ -196,6 +203,8 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
     if std::os::unix::process::parent_id() != launch.parent {
         return fail("gsd-lane ended before the lane started", LAUNCH_FAILED);
     }
+    // Read now, while gsd-lane is known to be our parent (the guard identifies it by this).
+    let parent_start = super::guard::start_time(launch.parent);
     if let Some(tmpdir) = &launch.confinement.tmpdir {
         // Made here, when the lane really starts, so that a refused lane leaves nothing behind.
         if let Err(err) = private_dir(tmpdir) {
@@ -239,7 +248,11 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
         let _ = child.wait();
         return fail(&format!("cannot watch gsd-lane: {err}"), LAUNCH_FAILED);
     }
-    match child.wait() {
+    let waited = child.wait();
+    if rustix::process::getpgrp() == rustix::process::getpid() && super::guard::group_has_others() {
+        super::guard::hand_over(launch.parent, parent_start);
+    }
+    match waited {
         Ok(status) => match status.code() {
             Some(code) => u8::try_from(code).unwrap_or(LAUNCH_FAILED),
             None if status.signal().is_some() => end_by_signal(),
