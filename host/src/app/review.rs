@@ -122,6 +122,7 @@ pub fn run(context: &Context, review_args: &ReviewArgs) -> Result<u8, Failure> {
         home: context.env.home.clone(),
         lock_dir: context.lock_dir(),
         egress: egress.as_ref(),
+        sandbox,
     };
     let mut detected = BTreeMap::new();
     for slug in selection::candidates(source, &request.lanes, &normalized, &lanes) {
