@@ -316,6 +316,11 @@ fn detect_reports_each_change_and_off_reports_nothing() {
         out.stdout
     );
     assert!(
+        !out.stderr.contains("sets review.sandbox"),
+        "a flag is the user's own choice: {}",
+        out.stderr
+    );
+    assert!(
         out.stdout.contains("sandbox   detect (chosen)"),
         "{}",
         out.stdout
@@ -356,6 +361,35 @@ fn a_lane_that_only_writes_its_review_and_its_own_state_reports_nothing() {
         );
     }
     assert_eq!(before, tree(&lab.env.project));
+}
+
+#[test]
+fn a_weaker_mode_from_the_repository_config_is_announced() {
+    let lab = Lab::new();
+    lab.install("#!/bin/sh\ncat > /dev/null\necho '# Review'\n");
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        r#"{"review": {"sandbox": "off"}}"#,
+    )
+    .expect("config");
+    let path = format!("{}:/usr/bin:/bin", lab.bin.display());
+    let (run_dir, repo) = (
+        lab.run_dir.display().to_string(),
+        lab.env.project.display().to_string(),
+    );
+    let args = ["run", "acme", "--run-dir", &run_dir, "--repo-root", &repo];
+    let (out, _) = util::run_bounded(
+        util::gsd_command(&lab.env, &path, &lab.env.project, &args),
+        COMMAND_TIMEOUT,
+    );
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr
+            .contains("warning: .planning/config.json sets review.sandbox to off"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("sandbox   off"), "{}", out.stdout);
 }
 
 #[test]

@@ -11,6 +11,10 @@ use super::{Posture, SandboxMode};
 /// The mode of this run: `override_mode` (`--sandbox`) when given, else `review.sandbox`, else
 /// [`SandboxMode::Enforce`].
 ///
+/// `.planning/config.json` lives in the repository under review, so any change to it (a pull
+/// request) can weaken the sandbox: a weaker mode taken from it is announced on stderr on every
+/// run, never applied silently.
+///
 /// # Errors
 ///
 /// A message naming the key and the accepted values when `review.sandbox` is set to anything
@@ -22,15 +26,27 @@ pub fn run_mode(
     if let Some(mode) = override_mode {
         return Ok(mode);
     }
-    match config.get("review.sandbox") {
-        None | Some(serde_json::Value::Null) => Ok(SandboxMode::default()),
+    let mode = match config.get("review.sandbox") {
+        None | Some(serde_json::Value::Null) => SandboxMode::default(),
         Some(value) => value.as_str().and_then(SandboxMode::parse).ok_or_else(|| {
             format!(
                 ".planning/config.json: review.sandbox is {value}, expected one of {}",
                 SandboxMode::spellings()
             )
-        }),
+        })?,
+    };
+    if mode != SandboxMode::Enforce {
+        crate::output::eprint_line(&format!(
+            "warning: .planning/config.json sets review.sandbox to {mode}: spawned lanes are not \
+             refused writes to the repository{} (pass --sandbox enforce to override)",
+            if mode == SandboxMode::Detect {
+                ", only checked for them"
+            } else {
+                ""
+            }
+        ));
     }
+    Ok(mode)
 }
 
 /// The sentence reporting repository changes (`None` when there were none).
