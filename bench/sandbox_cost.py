@@ -11,6 +11,7 @@ paired differences against `off`.
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,14 +44,20 @@ def write_lane(home, bindir, slug):
         json.dump(manifest, f)
 
 
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def once(argv, env, cwd):
-    start = time.perf_counter()
+    """Wall time and CPU time (user + system of the whole process tree) of one command."""
+    start, start_cpu = time.perf_counter(), cpu()
     done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    elapsed = time.perf_counter() - start
+    elapsed, used = time.perf_counter() - start, cpu() - start_cpu
     if done.returncode != 0:
         sys.exit(f"{argv} exited {done.returncode}")
-    return elapsed
+    return elapsed, used
 
 
 def main():
@@ -74,23 +81,35 @@ def main():
     env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "GSD_HOME": home}
     modes = ["off", "detect", "enforce"]
     print(f"entries in the repository's ancestor directories: "
-          f"{sum(len(os.listdir(d)) for d in ('/', os.path.dirname(work), work))}")
+          f"{sum(len(os.listdir(d)) for d in ('/', os.path.dirname(work), work))}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    lane = os.path.join(bindir, "quick")
+    direct = [once([lane, "-"], env, small) for _ in range(runs)]
+    print(f"{'lane spawned directly':24} {'':8} median "
+          f"{statistics.median(w for w, _ in direct) * 1000:7.2f} ms   "
+          f"CPU median {statistics.median(c for _, c in direct) * 1000:6.2f} ms   (n={runs})")
     for name, repo in (("small repository", small), ("5,000-file repository", large)):
         times = {mode: [] for mode in modes}
+        cpus = {mode: [] for mode in modes}
         for _ in range(runs):
             for mode in modes:
                 run_dir = os.path.join(work, "run")
                 argv = [gsd, "run", "quick", "--run-dir", run_dir, "--prompt-file", prompt,
                         "--repo-root", repo, "--sandbox", mode, "--json"]
-                times[mode].append(once(argv, env, repo))
+                wall, used = once(argv, env, repo)
+                times[mode].append(wall)
+                cpus[mode].append(used)
         for mode in modes:
             t = times[mode]
             print(f"{name:24} {mode:8} median {statistics.median(t) * 1000:7.2f} ms   "
-                  f"min {min(t) * 1000:7.2f}   max {max(t) * 1000:7.2f}   (n={runs})")
+                  f"min {min(t) * 1000:7.2f}   max {max(t) * 1000:7.2f}   "
+                  f"CPU median {statistics.median(cpus[mode]) * 1000:6.2f} ms   (n={runs})")
         for mode in ("detect", "enforce"):
             diffs = [a - b for a, b in zip(times[mode], times["off"])]
+            cpu_diffs = [a - b for a, b in zip(cpus[mode], cpus["off"])]
             print(f"{name:24} {mode} - off: median of paired differences "
-                  f"{statistics.median(diffs) * 1000:.2f} ms")
+                  f"{statistics.median(diffs) * 1000:.2f} ms wall, "
+                  f"{statistics.median(cpu_diffs) * 1000:.2f} ms CPU")
     shutil.rmtree(work, ignore_errors=True)
 
 
