@@ -624,24 +624,24 @@ fn kill_tree(child: &mut tokio::process::Child, group: Option<u32>) {
 
 #[cfg(unix)]
 mod sys {
-    //! The only raw libc call of the spawner.
+    //! The group kill, through rustix's safe wrapper of `kill(-pgid, SIGKILL)`.
 
     /// Sends `SIGKILL` to every process in process group `group` (ignoring "no such group").
-    #[allow(unsafe_code)]
+    ///
+    /// `group` > 1 is the child's pid, which became its own process-group id through
+    /// `process_group(0)`; 0 (our own group), 1 (which would mean "every process we may signal")
+    /// and values beyond `pid_t` are never passed. If the group is already empty the call fails
+    /// with ESRCH, which is fine. (POSIX does not reuse a pid while a process group with that id
+    /// exists, so signalling after the leader was reaped still targets the lane's group.)
     pub(super) fn kill_process_group(group: u32) {
-        let Ok(group) = libc::pid_t::try_from(group) else {
+        let Some(group) = i32::try_from(group)
+            .ok()
+            .filter(|group| *group > 1)
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             return;
         };
-        if group <= 1 {
-            return;
-        }
-        // SAFETY: `killpg` takes two plain integers and reads or writes no memory of ours, so it
-        // cannot break memory safety. `group` > 1 is the child's pid, which became its own
-        // process-group id through `process_group(0)`; the check above guarantees we never pass
-        // 0 (our own group), 1 or a negative value. If the group is already empty the call fails
-        // with ESRCH, which is fine. (POSIX does not reuse a pid while a process group with that
-        // id exists, so signalling after the leader was reaped still targets the lane's group.)
-        let _ = unsafe { libc::killpg(group, libc::SIGKILL) };
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
 }
 
