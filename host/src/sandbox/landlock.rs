@@ -246,3 +246,67 @@ mod imp {
         Err("Landlock exists only on Linux".to_owned())
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// Landlock restricts only the calling thread, so a dedicated thread can be sandboxed
+    /// without touching the rest of the test binary.
+    fn in_restricted_thread<T: Send + 'static>(
+        root: PathBuf,
+        writable: Vec<PathBuf>,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        std::thread::spawn(move || restrict_self(&root, &writable).map(|()| body()))
+            .join()
+            .expect("thread")
+    }
+
+    #[test]
+    fn the_repository_is_read_only_and_its_siblings_and_the_run_dir_are_not() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        let sibling = top.path().join("sibling");
+        let run = repo.join("run");
+        for dir in [&repo, &sibling, &run] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        fs::write(repo.join("file"), "data").unwrap();
+        let (r, s, w) = (repo.clone(), sibling.clone(), run.clone());
+        let outcome = in_restricted_thread(repo.clone(), vec![run.clone()], move || {
+            (
+                fs::write(r.join("new"), "x").is_err(),
+                fs::write(r.join("file"), "changed").is_err(),
+                fs::remove_file(r.join("file")).is_err(),
+                fs::create_dir(r.join("dir")).is_err(),
+                fs::write(s.join("ok"), "x").is_ok(),
+                fs::write(w.join("review.md"), "x").is_ok(),
+                fs::read_to_string(r.join("file")).ok(),
+            )
+        });
+        match support() {
+            Support::Unavailable => assert!(outcome.is_err(), "must fail closed"),
+            _ => {
+                let outcome = outcome.expect("restricted");
+                assert_eq!(
+                    outcome,
+                    (true, true, true, true, true, true, Some("data".to_owned()))
+                );
+            }
+        }
+        assert_eq!(fs::read_to_string(repo.join("file")).unwrap(), "data");
+    }
+
+    #[test]
+    fn a_repository_that_does_not_exist_is_an_error() {
+        let top = tempfile::tempdir().unwrap();
+        let missing = top.path().join("missing");
+        let outcome = in_restricted_thread(missing, Vec::new(), || ());
+        assert!(outcome
+            .unwrap_err()
+            .contains("resolving the repository root"));
+    }
+}
