@@ -15,5 +15,6 @@ cargo bench --locked -p gsd-lane --bench http_memory | tee target/bench-http-mem
 if [ -f tests/fixtures/handlers/latency.py ]; then
   python3 tests/fixtures/handlers/latency.py target/release/gsd-lane 20 | tee target/bench-antigravity.txt
 fi
+python3 bench/sandbox_cost.py target/release/gsd-lane 30 | tee target/bench-sandbox.txt
 python3 bench/whole_process.py target/release/gsd-lane target > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -155,6 +155,7 @@ def main():
         ("bench-http-memory.txt", "HTTP engine against hostile responses, http and https (`cargo bench --bench http_memory`)", " "),
         ("bench-review.txt", "Review of N lanes each taking S seconds (`examples/bench-review.sh N S`)", "N="),
         ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
+        ("bench-sandbox.txt", "Sandbox cost per spawn: `--sandbox off|detect|enforce` (`bench/sandbox_cost.py`)", ""),
     ]
     for name, title, marker in sections:
         path = os.path.join(RESULTS or "", name)

@@ -211,6 +211,10 @@ pub struct RunOptions {
     /// Machine-readable output: `{"slug","ok","stubbed","reason"?,"detail"?}`.
     #[arg(long)]
     pub json: bool,
+    /// Sandbox of the lane's processes for this run: enforce, detect or off (default:
+    /// `review.sandbox`, else enforce).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::SandboxMode::parse_flag)]
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// Load a compiled handler module for this one run (debugging; never used by `review`).
     #[arg(long, value_name = "PATH")]
     pub handler_module: Option<std::path::PathBuf>,

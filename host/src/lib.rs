@@ -19,6 +19,7 @@ pub mod project;
 pub mod registry;
 pub mod review;
 pub mod run;
+pub mod sandbox;
 pub mod suggest;
 pub mod textsafe;
 pub mod trust;

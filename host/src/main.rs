@@ -7,6 +7,11 @@ use std::ffi::OsString;
 use gsd_lane::cli::Cli;
 
 fn main() -> ExitCode {
+    // gsd-lane re-executed as a lane's launcher (sandbox/launcher.rs): nothing else runs.
+    if let Some(status) = gsd_lane::sandbox::launcher::run_if_launcher() {
+        return ExitCode::from(status);
+    }
+    gsd_lane::sandbox::launcher::enable();
     let args: Vec<OsString> = std::env::args_os().collect();
     let env = gsd_lane::project::HostEnv::from_process();
     let lanes = gsd_lane::app::lane_flags_for(&args, &env);

@@ -38,6 +38,8 @@ pub enum Reason {
     ProbeFailed,
     /// The probe ran out of time.
     ProbeTimeout,
+    /// The lane declares `reviewer.posture: "writes-repository"` and the user did not opt in.
+    RepositoryWritesNotAllowed,
     /// The handler is not implemented by this build.
     UnknownHandler,
     /// The transport is not recognised.
@@ -49,7 +51,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, sorted by name.
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::BudgetToolFailed,
         Reason::BudgetTooSmall,
         Reason::ConsentStoreUnreadable,
@@ -61,6 +63,7 @@ impl Reason {
         Reason::MissingRequiredBinary,
         Reason::ProbeFailed,
         Reason::ProbeTimeout,
+        Reason::RepositoryWritesNotAllowed,
         Reason::UnknownHandler,
         Reason::UnknownTransport,
         Reason::UntrustedWorkspace,
@@ -80,6 +83,7 @@ impl Reason {
             Reason::MissingRequiredBinary => "missing_required_binary",
             Reason::ProbeFailed => "probe_failed",
             Reason::ProbeTimeout => "probe_timeout",
+            Reason::RepositoryWritesNotAllowed => "repository_writes_not_allowed",
             Reason::UnknownHandler => "unknown_handler",
             Reason::UnknownTransport => "unknown_transport",
             Reason::UntrustedWorkspace => "untrusted_workspace",
@@ -533,6 +537,7 @@ mod tests {
                 "missing_required_binary",
                 "probe_failed",
                 "probe_timeout",
+                "repository_writes_not_allowed",
                 "unknown_handler",
                 "unknown_transport",
                 "untrusted_workspace",

@@ -14,8 +14,9 @@ use serde_json::Value;
 use crate::util::{fixture, str_of, validate, TestEnv};
 
 /// Error codes whose field is a closed enum: their diagnostics must carry `valid`.
-const ENUM_CODES: [&str; 12] = [
+const ENUM_CODES: [&str; 13] = [
     "RB-TRANSPORT",
+    "RB-POSTURE",
     "RB-EMPTYOUTPUT",
     "RB-EVIDENCE",
     "RB-HANDLER",
@@ -78,6 +79,7 @@ const SPEC_CODES: &[&str] = &[
     "OK-MODELKEY-ABSENT",
     "RB-BUDGETKEY",
     "RB-HANDLER",
+    "RB-POSTURE",
     // §8.3
     "PR-TYPE",
     "PR-KIND",

@@ -23,6 +23,7 @@ mod review;
 mod robustness;
 mod roster;
 mod run;
+mod sandbox;
 mod screens;
 mod soak;
 mod trust;

@@ -99,6 +99,7 @@ impl Bench {
             lock_dir: self.home.join("locks"),
             egress: &AllowAll,
             handler_override: None,
+            sandbox: gsd_lane::sandbox::SandboxMode::default(),
         };
         let lane = registry.lane(slug).expect("lane registered");
         run_lane(lane, &setup).expect("run")

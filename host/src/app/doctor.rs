@@ -283,6 +283,8 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
         lock_dir: context.lock_dir(),
         egress: egress.as_ref(),
         handler_override: None,
+        // Probes run as a review would run them: the configured mode (default enforce).
+        sandbox: crate::sandbox::policy::run_mode(&config, None).map_err(Failure::new)?,
     };
     let rows: Vec<Value> = targets
         .iter()

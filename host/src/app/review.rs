@@ -105,6 +105,8 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     } else {
         None
     };
+    let sandbox =
+        crate::sandbox::policy::run_mode(&config, request.sandbox).map_err(|m| usage(&m))?;
     let subject = subject(context, &request, &config)?;
     let repo_root = repo_root(&context.env.cwd);
     let egress = context.egress();
@@ -121,6 +123,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         home: context.env.home.clone(),
         lock_dir: context.lock_dir(),
         egress: egress.as_ref(),
+        sandbox,
     };
     let mut detected = BTreeMap::new();
     let mut undetected = Vec::new();
@@ -383,6 +386,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         &json!({"source": source.as_str(), "reviewers": ids, "run_dir": run_dir.path}),
     );
     let shared = Shared {
+        sandbox,
         config: config.clone(),
         env: context.env.clone(),
         project_root: context.project_root.clone(),

@@ -243,6 +243,8 @@ pub fn run(
         lock_dir,
         egress: egress.as_ref(),
         handler_override: module.map(|(_, handler)| handler),
+        sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
+            .map_err(Failure::usage)?,
     };
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options, shown_dir)),
@@ -383,14 +385,24 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
     }
 }
 
+/// The `--json` line of a lane that ran: `reason` when gsd-lane recognised why it is a stub,
+/// `repositoryChanges` only when the repository changed while it ran, `runDir` for a default
+/// run dir.
+fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Value {
+    let mut value = json!({"slug": done.plan.slug, "ok": true, "stubbed": done.stubbed});
+    if let Some(reason) = done.stub_reason {
+        value["reason"] = json!(reason);
+    }
+    if !done.repository_changes.is_empty() {
+        value["repositoryChanges"] = json!(done.repository_changes);
+    }
+    with_run_dir(value, run_dir)
+}
+
 fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Path>) {
     let plan = &done.plan;
     if options.json {
-        let mut result = json!({"slug": plan.slug, "ok": true, "stubbed": done.stubbed});
-        if let Some(reason) = done.stub_reason {
-            result["reason"] = json!(reason);
-        }
-        output::print(&format!("{}\n", with_run_dir(result, run_dir)));
+        output::print(&format!("{}\n", completed_json(done, run_dir)));
         return;
     }
     let review = crate::run::review_file::read_sidecar(Path::new(&plan.review_path));
@@ -428,6 +440,12 @@ fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Pa
     }
     for note in &done.notes {
         text.push_str(&format!("note      {}\n", neutralize(note)));
+    }
+    if !done.sandbox.is_empty() {
+        text.push_str(&format!("sandbox   {}\n", neutralize(&done.sandbox)));
+    }
+    if let Some(changes) = crate::sandbox::policy::changes_line(&done.repository_changes) {
+        text.push_str(&format!("WARNING   {}\n", neutralize(&changes)));
     }
     if let Some(dir) = run_dir {
         text.push_str(&format!(

@@ -53,6 +53,9 @@ pub const EXACT: &[&str] = &[
     "review.default_reviewers",
     "review.max_prompt_tokens",
     "review.max_prompt_tokens_per_reviewer",
+    // The lane sandbox (gsd-lane): no capability may own or default these.
+    "review.sandbox",
+    "review.allow_repository_writes",
     "workflow.cross_ai_execution",
     "workflow.cross_ai_command",
     "workflow.cross_ai_timeout",
@@ -210,7 +213,10 @@ mod tests {
 
     #[test]
     fn counts_match_the_appendix() {
-        assert_eq!(EXACT.len(), 106);
+        // Appendix B's 106 keys plus the two keys of the lane sandbox.
+        assert_eq!(EXACT.len(), 108);
+        assert!(EXACT.contains(&"review.sandbox"));
+        assert!(EXACT.contains(&"review.allow_repository_writes"));
     }
 
     #[test]

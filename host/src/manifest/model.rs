@@ -107,6 +107,11 @@ pub struct ReviewerBody {
     /// bounds, see `run::rate_limit`).
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+    /// What the lane's CLI does to the repository under review (absent: `read-only`). A
+    /// `writes-repository` lane runs only when the user lists its slug in
+    /// `review.allow_repository_writes`.
+    #[serde(default)]
+    pub posture: Option<Posture>,
 }
 
 /// `reviewer.rateLimit`: an attempt that wrote no review is rate-limited when its exit status
@@ -123,6 +128,16 @@ pub struct RateLimit {
     #[serde(default)]
     #[schemars(length(max = 16))]
     pub stderr_patterns: Vec<String>,
+}
+
+/// `reviewer.posture`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Posture {
+    /// The lane only reads the repository; the sandbox refuses its writes there.
+    ReadOnly,
+    /// The lane's CLI must change the repository (opt-in per slug).
+    WritesRepository,
 }
 
 /// A lane flag.

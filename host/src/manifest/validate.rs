@@ -419,6 +419,9 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
             checker.push(Diagnostic::error("RB-RATELIMIT", path, message).got(Some(value)));
         }
     }
+    if object.contains_key("posture") {
+        checker.member(object, "posture", &at, "RB-POSTURE", vocab::POSTURE);
+    }
     let mut unknown: Vec<&String> = object
         .keys()
         .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))

@@ -22,11 +22,13 @@ pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
 pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
 /// `reviewer.handler` (besides `null`).
 pub const HANDLER: &[&str] = &["antigravity", "kimi-code", "openai-compatible", "opencode"];
+/// `reviewer.posture` (optional; absent means `read-only`).
+pub const POSTURE: &[&str] = &["read-only", "writes-repository"];
 /// `config.<key>.type`.
 pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
 
 /// The known `reviewer` body fields, canonical order (the 13 of manifest.md §2.5, then the
-/// optional `rateLimit` declaration of `run::rate_limit`).
+/// optional `rateLimit` declaration of `run::rate_limit` and the optional `posture`).
 pub const BODY_FIELDS: &[&str] = &[
     "slug",
     "flags",
@@ -42,6 +44,7 @@ pub const BODY_FIELDS: &[&str] = &[
     "modelConfigKey",
     "handler",
     "rateLimit",
+    "posture",
 ];
 
 /// Known `probe` keys.

@@ -55,6 +55,10 @@ pub struct ReviewArgs {
     /// At most this many lanes at a time (default: all at once; 1 is sequential).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// How spawned lanes may touch the repository for this run: `enforce`, `detect` or `off`
+    /// (default: `review.sandbox`, else enforce).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::SandboxMode::parse_flag)]
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// Progress and the result as one JSON object per event.
     #[arg(long)]
     pub json: bool,
@@ -385,6 +389,17 @@ mod tests {
         assert_eq!(r.phase.as_deref(), Some("3"));
         assert_eq!(r.lanes, vec!["gemini", "antigravity"]);
         assert_eq!(r.jobs, Some(2));
+        assert_eq!(r.sandbox, None);
+    }
+
+    #[test]
+    fn sandbox_option_takes_a_mode() {
+        let r = parse(&["--phase", "3", "--sandbox", "detect"]).expect("parses");
+        assert_eq!(r.sandbox, Some(crate::sandbox::SandboxMode::Detect));
+        let r = parse(&["--phase", "3", "--sandbox=off"]).expect("parses");
+        assert_eq!(r.sandbox, Some(crate::sandbox::SandboxMode::Off));
+        let err = parse(&["--phase", "3", "--sandbox", "none"]).expect_err("bad mode");
+        assert!(err.to_string().contains("enforce, detect, off"), "{err}");
     }
 
     #[test]

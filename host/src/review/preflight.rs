@@ -27,6 +27,8 @@ pub struct Probing<'a> {
     pub lock_dir: PathBuf,
     /// Egress gate.
     pub egress: &'a dyn EgressCheck,
+    /// The run's sandbox mode (probes that start a process run under it).
+    pub sandbox: crate::sandbox::SandboxMode,
 }
 
 impl<'a> Probing<'a> {
@@ -46,6 +48,7 @@ impl<'a> Probing<'a> {
             lock_dir: self.lock_dir.clone(),
             egress: self.egress,
             handler_override: None,
+            sandbox: self.sandbox,
         }
     }
 }

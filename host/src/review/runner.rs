@@ -48,6 +48,8 @@ pub struct Job {
 /// What every lane thread shares.
 #[derive(Debug, Clone)]
 pub struct Shared {
+    /// How spawned lanes are confined (`review.sandbox`, `--sandbox`).
+    pub sandbox: crate::sandbox::SandboxMode,
     /// Project configuration.
     pub config: ProjectConfig,
     /// Environment (PATH, HOME, GSD_HOME).
@@ -440,6 +442,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         lock_dir: shared.lock_dir.clone(),
         egress: egress.as_ref(),
         handler_override: None,
+        sandbox: shared.sandbox,
     };
     let prior = shared
         .prior_attempts

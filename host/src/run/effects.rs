@@ -12,7 +12,7 @@ use gsd_lane_sdk::{
 };
 
 use super::http::{self, HttpLimits, Origin};
-use super::spawn::{self, ChildEnv, SpawnLimits};
+use super::spawn::{self, ChildEnv, Confinement, SpawnLimits};
 
 /// Effects granted to one lane invocation.
 pub struct HostEffects {
@@ -36,6 +36,8 @@ pub struct HostEffects {
     pub warnings: RefCell<Vec<String>>,
     /// The last exit status and HTTP answer seen (rate-limit classification).
     pub observed: RefCell<super::rate_limit::Observed>,
+    /// How every process of this lane is confined (sandbox/launcher.rs).
+    pub confinement: Confinement,
 }
 
 struct FileLock(#[allow(dead_code)] fs::File);
@@ -100,7 +102,8 @@ impl Effects for HostEffects {
         }
         let mut bounded = request.clone();
         bounded.timeout = request.timeout.min(self.remaining());
-        let report = spawn::spawn_bounded(&bounded, &self.env, &self.spawn_limits);
+        let report =
+            spawn::spawn_confined(&bounded, &self.env, &self.spawn_limits, &self.confinement);
         self.observed.borrow_mut().last_exit = report.exit_code;
         report
     }

@@ -15,12 +15,14 @@ use super::gemini_trust;
 use super::http::{HttpLimits, Origin};
 use super::probe;
 use super::review_file::{self, Content};
-use super::spawn::{self, ChildEnv, SpawnLimits};
+use super::spawn::{self, ChildEnv, Confinement, SpawnLimits};
 use super::tool_identity;
 use crate::config::ProjectConfig;
 use crate::error::{Context as _, Failure};
 use crate::plan::{self, PlanInputs, Reason, Refusal};
 use crate::registry::{Lane, Scope};
+use crate::sandbox::policy::LaneSandbox;
+use crate::sandbox::{Posture, SandboxMode};
 
 /// Decides whether an HTTP lane may send to its resolved destination (trust.md §6).
 pub trait EgressCheck: Send + Sync {
@@ -48,6 +50,9 @@ pub struct RunSetup<'a> {
     pub egress: &'a dyn EgressCheck,
     /// A handler to use instead of the registered one (`run --handler-module`, debugging only).
     pub handler_override: Option<&'a dyn Handler>,
+    /// How spawned processes are kept from changing the repository (`review.sandbox`,
+    /// `--sandbox`).
+    pub sandbox: SandboxMode,
 }
 
 /// A lane that ran (its review file is a review or a stub).
@@ -76,6 +81,10 @@ pub struct Completion {
     pub stub_reason: Option<Reason>,
     /// The last exit status and HTTP answer the effects saw (rate-limit classification).
     pub observed: super::rate_limit::Observed,
+    /// How the lane's processes were confined (`enforce (Landlock)`, `detect (…)`, `off`).
+    pub sandbox: String,
+    /// Changes to the repository seen while the lane ran (empty: none, or not checked).
+    pub repository_changes: Vec<String>,
 }
 
 /// The outcome of one lane run.
@@ -104,6 +113,7 @@ pub struct Admitted<'h> {
 /// The first [`Refusal`], in pipeline order.
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
+    check_posture(lane, setup)?;
     let plan = plan::resolve(
         &lane.capability_id,
         lane.body(),
@@ -228,7 +238,11 @@ pub fn execute(
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
     refuse_planted_entries(&plan)?;
-    let effects = effects_for(lane, &plan, setup);
+    let sandbox = lane_sandbox(lane, &plan, setup);
+    let mut effects = effects_for(lane, &plan, setup);
+    // The execution (unlike the probe) gets the private TMPDIR, when there is one.
+    effects.confinement = sandbox.confinement.clone();
+    let before = sandbox.before();
     let started = Instant::now();
     let request = LaneRequest {
         plan: plan.clone(),
@@ -241,6 +255,14 @@ pub fn execute(
     completion.probe = probe;
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
+    completion.repository_changes = sandbox.after(before.as_ref());
+    completion.sandbox = sandbox.effective.describe();
+    let review_path = Path::new(&plan.review_path);
+    crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
+        .context(|| format!("writing {}", review_path.display()))?;
+    if let Some(line) = crate::sandbox::policy::changes_line(&completion.repository_changes) {
+        effects.warn(&format!("lane {}: {line}", plan.slug));
+    }
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
@@ -296,6 +318,56 @@ fn check_fit<'h>(handler: &'h dyn Handler, plan: &LanePlan) -> Result<&'h dyn Ha
     Ok(handler)
 }
 
+/// The sandbox of a lane's execution: HTTP lanes start no process and are never confined.
+fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandbox {
+    if plan.transport != Transport::Spawn {
+        return LaneSandbox::off();
+    }
+    let posture = declared_posture(lane);
+    LaneSandbox::decide(
+        setup.sandbox,
+        posture,
+        repository_writes_allowed(setup.config, &lane.slug),
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    )
+}
+
+/// The lane's `reviewer.posture` (absent: read-only; the validator refuses any other value).
+fn declared_posture(lane: &Lane) -> Posture {
+    lane.body()
+        .get("posture")
+        .and_then(serde_json::Value::as_str)
+        .and_then(Posture::parse)
+        .unwrap_or_default()
+}
+
+/// True when `review.allow_repository_writes` lists `slug` (the user's opt-in for a lane that
+/// declared `writes-repository`).
+pub fn repository_writes_allowed(config: &ProjectConfig, slug: &str) -> bool {
+    config
+        .get("review.allow_repository_writes")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|slugs| slugs.iter().any(|s| s.as_str() == Some(slug)))
+}
+
+/// Refuses a lane that declared `writes-repository` unless the user opted in for it.
+fn check_posture(lane: &Lane, setup: &RunSetup<'_>) -> Result<(), Refusal> {
+    if declared_posture(lane) == Posture::WritesRepository
+        && !repository_writes_allowed(setup.config, &lane.slug)
+    {
+        return Err(Refusal::new(
+            Reason::RepositoryWritesNotAllowed,
+            format!(
+                "lane {} declares reviewer.posture \"writes-repository\"; to let it change the \
+                 repository, add \"{}\" to review.allow_repository_writes in .planning/config.json",
+                lane.slug, lane.slug
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
     let mut env = match lane.scope {
         Scope::FirstParty => ChildEnv::Inherit,
@@ -324,6 +396,12 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         http_limits: HttpLimits::default(),
         warnings: RefCell::new(Vec::new()),
         observed: RefCell::default(),
+        // Probes run confined too, but without a private TMPDIR (which would be created in
+        // the run dir of a lane that may still be refused).
+        confinement: Confinement {
+            tmpdir: None,
+            ..lane_sandbox(lane, plan, setup).confinement
+        },
     }
 }
 
@@ -342,6 +420,8 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         elapsed: Duration::ZERO,
         stub_reason: None,
         observed: super::rate_limit::Observed::default(),
+        sandbox: String::new(),
+        repository_changes: Vec::new(),
     }
 }
 

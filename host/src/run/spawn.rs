@@ -59,6 +59,8 @@ use gsd_lane_sdk::{SpawnError, SpawnReport, SpawnRequest, StdoutSink};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::path_lookup::find_executable;
+use crate::sandbox::launcher;
+pub use crate::sandbox::launcher::Confinement;
 
 /// Default cap on stdout streamed to a file: 2 GiB.
 ///
@@ -188,15 +190,31 @@ fn child_path_var(env: &ChildEnv) -> Option<OsString> {
 /// status when the child exited by itself (even if the call later timed out waiting for a
 /// grandchild's output), and `None` when it was killed by a signal or never started.
 pub fn spawn_bounded(request: &SpawnRequest, env: &ChildEnv, limits: &SpawnLimits) -> SpawnReport {
+    spawn_confined(request, env, limits, &Confinement::default())
+}
+
+/// [`spawn_bounded`] under `confinement`: the child is started through the lane launcher
+/// (`sandbox::launcher`) whenever the binary enabled it, which ends the child's process group when
+/// gsd-lane dies and applies the read-only posture when `confinement` asks for it.
+///
+/// A confinement that cannot be applied (no launcher in this process) is a spawn failure
+/// (`Refused`), never an unconfined run.
+pub fn spawn_confined(
+    request: &SpawnRequest,
+    env: &ChildEnv,
+    limits: &SpawnLimits,
+    confinement: &Confinement,
+) -> SpawnReport {
     let start = Instant::now();
+    let run = |start| run(request, env, limits, confinement, start);
     if tokio::runtime::Handle::try_current().is_err() {
-        return run(request, env, limits, start);
+        return run(start);
     }
     // Blocking on a runtime from inside another one would panic: use a helper thread.
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("gsd-lane-spawn".to_string())
-            .spawn_scoped(scope, || run(request, env, limits, start));
+            .spawn_scoped(scope, || run(start));
         match spawned {
             Ok(handle) => handle.join().unwrap_or_else(|_| {
                 failed_report(request, SpawnError::Os("EFAULT".to_string()), start)
@@ -226,6 +244,7 @@ fn run(
     request: &SpawnRequest,
     env: &ChildEnv,
     limits: &SpawnLimits,
+    confinement: &Confinement,
     start: Instant,
 ) -> SpawnReport {
     let mut report = SpawnReport::default();
@@ -248,6 +267,7 @@ fn run(
         request,
         env,
         limits,
+        confinement,
         start,
         &mut stdout_sink,
         &mut stderr_sink,
@@ -301,6 +321,7 @@ fn prepare_and_supervise(
     request: &SpawnRequest,
     env: &ChildEnv,
     limits: &SpawnLimits,
+    confinement: &Confinement,
     start: Instant,
     stdout_sink: &mut Option<Sink>,
     stderr_sink: &mut Sink,
@@ -308,6 +329,12 @@ fn prepare_and_supervise(
     let path_var = child_path_var(env);
     let program =
         find_executable(&request.program, path_var.as_deref()).ok_or(SpawnError::NotFound)?;
+    if !is_executable(&program) {
+        // Checked here because a launcher's failure to execute shows only as its exit status.
+        return Err(SpawnError::PermissionDenied);
+    }
+    let (launched, argv) = launcher::command_line(&program, &request.args, confinement)
+        .map_err(SpawnError::Refused)?;
 
     let stdin = match &request.stdin {
         Some(path) => match open_input(path).map_err(|e| spawn_error_from_io(&e))? {
@@ -340,9 +367,9 @@ fn prepare_and_supervise(
         .map_err(|e| spawn_error_from_io(&e))?;
 
     runtime.block_on(async {
-        let mut command = tokio::process::Command::new(&program);
+        let mut command = tokio::process::Command::new(&launched);
         command
-            .args(&request.args)
+            .args(&argv)
             .stdin(stdin)
             .stdout(stdout)
             .stderr(Stdio::piped());
@@ -597,24 +624,24 @@ fn kill_tree(child: &mut tokio::process::Child, group: Option<u32>) {
 
 #[cfg(unix)]
 mod sys {
-    //! The only raw libc call of the spawner.
+    //! The group kill, through rustix's safe wrapper of `kill(-pgid, SIGKILL)`.
 
     /// Sends `SIGKILL` to every process in process group `group` (ignoring "no such group").
-    #[allow(unsafe_code)]
+    ///
+    /// `group` > 1 is the child's pid, which became its own process-group id through
+    /// `process_group(0)`; 0 (our own group), 1 (which would mean "every process we may signal")
+    /// and values beyond `pid_t` are never passed. If the group is already empty the call fails
+    /// with ESRCH, which is fine. (POSIX does not reuse a pid while a process group with that id
+    /// exists, so signalling after the leader was reaped still targets the lane's group.)
     pub(super) fn kill_process_group(group: u32) {
-        let Ok(group) = libc::pid_t::try_from(group) else {
+        let Some(group) = i32::try_from(group)
+            .ok()
+            .filter(|group| *group > 1)
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             return;
         };
-        if group <= 1 {
-            return;
-        }
-        // SAFETY: `killpg` takes two plain integers and reads or writes no memory of ours, so it
-        // cannot break memory safety. `group` > 1 is the child's pid, which became its own
-        // process-group id through `process_group(0)`; the check above guarantees we never pass
-        // 0 (our own group), 1 or a negative value. If the group is already empty the call fails
-        // with ESRCH, which is fine. (POSIX does not reuse a pid while a process group with that
-        // id exists, so signalling after the leader was reaped still targets the lane's group.)
-        let _ = unsafe { libc::killpg(group, libc::SIGKILL) };
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
 }
 
@@ -799,6 +826,20 @@ fn decode_lossy<'a>(mut data: &'a [u8], out: &mut Vec<u8>) -> &'a [u8] {
 fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes)
         .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+}
+
+/// True when `program` has an execute bit (Unix); always true elsewhere.
+fn is_executable(program: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(program).is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = program;
+        true
+    }
 }
 
 /// The error for a path that is not a regular file.

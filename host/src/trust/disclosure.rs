@@ -62,6 +62,10 @@ pub struct LaneSurface {
     pub prompt_channel: String,
     /// `reviewer.handler`, `""` when null.
     pub handler: String,
+    /// `reviewer.posture` as declared (raw); `None` when absent, which means read-only and
+    /// leaves the signature as it was before the field existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posture: Option<Value>,
     /// The four egress payload classes.
     pub egress_payload_classes: Vec<String>,
     /// What else leaves (trust.md §3.7 `[HARD]`), kept apart from the four classes.
@@ -268,6 +272,7 @@ fn lane_surface(body: &Value, resolver: Option<Resolver<'_>>) -> Option<LaneSurf
         is_local_destination: is_local,
         prompt_channel,
         handler,
+        posture: body.get("posture").cloned(),
         egress_payload_classes: EGRESS_PAYLOAD_CLASSES
             .iter()
             .map(|s| (*s).to_owned())

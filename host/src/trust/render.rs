@@ -45,6 +45,25 @@ pub fn json_argv(binary: &str, args: &[Value]) -> String {
     escape_text(&compact(&Value::Array(all)))
 }
 
+/// What the lane's spawned processes may do to the repository under review.
+fn posture_line(posture: Option<&Value>) -> String {
+    match posture.map(|p| p.as_str()) {
+        None | Some(Some("read-only")) => {
+            "read-only (the sandbox refuses writes to the repository under review)".to_owned()
+        }
+        Some(Some("writes-repository")) => "writes-repository: this lane's CLI changes the \
+             repository under review; it runs only for slugs listed in \
+             review.allow_repository_writes"
+            .to_owned(),
+        Some(_) => format!("{} (not a posture)", escape_text(&stable_text(posture))),
+    }
+}
+
+/// Compact JSON text of an optional value.
+fn stable_text(value: Option<&Value>) -> String {
+    value.map_or_else(String::new, Value::to_string)
+}
+
 /// The target of one lane line: `[openai-http] key => host [local]`, or the binary and every
 /// raw argument.
 pub fn lane_target(lane: &LaneSurface) -> String {
@@ -148,6 +167,12 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
             }
             if !lane.handler.is_empty() {
                 lines.push(format!("        handler: {}", escape_text(&lane.handler)));
+            }
+            if !lane.is_http_shaped() {
+                lines.push(format!(
+                    "        posture: {}",
+                    posture_line(lane.posture.as_ref())
+                ));
             }
             lines.push(format!(
                 "        sends: {}",

@@ -56,7 +56,7 @@ pub fn disclosure_signature(disclosure: &Disclosure) -> String {
         .reviewer_lanes
         .iter()
         .map(|l| {
-            stable(&json!([
+            let mut tuple = json!([
                 "lane",
                 l.slug,
                 l.transport,
@@ -65,7 +65,13 @@ pub fn disclosure_signature(disclosure: &Disclosure) -> String {
                 l.host_config_key,
                 l.prompt_channel,
                 l.handler
-            ]))
+            ]);
+            // Bound only when declared: an absent posture leaves every existing signature
+            // byte-identical, so no installed lane needs consent again.
+            if let (Some(posture), Some(items)) = (&l.posture, tuple.as_array_mut()) {
+                items.push(json!(["posture", posture]));
+            }
+            stable(&tuple)
         })
         .collect();
     let outer = if lanes.is_empty() {
@@ -288,6 +294,7 @@ mod tests {
             is_local_destination: false,
             prompt_channel: String::new(),
             handler: String::new(),
+            posture: None,
             egress_payload_classes: EGRESS_PAYLOAD_CLASSES.iter().map(|s| (*s).into()).collect(),
             additional_egress: vec![],
         };
@@ -352,5 +359,22 @@ mod tests {
             );
         }
         assert_eq!(lane_binding_v2(&parse(GOLDEN[0].0)), None);
+    }
+
+    #[test]
+    fn posture_is_bound_only_when_declared() {
+        let plain: Value = parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b"}}}"#);
+        let mut declared = plain.clone();
+        declared["reviewer"]["posture"] = json!("read-only");
+        let mut writes = plain.clone();
+        writes["reviewer"]["posture"] = json!("writes-repository");
+        // Absent: the tuple is the one from before the field existed.
+        assert_eq!(
+            signature_for_manifest(&plain),
+            r#"[[],[],[],["[\"lane\",\"a\",\"\",\"b\",[],\"\",\"\",\"\"]"]]"#
+        );
+        assert!(executable_set_changed(&plain, &declared));
+        assert!(executable_set_changed(&declared, &writes));
+        assert!(executable_set_changed(&plain, &writes));
     }
 }

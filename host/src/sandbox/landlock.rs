@@ -1,0 +1,312 @@
+//! The read-only posture on Linux: a Landlock ruleset that handles every write right and grants
+//! it everywhere except under the repository root.
+//!
+//! Landlock rules are an allow-list of directory hierarchies, so "everything but the repository"
+//! is spelt as: for each directory on the path from `/` down to the repository root, write access
+//! beneath every entry *other than* the next directory on that path. The repository root and its
+//! ancestors themselves are never granted. What follows:
+//!
+//! - nothing under the repository root can be created, written, truncated, renamed, linked or
+//!   removed (`.git` and `.planning` included), except the directories named writable (the run
+//!   dir, when it lies inside the repository);
+//! - a *new* entry directly inside one of the ancestor directories (`/`, `/home`, `$HOME` when the
+//!   repository is under it, …) is refused too, and so is renaming or removing the entries that
+//!   exist there; entries below them (`$HOME/.cache/…`, `/tmp/…`) stay writable;
+//! - entries listed at launch are granted as they were then; a symbolic link among them is not
+//!   followed (it is skipped), and an entry that is the repository root or one of its ancestors
+//!   under another name (a bind mount) is skipped;
+//! - reading and executing are not restricted at all.
+//!
+//! Landlock does not govern metadata: `chmod`, `chown`, `utime` and extended attributes still
+//! succeed. The enforce mode therefore also runs [`super::detect`] around the lane, which reports
+//! a mode change.
+
+use std::path::{Path, PathBuf};
+
+/// Most directory entries granted in one ruleset (bounds the launcher's work and memory).
+pub const MAX_RULES: usize = 65_536;
+
+/// What this kernel offers for the read-only posture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// Every write right the posture needs is enforced (Landlock ABI 3 or later: truncation is
+    /// covered).
+    Full,
+    /// Landlock ABI 1 or 2: truncating an existing file is not refused (detection still
+    /// reports it).
+    Partial,
+    /// No Landlock (another OS, an old kernel, or Landlock disabled).
+    Unavailable,
+}
+
+impl Support {
+    /// How the support is shown to the user.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Support::Full => "Landlock",
+            Support::Partial => "Landlock (partial: kernel before ABI 3, truncation not refused)",
+            Support::Unavailable => "no Landlock on this system",
+        }
+    }
+}
+
+/// What the running kernel supports (probed once per process; creates and drops a ruleset).
+pub fn support() -> Support {
+    static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+    *SUPPORT.get_or_init(imp::probe)
+}
+
+/// Restricts the calling thread, and every process it starts from now on, to the read-only
+/// posture for `read_only`; `writable` directories stay writable even inside it.
+///
+/// # Errors
+///
+/// A message naming the path when the ruleset cannot be built or applied, or when Landlock
+/// turns out not to be enforced at all: the caller must then not start the lane.
+pub fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
+    imp::restrict_self(read_only, writable)
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::collections::HashSet;
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::path::{Component, Path, PathBuf};
+
+    use landlock::{
+        AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+        RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
+    };
+
+    use super::{Support, MAX_RULES};
+
+    /// The newest ABI whose write rights the posture uses (ABI 5 added `IoctlDev`; later ABIs
+    /// add no right that writes a file).
+    const TARGET: ABI = ABI::V5;
+
+    /// Every handled right: the write rights of [`TARGET`]. Read rights stay unhandled.
+    fn handled() -> BitFlags<AccessFs> {
+        AccessFs::from_write(TARGET)
+    }
+
+    /// The handled rights that apply to a non-directory.
+    fn file_rights() -> BitFlags<AccessFs> {
+        handled() & (AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
+    }
+
+    pub(super) fn probe() -> Support {
+        let hard = |abi: ABI| {
+            Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::from_write(abi))
+                .and_then(Ruleset::create)
+                .is_ok()
+        };
+        if hard(ABI::V3) {
+            Support::Full
+        } else if hard(ABI::V1) {
+            Support::Partial
+        } else {
+            Support::Unavailable
+        }
+    }
+
+    /// Opens `path` itself (never following a final symbolic link) for use in a rule.
+    fn open_path(path: &Path) -> std::io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+    }
+
+    /// The device and inode of an open file.
+    fn identity(file: &File) -> std::io::Result<(u64, u64)> {
+        let meta = file.metadata()?;
+        Ok((meta.dev(), meta.ino()))
+    }
+
+    /// `/`, then each directory down to `root` (canonical), with each one's identity.
+    fn chain(root: &Path) -> Result<Vec<PathBuf>, String> {
+        let root = root
+            .canonicalize()
+            .map_err(|err| format!("resolving the repository root {}: {err}", root.display()))?;
+        let mut dirs = Vec::new();
+        let mut at = PathBuf::new();
+        for component in root.components() {
+            match component {
+                Component::RootDir | Component::Normal(_) => {
+                    at.push(component);
+                    dirs.push(at.clone());
+                }
+                _ => return Err(format!("unexpected component in {}", root.display())),
+            }
+        }
+        Ok(dirs)
+    }
+
+    /// Adds the grant for one entry; returns whether it was added.
+    fn grant(
+        ruleset: &mut Option<RulesetCreated>,
+        file: File,
+        forbidden: &HashSet<(u64, u64)>,
+        path: &Path,
+    ) -> Result<bool, String> {
+        let meta = file
+            .metadata()
+            .map_err(|err| format!("inspecting {}: {err}", path.display()))?;
+        if meta.file_type().is_symlink() || forbidden.contains(&(meta.dev(), meta.ino())) {
+            return Ok(false);
+        }
+        let rights = if meta.is_dir() {
+            handled()
+        } else {
+            file_rights()
+        };
+        let current = ruleset.take().ok_or("the ruleset is gone")?;
+        let next = current
+            .add_rule(PathBeneath::new(file, rights))
+            .map_err(|err| format!("granting {}: {err}", path.display()))?;
+        *ruleset = Some(next);
+        Ok(true)
+    }
+
+    pub(super) fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
+        let dirs = chain(read_only)?;
+        let mut forbidden = HashSet::new();
+        for dir in &dirs {
+            let file = open_path(dir).map_err(|err| format!("opening {}: {err}", dir.display()))?;
+            forbidden.insert(identity(&file).map_err(|err| format!("{}: {err}", dir.display()))?);
+        }
+        let created = Ruleset::default()
+            .handle_access(handled())
+            .and_then(Ruleset::create)
+            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
+        let mut ruleset = Some(created);
+        let mut rules = 0_usize;
+        // Every sibling along the path from `/` to the repository root.
+        for pair in dirs.windows(2) {
+            let [parent, next] = pair else { continue };
+            let entries = std::fs::read_dir(parent)
+                .map_err(|err| format!("listing {}: {err}", parent.display()))?;
+            for entry in entries {
+                let entry = entry.map_err(|err| format!("listing {}: {err}", parent.display()))?;
+                let path = entry.path();
+                if path == *next {
+                    continue;
+                }
+                rules += 1;
+                if rules > MAX_RULES {
+                    return Err(format!(
+                        "more than {MAX_RULES} entries along the path to {}",
+                        read_only.display()
+                    ));
+                }
+                // An entry that vanished or cannot be opened is simply not granted.
+                if let Ok(file) = open_path(&path) {
+                    grant(&mut ruleset, file, &forbidden, &path)?;
+                }
+            }
+        }
+        // Directories that must stay writable, unless they contain the repository (their other
+        // entries are already granted above).
+        for dir in writable {
+            let Ok(canonical) = dir.canonicalize() else {
+                continue;
+            };
+            if dirs.contains(&canonical) {
+                continue;
+            }
+            let file = open_path(&canonical)
+                .map_err(|err| format!("opening {}: {err}", canonical.display()))?;
+            grant(&mut ruleset, file, &HashSet::new(), &canonical)?;
+        }
+        let status = ruleset
+            .ok_or("the ruleset is gone")?
+            .restrict_self()
+            .map_err(|err| format!("applying the Landlock ruleset: {err}"))?;
+        if status.ruleset == RulesetStatus::NotEnforced {
+            return Err("Landlock is not enforced on this system".to_owned());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use std::path::{Path, PathBuf};
+
+    use super::Support;
+
+    pub(super) fn probe() -> Support {
+        Support::Unavailable
+    }
+
+    pub(super) fn restrict_self(_read_only: &Path, _writable: &[PathBuf]) -> Result<(), String> {
+        Err("Landlock exists only on Linux".to_owned())
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// Landlock restricts only the calling thread, so a dedicated thread can be sandboxed
+    /// without touching the rest of the test binary.
+    fn in_restricted_thread<T: Send + 'static>(
+        root: PathBuf,
+        writable: Vec<PathBuf>,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        std::thread::spawn(move || restrict_self(&root, &writable).map(|()| body()))
+            .join()
+            .expect("thread")
+    }
+
+    #[test]
+    fn the_repository_is_read_only_and_its_siblings_and_the_run_dir_are_not() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        let sibling = top.path().join("sibling");
+        let run = repo.join("run");
+        for dir in [&repo, &sibling, &run] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        fs::write(repo.join("file"), "data").unwrap();
+        let (r, s, w) = (repo.clone(), sibling.clone(), run.clone());
+        let outcome = in_restricted_thread(repo.clone(), vec![run.clone()], move || {
+            (
+                fs::write(r.join("new"), "x").is_err(),
+                fs::write(r.join("file"), "changed").is_err(),
+                fs::remove_file(r.join("file")).is_err(),
+                fs::create_dir(r.join("dir")).is_err(),
+                fs::write(s.join("ok"), "x").is_ok(),
+                fs::write(w.join("review.md"), "x").is_ok(),
+                fs::read_to_string(r.join("file")).ok(),
+            )
+        });
+        match support() {
+            Support::Unavailable => assert!(outcome.is_err(), "must fail closed"),
+            _ => {
+                let outcome = outcome.expect("restricted");
+                assert_eq!(
+                    outcome,
+                    (true, true, true, true, true, true, Some("data".to_owned()))
+                );
+            }
+        }
+        assert_eq!(fs::read_to_string(repo.join("file")).unwrap(), "data");
+    }
+
+    #[test]
+    fn a_repository_that_does_not_exist_is_an_error() {
+        let top = tempfile::tempdir().unwrap();
+        let missing = top.path().join("missing");
+        let outcome = in_restricted_thread(missing, Vec::new(), || ());
+        assert!(outcome
+            .unwrap_err()
+            .contains("resolving the repository root"));
+    }
+}

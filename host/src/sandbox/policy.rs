@@ -1,0 +1,264 @@
+//! What one lane run gets: the confinement handed to its launcher, and whether the repository is
+//! compared before and after it.
+
+use std::path::{Path, PathBuf};
+
+use super::detect::Snapshot;
+use super::landlock::{self, Support};
+use super::launcher::{self, Confinement};
+use super::{Posture, SandboxMode};
+
+/// The mode of this run: `override_mode` (`--sandbox`) when given, else `review.sandbox`, else
+/// [`SandboxMode::Enforce`].
+///
+/// `.planning/config.json` lives in the repository under review, so any change to it (a pull
+/// request) can weaken the sandbox: a weaker mode taken from it is announced on stderr on every
+/// run, never applied silently.
+///
+/// # Errors
+///
+/// A message naming the key and the accepted values when `review.sandbox` is set to anything
+/// else (the run stops: a misspelt `off` must not silently mean `enforce`, nor the reverse).
+pub fn run_mode(
+    config: &crate::config::ProjectConfig,
+    override_mode: Option<SandboxMode>,
+) -> Result<SandboxMode, String> {
+    if let Some(mode) = override_mode {
+        return Ok(mode);
+    }
+    let mode = match config.get("review.sandbox") {
+        None | Some(serde_json::Value::Null) => SandboxMode::default(),
+        Some(value) => value.as_str().and_then(SandboxMode::parse).ok_or_else(|| {
+            format!(
+                ".planning/config.json: review.sandbox is {value}, expected one of {}",
+                SandboxMode::spellings()
+            )
+        })?,
+    };
+    if mode != SandboxMode::Enforce {
+        crate::output::eprint_line(&format!(
+            "warning: .planning/config.json sets review.sandbox to {mode}: spawned lanes are not \
+             refused writes to the repository{} (pass --sandbox enforce to override)",
+            if mode == SandboxMode::Detect {
+                ", only checked for them"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(mode)
+}
+
+/// The sentence reporting repository changes (`None` when there were none).
+pub fn changes_line(changes: &[String]) -> Option<String> {
+    (!changes.is_empty()).then(|| {
+        format!(
+            "this reviewer modified the repository: {}",
+            changes.join("; ")
+        )
+    })
+}
+
+/// A private `TMPDIR` (`<run dir>/tmp`, which the launcher creates 0700 when the lane starts)
+/// when this process's temporary directory is the repository root or one of its ancestors,
+/// where the posture refuses new entries; `None` when the usual one stays usable.
+fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<PathBuf> {
+    let temp = std::env::temp_dir().canonicalize().ok()?;
+    let repo = repo_root.canonicalize().ok()?;
+    repo.starts_with(&temp).then(|| run_dir.join("tmp"))
+}
+
+/// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
+/// that lane's section (and `run` shows it in the review). The file is opened for appending
+/// without following a symbolic link; a missing file is left alone.
+///
+/// # Errors
+///
+/// The I/O error of opening or writing the file.
+pub fn append_changes_notice(review_path: &Path, changes: &[String]) -> std::io::Result<()> {
+    use std::io::Write;
+
+    let Some(line) = changes_line(changes) else {
+        return Ok(());
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    match options.open(review_path) {
+        Ok(mut file) => file.write_all(format!("\n\n> **Warning:** {line}\n").as_bytes()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+/// How one lane is actually confined (the mode asked for, after what the system offers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effective {
+    /// Landlock refuses writes under the repository root (and detection runs too).
+    Enforced(Support),
+    /// Only detection: the reason enforcement is not in place.
+    Detected(String),
+    /// Neither (mode `off`, or an HTTP lane, which starts no process).
+    Off,
+    /// The lane declared `writes-repository` and the user allowed it: no refusal; changes are
+    /// still reported.
+    WritesAllowed,
+}
+
+impl Effective {
+    /// One line for the run output and `--json`.
+    pub fn describe(&self) -> String {
+        match self {
+            Effective::Enforced(support) => format!("enforce ({})", support.describe()),
+            Effective::Detected(why) => format!("detect ({why})"),
+            Effective::Off => "off".to_owned(),
+            Effective::WritesAllowed => {
+                "off (writes-repository allowed by review.allow_repository_writes)".to_owned()
+            }
+        }
+    }
+}
+
+/// The sandbox of one lane run.
+#[derive(Debug, Clone)]
+pub struct LaneSandbox {
+    /// What the launcher applies.
+    pub confinement: Confinement,
+    /// How the lane is confined.
+    pub effective: Effective,
+    /// The repository root compared before and after, when detection runs.
+    detect_root: Option<PathBuf>,
+    /// Directories left out of the comparison (the run dir).
+    skip: Vec<PathBuf>,
+}
+
+impl LaneSandbox {
+    /// No confinement and no detection.
+    pub fn off() -> LaneSandbox {
+        LaneSandbox {
+            confinement: Confinement::default(),
+            effective: Effective::Off,
+            detect_root: None,
+            skip: Vec::new(),
+        }
+    }
+
+    /// Decides the sandbox of a spawn lane run under `mode` for the repository at `repo_root`,
+    /// whose run dir is `run_dir`. `allowed_writes` says whether the user opted in for a lane
+    /// that declared `writes-repository` (a lane that declared it without the opt-in never
+    /// reaches this point: it is refused earlier).
+    pub fn decide(
+        mode: SandboxMode,
+        posture: Posture,
+        allowed_writes: bool,
+        repo_root: &Path,
+        run_dir: &Path,
+    ) -> LaneSandbox {
+        let detecting = |effective| LaneSandbox {
+            confinement: Confinement::default(),
+            effective,
+            detect_root: Some(repo_root.to_path_buf()),
+            skip: vec![run_dir.to_path_buf()],
+        };
+        if posture == Posture::WritesRepository && allowed_writes {
+            return detecting(Effective::WritesAllowed);
+        }
+        match mode {
+            SandboxMode::Off => LaneSandbox::off(),
+            SandboxMode::Detect => detecting(Effective::Detected("chosen".to_owned())),
+            SandboxMode::Enforce => {
+                let support = landlock::support();
+                if support == Support::Unavailable {
+                    return detecting(Effective::Detected(support.describe().to_owned()));
+                }
+                if !launcher::is_enabled() {
+                    return detecting(Effective::Detected(
+                        "no lane launcher in this process".to_owned(),
+                    ));
+                }
+                let mut sandbox = detecting(Effective::Enforced(support));
+                sandbox.confinement = Confinement {
+                    read_only: Some(repo_root.to_path_buf()),
+                    writable: vec![run_dir.to_path_buf()],
+                    tmpdir: private_tmpdir(repo_root, run_dir),
+                };
+                sandbox
+            }
+        }
+    }
+
+    /// Takes the "before" snapshot when detection runs.
+    pub fn before(&self) -> Option<Snapshot> {
+        self.detect_root
+            .as_deref()
+            .map(|root| Snapshot::take(root, &self.skip))
+    }
+
+    /// The changes since `before` (empty when detection does not run or nothing changed).
+    pub fn after(&self, before: Option<&Snapshot>) -> Vec<String> {
+        match (before, self.detect_root.as_deref()) {
+            (Some(before), Some(root)) => before.changes(&Snapshot::take(root, &self.skip)),
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProjectConfig;
+
+    #[test]
+    fn run_mode_prefers_the_flag_then_the_config_and_refuses_unknown_values() {
+        let config = |v: serde_json::Value| ProjectConfig::from_value(v);
+        let empty = config(serde_json::json!({}));
+        assert_eq!(run_mode(&empty, None), Ok(SandboxMode::Enforce));
+        let detect = config(serde_json::json!({"review": {"sandbox": "detect"}}));
+        assert_eq!(run_mode(&detect, None), Ok(SandboxMode::Detect));
+        assert_eq!(
+            run_mode(&detect, Some(SandboxMode::Off)),
+            Ok(SandboxMode::Off)
+        );
+        for bad in [
+            serde_json::json!("Off"),
+            serde_json::json!(false),
+            serde_json::json!(["off"]),
+        ] {
+            let bad = config(serde_json::json!({"review": {"sandbox": bad}}));
+            let err = run_mode(&bad, None).unwrap_err();
+            assert!(err.contains("review.sandbox"), "{err}");
+        }
+    }
+
+    #[test]
+    fn modes_decide_confinement_and_detection() {
+        let (repo, run) = (Path::new("/repo"), Path::new("/tmp/run"));
+        let off = LaneSandbox::decide(SandboxMode::Off, Posture::ReadOnly, false, repo, run);
+        assert_eq!(off.effective, Effective::Off);
+        assert_eq!(off.confinement, Confinement::default());
+        assert!(off.detect_root.is_none());
+
+        let detect = LaneSandbox::decide(SandboxMode::Detect, Posture::ReadOnly, false, repo, run);
+        assert_eq!(detect.confinement, Confinement::default());
+        assert_eq!(detect.detect_root.as_deref(), Some(repo));
+
+        // Unit-test binaries have no launcher: enforce degrades to detect and says why.
+        let enforce =
+            LaneSandbox::decide(SandboxMode::Enforce, Posture::ReadOnly, false, repo, run);
+        assert!(matches!(enforce.effective, Effective::Detected(_)));
+        assert_eq!(enforce.confinement, Confinement::default());
+        assert_eq!(enforce.detect_root.as_deref(), Some(repo));
+
+        let writes = LaneSandbox::decide(
+            SandboxMode::Enforce,
+            Posture::WritesRepository,
+            true,
+            repo,
+            run,
+        );
+        assert_eq!(writes.effective, Effective::WritesAllowed);
+        assert_eq!(writes.confinement, Confinement::default());
+        assert!(writes.detect_root.is_some());
+    }
+}
