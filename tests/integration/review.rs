@@ -790,6 +790,17 @@ pub(crate) fn alive(pid: u32) -> bool {
     }
 }
 
+/// Whether a review run under `tmp` has journaled a finished attempt of `slug`.
+fn journaled(tmp: &Path, slug: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("gsd-review-journal.jsonl"))
+            .is_ok_and(|text| text.contains(&format!("\"{slug}\"")))
+    })
+}
+
 #[test]
 fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     let lab = Lab::new();
@@ -810,7 +821,8 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
             .flat_map(|s| lab.marks(s))
             .filter(|m| m.kind == "child")
             .collect();
-        if kids.len() == 2 && lab.marks("alpha").iter().any(|m| m.kind == "end") {
+        // Alpha counts as finished once gsd-lane journaled it, not when its script ended.
+        if kids.len() == 2 && journaled(&lab.tmp, "alpha") {
             break kids;
         }
         assert!(Instant::now() < deadline, "lanes did not start");

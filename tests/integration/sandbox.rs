@@ -243,6 +243,48 @@ fn enforce_refuses_every_write_to_the_repository_and_the_review_still_lands() {
 }
 
 #[test]
+fn invoke_with_its_run_dir_in_the_repository_still_refuses_every_write() {
+    // `invoke` defaults to `--run-dir .`: the workflow runs it in the project, so the run dir is
+    // the repository root. It must not make the repository writable, and the lane's own files
+    // there are not "changes".
+    let lab = Lab::new();
+    lab.install(&attacker(&lab.env.project, &git_dir()));
+    std::fs::write(lab.env.project.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    let before = tree(&lab.env.project);
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        lab.bin.display(),
+        git_dir().display()
+    );
+    let command = util::gsd_command(
+        &lab.env,
+        &path,
+        &lab.env.project,
+        &["invoke", "--slug", "acme"],
+    );
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic().assert_status(0);
+    let result = out.json();
+    assert_eq!(result["stubbed"], json!(false), "{result}");
+    let attempts = lab.attempts();
+    for name in ATTEMPTS.iter().filter(|name| **name != "chmod") {
+        assert_eq!(attempts[*name], "refused", "attempt {name}: {attempts:?}");
+    }
+    assert_eq!(
+        result["repositoryChanges"],
+        json!(["mode changed tracked.txt"]),
+        "{result}"
+    );
+    let mut after = tree(&lab.env.project);
+    for own in ["gsd-review-acme.md", "gsd-review-acme.err"] {
+        assert!(after.remove(own).is_some(), "{own} missing");
+    }
+    let tracked = after.get_mut("tracked.txt").expect("tracked.txt");
+    tracked.1 = before["tracked.txt"].1;
+    assert_eq!(before, after, "the repository changed under enforce");
+}
+
+#[test]
 fn detect_reports_each_change_and_off_reports_nothing() {
     let lab = Lab::new();
     lab.install(&attacker(&lab.env.project, &git_dir()));

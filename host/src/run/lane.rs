@@ -242,6 +242,13 @@ pub fn execute(
     let mut effects = effects_for(lane, &plan, setup);
     // The execution (unlike the probe) gets the private TMPDIR, when there is one.
     effects.confinement = sandbox.confinement.clone();
+    if sandbox.confinement.read_only.is_some() {
+        // Landlock grants an existing file only: the tool's output file is made (empty) here.
+        if let Some(path) = output_file(&plan) {
+            crate::private_fs::open_run_file(&path, crate::private_fs::WriteMode::Truncate)
+                .map_err(|err| Failure::new(format!("preparing {}: {err}", path.display())))?;
+        }
+    }
     let before = sandbox.before();
     let started = Instant::now();
     let request = LaneRequest {
@@ -256,6 +263,7 @@ pub fn execute(
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
     completion.repository_changes = sandbox.after(before.as_ref());
+    sandbox.clean_up();
     completion.sandbox = sandbox.effective.describe();
     let review_path = Path::new(&plan.review_path);
     crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
@@ -272,14 +280,7 @@ pub fn execute(
 /// Refuses to start a lane when an entry planted in the run dir sits under a name it writes
 /// (review file, stderr sidecar, the tool's output file): nothing is started or written.
 fn refuse_planted_entries(plan: &LanePlan) -> Result<(), Failure> {
-    let mut names = vec![
-        PathBuf::from(&plan.review_path),
-        PathBuf::from(&plan.err_path),
-    ];
-    if let Some(OutputTarget::File(path)) = plan.spawn().map(|s| &s.output_target) {
-        names.push(PathBuf::from(path));
-    }
-    for path in names.iter().filter(|p| !p.as_os_str().is_empty()) {
+    for path in own_files(plan).iter().filter(|p| !p.as_os_str().is_empty()) {
         crate::private_fs::check_entry(path).map_err(|err| {
             Failure::new(format!(
                 "lane {}: {err}; the lane was not started",
@@ -288,6 +289,27 @@ fn refuse_planted_entries(plan: &LanePlan) -> Result<(), Failure> {
         })?;
     }
     Ok(())
+}
+
+/// The files of a lane run in its run dir: the review file, the stderr sidecar and, for a tool
+/// that writes its answer to a file, that file.
+fn own_files(plan: &LanePlan) -> Vec<PathBuf> {
+    let mut names = vec![
+        PathBuf::from(&plan.review_path),
+        PathBuf::from(&plan.err_path),
+    ];
+    if let Some(path) = output_file(plan) {
+        names.push(path);
+    }
+    names
+}
+
+/// The file a tool writes its answer to (`outputChannel: file`), if any.
+fn output_file(plan: &LanePlan) -> Option<PathBuf> {
+    match plan.spawn().map(|s| &s.output_target) {
+        Some(OutputTarget::File(path)) if !path.is_empty() => Some(PathBuf::from(path)),
+        _ => None,
+    }
 }
 
 /// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
@@ -330,6 +352,7 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
         repository_writes_allowed(setup.config, &lane.slug),
         Path::new(&setup.inputs.repo_root),
         Path::new(&setup.inputs.run_dir),
+        &own_files(plan),
     )
 }
 

@@ -1054,8 +1054,13 @@ mod tests {
         assert_eq!(report.error, Some(SpawnError::OutputTooLarge));
         assert_eq!(report.stdout.len(), 1000);
         assert_eq!(report.stdout_bytes, 1000);
-        assert_eq!(report.exit_code, None);
-        assert!(report.elapsed < Duration::from_secs(5));
+        // Killed by the group kill (no status) or by the closed pipe first (sh's 141): never a
+        // clean exit. How long it took is the bench's business, not a test's.
+        assert!(
+            matches!(report.exit_code, None | Some(141)),
+            "{:?}",
+            report.exit_code
+        );
     }
 
     #[test]

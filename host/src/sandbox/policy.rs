@@ -59,13 +59,36 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
-/// A private `TMPDIR` (`<run dir>/tmp`, which the launcher creates 0700 when the lane starts)
-/// when this process's temporary directory is the repository root or one of its ancestors,
-/// where the posture refuses new entries; `None` when the usual one stays usable.
-fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<PathBuf> {
+/// A private `TMPDIR` (which the launcher creates 0700 when the lane starts) when this
+/// process's temporary directory is the repository root or one of its ancestors, where the
+/// posture refuses new entries; `None` when the usual one stays usable. It is `<run dir>/tmp`,
+/// unless the run dir lies in the repository (`invoke`'s default `.`): then a fresh name in the
+/// temporary directory, which the launcher creates before it restricts itself (so it is
+/// writable) and the runner removes afterwards.
+fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<(PathBuf, bool)> {
     let temp = std::env::temp_dir().canonicalize().ok()?;
     let repo = repo_root.canonicalize().ok()?;
-    repo.starts_with(&temp).then(|| run_dir.join("tmp"))
+    if !repo.starts_with(&temp) {
+        return None;
+    }
+    if inside(run_dir, &repo) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let unique = format!(
+            "gsd-lane-lane-tmp-{}-{}-{}",
+            std::process::id(),
+            crate::clock::now_millis(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        return Some((temp.join(unique), true));
+    }
+    Some((run_dir.join("tmp"), false))
+}
+
+/// Whether `path` is `root` or lies below it (both resolved; an unresolvable path is taken
+/// to be inside, the safe answer for a write grant).
+fn inside(path: &Path, root: &Path) -> bool {
+    path.canonicalize()
+        .map_or(true, |path| path.starts_with(root))
 }
 
 /// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
@@ -129,8 +152,10 @@ pub struct LaneSandbox {
     pub effective: Effective,
     /// The repository root compared before and after, when detection runs.
     detect_root: Option<PathBuf>,
-    /// Directories left out of the comparison (the run dir).
+    /// Paths left out of the comparison (the run dir and the lane's own files in it).
     skip: Vec<PathBuf>,
+    /// A temporary directory made for this run outside the run dir, removed afterwards.
+    pub scratch: Option<PathBuf>,
 }
 
 impl LaneSandbox {
@@ -141,25 +166,35 @@ impl LaneSandbox {
             effective: Effective::Off,
             detect_root: None,
             skip: Vec::new(),
+            scratch: None,
         }
     }
 
     /// Decides the sandbox of a spawn lane run under `mode` for the repository at `repo_root`,
-    /// whose run dir is `run_dir`. `allowed_writes` says whether the user opted in for a lane
-    /// that declared `writes-repository` (a lane that declared it without the opt-in never
-    /// reaches this point: it is refused earlier).
+    /// whose run dir is `run_dir`; `own_files` are the files gsd-lane and the lane write there
+    /// (review, sidecar, the tool's output file). `allowed_writes` says whether the user opted
+    /// in for a lane that declared `writes-repository` (a lane that declared it without the
+    /// opt-in never reaches this point: it is refused earlier).
+    ///
+    /// A run dir that is the repository root or lies inside it (`invoke`'s default `.`) is
+    /// never granted as a directory: only the tool's output file is writable there, and only
+    /// the lane's own files are left out of the comparison.
     pub fn decide(
         mode: SandboxMode,
         posture: Posture,
         allowed_writes: bool,
         repo_root: &Path,
         run_dir: &Path,
+        own_files: &[PathBuf],
     ) -> LaneSandbox {
+        let mut skip = vec![run_dir.to_path_buf(), run_dir.join("tmp")];
+        skip.extend(own_files.iter().cloned());
         let detecting = |effective| LaneSandbox {
             confinement: Confinement::default(),
             effective,
             detect_root: Some(repo_root.to_path_buf()),
-            skip: vec![run_dir.to_path_buf()],
+            skip: skip.clone(),
+            scratch: None,
         };
         if posture == Posture::WritesRepository && allowed_writes {
             return detecting(Effective::WritesAllowed);
@@ -178,10 +213,16 @@ impl LaneSandbox {
                     ));
                 }
                 let mut sandbox = detecting(Effective::Enforced(support));
+                let tmpdir = private_tmpdir(repo_root, run_dir);
+                if let Some((dir, true)) = &tmpdir {
+                    sandbox.scratch = Some(dir.clone());
+                }
+                let mut writable = vec![run_dir.to_path_buf()];
+                writable.extend(own_files.iter().cloned());
                 sandbox.confinement = Confinement {
                     read_only: Some(repo_root.to_path_buf()),
-                    writable: vec![run_dir.to_path_buf()],
-                    tmpdir: private_tmpdir(repo_root, run_dir),
+                    writable,
+                    tmpdir: tmpdir.map(|(dir, _)| dir),
                 };
                 sandbox
             }
@@ -193,6 +234,14 @@ impl LaneSandbox {
         self.detect_root
             .as_deref()
             .map(|root| Snapshot::take(root, &self.skip))
+    }
+
+    /// Removes the scratch temporary directory, if one was made (a failure is only a leftover
+    /// in the temporary directory, never a reason to fail the run).
+    pub fn clean_up(&self) {
+        if let Some(dir) = &self.scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     /// The changes since `before` (empty when detection does not run or nothing changed).
@@ -234,18 +283,31 @@ mod tests {
     #[test]
     fn modes_decide_confinement_and_detection() {
         let (repo, run) = (Path::new("/repo"), Path::new("/tmp/run"));
-        let off = LaneSandbox::decide(SandboxMode::Off, Posture::ReadOnly, false, repo, run);
+        let off = LaneSandbox::decide(SandboxMode::Off, Posture::ReadOnly, false, repo, run, &[]);
         assert_eq!(off.effective, Effective::Off);
         assert_eq!(off.confinement, Confinement::default());
         assert!(off.detect_root.is_none());
 
-        let detect = LaneSandbox::decide(SandboxMode::Detect, Posture::ReadOnly, false, repo, run);
+        let detect = LaneSandbox::decide(
+            SandboxMode::Detect,
+            Posture::ReadOnly,
+            false,
+            repo,
+            run,
+            &[],
+        );
         assert_eq!(detect.confinement, Confinement::default());
         assert_eq!(detect.detect_root.as_deref(), Some(repo));
 
         // Unit-test binaries have no launcher: enforce degrades to detect and says why.
-        let enforce =
-            LaneSandbox::decide(SandboxMode::Enforce, Posture::ReadOnly, false, repo, run);
+        let enforce = LaneSandbox::decide(
+            SandboxMode::Enforce,
+            Posture::ReadOnly,
+            false,
+            repo,
+            run,
+            &[],
+        );
         assert!(matches!(enforce.effective, Effective::Detected(_)));
         assert_eq!(enforce.confinement, Confinement::default());
         assert_eq!(enforce.detect_root.as_deref(), Some(repo));
@@ -256,6 +318,7 @@ mod tests {
             true,
             repo,
             run,
+            &[],
         );
         assert_eq!(writes.effective, Effective::WritesAllowed);
         assert_eq!(writes.confinement, Confinement::default());
