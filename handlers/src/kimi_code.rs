@@ -18,11 +18,9 @@
 //! of it. A stream with no such message yields an empty review and a diagnostic naming the
 //! last provider error, if any.
 
-use std::path::PathBuf;
-
 use gsd_lane_sdk::{
     Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnRequest,
-    StdoutSink, Transport,
+    Transport,
 };
 use serde_json::Value;
 
@@ -56,17 +54,9 @@ impl Handler for KimiCode {
         request: &LaneRequest,
     ) -> Result<HandlerOutput, HandlerError> {
         let plan = &request.plan;
-        let spawn = plan
-            .spawn()
+        let request = SpawnRequest::for_plan(plan, STDOUT_CAP, effects.remaining())
             .ok_or_else(|| HandlerError::malformed("kimi-code: the lane is not a spawn lane"))?;
-        let report = effects.spawn(&SpawnRequest {
-            program: spawn.binary.clone(),
-            args: spawn.argv.clone(),
-            stdin: spawn.stdin.as_ref().map(PathBuf::from),
-            stdout: StdoutSink::Memory(STDOUT_CAP),
-            stderr_path: Some(PathBuf::from(&plan.err_path)),
-            timeout: effects.remaining(),
-        });
+        let report = effects.spawn(&request);
         let stream = read_stream(&report.stdout);
         let mut output = match stream.answer {
             Some(answer) if !answer.trim().is_empty() => HandlerOutput::review(answer, "stdout"),
@@ -175,6 +165,7 @@ fn content_text(content: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
+    use gsd_lane_sdk::StdoutSink;
     use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
 

@@ -4,11 +4,9 @@
 //! text parts joined with `\n`, so the raw JSON never becomes the review; a stream with no text
 //! yields an empty review and a two-line diagnostic naming the stop reason and output tokens.
 
-use std::path::PathBuf;
-
 use gsd_lane_sdk::{
     Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnRequest,
-    StdoutSink, Transport,
+    Transport,
 };
 use serde_json::{Number, Value};
 
@@ -42,17 +40,9 @@ impl Handler for Opencode {
         request: &LaneRequest,
     ) -> Result<HandlerOutput, HandlerError> {
         let plan = &request.plan;
-        let spawn = plan
-            .spawn()
+        let request = SpawnRequest::for_plan(plan, STDOUT_CAP, effects.remaining())
             .ok_or_else(|| HandlerError::malformed("opencode: the lane is not a spawn lane"))?;
-        let report = effects.spawn(&SpawnRequest {
-            program: spawn.binary.clone(),
-            args: spawn.argv.clone(),
-            stdin: spawn.stdin.as_ref().map(PathBuf::from),
-            stdout: StdoutSink::Memory(STDOUT_CAP),
-            stderr_path: Some(PathBuf::from(&plan.err_path)),
-            timeout: effects.remaining(),
-        });
+        let report = effects.spawn(&request);
         let (review, reason, tokens) = reconstruct(&report.stdout);
         let diagnostic = format!("stop reason={reason}, output tokens={tokens}");
         let mut output = if is_empty(&review) {
@@ -179,8 +169,10 @@ fn render_f64(value: f64) -> String {
 mod tests {
     use super::*;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
+    use gsd_lane_sdk::StdoutSink;
     use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
+    use std::path::PathBuf;
 
     /// A request shaped like the shipped opencode plan, artifacts in a fresh temp dir.
     fn request(tag: &str) -> LaneRequest {

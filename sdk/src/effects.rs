@@ -39,6 +39,27 @@ pub struct SpawnRequest {
     pub timeout: Duration,
 }
 
+impl SpawnRequest {
+    /// The plan's own invocation (its binary, argv and stdin, stderr to its sidecar) with
+    /// stdout kept in memory up to `stdout_cap` bytes and the given bound: what a handler that
+    /// parses the tool's output runs. `None` for a plan that is not a spawn lane.
+    pub fn for_plan(
+        plan: &crate::LanePlan,
+        stdout_cap: usize,
+        timeout: Duration,
+    ) -> Option<SpawnRequest> {
+        let spawn = plan.spawn()?;
+        Some(SpawnRequest {
+            program: spawn.binary.clone(),
+            args: spawn.argv.clone(),
+            stdin: spawn.stdin.as_ref().map(PathBuf::from),
+            stdout: StdoutSink::Memory(stdout_cap),
+            stderr_path: Some(PathBuf::from(&plan.err_path)),
+            timeout,
+        })
+    }
+}
+
 /// Why a spawned process did not end on its own, or could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpawnError {
