@@ -242,7 +242,7 @@ pub fn execute(
     let mut effects = effects_for(lane, &plan, setup);
     // The execution (unlike the probe) gets the private TMPDIR, when there is one.
     effects.confinement = sandbox.confinement.clone();
-    if sandbox.confinement.read_only.is_some() {
+    if sandbox.output_file_granted() {
         // Landlock grants an existing file only: the tool's output file is made (empty) here.
         if let Some(path) = output_file(&plan) {
             crate::private_fs::open_run_file(&path, crate::private_fs::WriteMode::Truncate)

@@ -156,6 +156,9 @@ pub struct LaneSandbox {
     skip: Vec<PathBuf>,
     /// A temporary directory made for this run outside the run dir, removed afterwards.
     pub scratch: Option<PathBuf>,
+    /// The run dir lies in the repository, so the tool's output file must exist before the
+    /// lane starts to be granted (Landlock grants existing paths only).
+    output_file_grant: bool,
 }
 
 impl LaneSandbox {
@@ -167,7 +170,15 @@ impl LaneSandbox {
             detect_root: None,
             skip: Vec::new(),
             scratch: None,
+            output_file_grant: false,
         }
+    }
+
+    /// Whether the runner must create the tool's output file before the lane starts: only
+    /// when the run dir lies in the repository (elsewhere the run dir itself is writable and
+    /// the tool makes the file as it always did).
+    pub fn output_file_granted(&self) -> bool {
+        self.output_file_grant
     }
 
     /// Decides the sandbox of a spawn lane run under `mode` for the repository at `repo_root`,
@@ -195,6 +206,7 @@ impl LaneSandbox {
             detect_root: Some(repo_root.to_path_buf()),
             skip: skip.clone(),
             scratch: None,
+            output_file_grant: false,
         };
         if posture == Posture::WritesRepository && allowed_writes {
             return detecting(Effective::WritesAllowed);
@@ -218,7 +230,12 @@ impl LaneSandbox {
                     sandbox.scratch = Some(dir.clone());
                 }
                 let mut writable = vec![run_dir.to_path_buf()];
-                writable.extend(own_files.iter().cloned());
+                if let Ok(repo) = repo_root.canonicalize() {
+                    if inside(run_dir, &repo) {
+                        writable.extend(own_files.iter().cloned());
+                        sandbox.output_file_grant = true;
+                    }
+                }
                 sandbox.confinement = Confinement {
                     read_only: Some(repo_root.to_path_buf()),
                     writable,
