@@ -6,7 +6,7 @@
 #
 # Usage: bash tests/conformance/servers/mockllm.sh
 #   GSD_LANE_BIN            the binary (default: target/debug/gsd-lane, built if missing)
-#   GSD_CONFORMANCE_CACHE   install cache (default: /work/cache/conformance)
+#   GSD_CONFORMANCE_CACHE   install cache (default: $HOME/.cache/gsd-lane-conformance, as run.sh)
 # Prints one line per check and "N passed, M failed"; exit 0 when all pass, 1 on a failure,
 # 77 when mockllm cannot be installed here (skipped, never counted as passed).
 #
@@ -16,7 +16,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 VERSION=0.0.8
-CACHE=${GSD_CONFORMANCE_CACHE:-/work/cache/conformance}
+CACHE=${GSD_CONFORMANCE_CACHE:-$HOME/.cache/gsd-lane-conformance}
 VENV=$CACHE/mockllm-$VERSION
 BIN=${GSD_LANE_BIN:-$ROOT/target/debug/gsd-lane}
 
