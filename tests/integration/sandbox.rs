@@ -543,6 +543,31 @@ fn reviews_md_says_under_the_lane_that_it_modified_the_repository() {
         "{}",
         out.stderr
     );
+    // `--json`: one `repository_changed` event for the lane.
+    std::fs::remove_file(env.project.join("planted.txt")).expect("remove");
+    let (out, _) = util::run_bounded(
+        review_command(
+            &env,
+            &bin,
+            &["--phase", "3", "--one", "--sandbox", "detect", "--json"],
+        ),
+        COMMAND_TIMEOUT,
+    );
+    out.assert_no_panic().assert_status(0);
+    let changed: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["event"] == "repository_changed")
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            json!({"event": "repository_changed", "identity": "one", "changes": ["created planted.txt"]})
+        ],
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -419,6 +419,15 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
                     }
                 }
                 display_state.ended(*index, ending);
+                if let (Mode::Json, Some(job)) = (display_state.mode(), jobs.get(*index)) {
+                    if !result.repository_changes.is_empty() {
+                        progress::event(&json!({
+                            "event": "repository_changed",
+                            "identity": job.identity.id,
+                            "changes": result.repository_changes,
+                        }));
+                    }
+                }
             }
             Event::Interrupted => {}
         });
@@ -1008,12 +1017,14 @@ fn merge_kept(
                 metadata: kept.metadata.clone(),
                 started: true,
                 retries: 0,
+                repository_changes: Vec::new(),
             },
             None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
                 done: Done::Interrupted,
                 metadata: None,
                 started: false,
                 retries: 0,
+                repository_changes: Vec::new(),
             }),
         })
         .collect()

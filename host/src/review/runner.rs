@@ -99,6 +99,8 @@ pub struct LaneResult {
     pub started: bool,
     /// Rate-limit retries made (run::rate_limit).
     pub retries: u32,
+    /// Changes to the repository seen while the lane ran (the sandbox's detection).
+    pub repository_changes: Vec<String>,
 }
 
 impl LaneResult {
@@ -273,6 +275,7 @@ fn coordinate(
                 metadata: None,
                 started: started.get(index).copied().unwrap_or(false),
                 retries: 0,
+                repository_changes: Vec::new(),
             };
             let _ = job;
             on_event(&Event::Finished(index, result.clone()), jobs);
@@ -305,6 +308,7 @@ fn run_group(
                     metadata: None,
                     started: false,
                     retries: 0,
+                    repository_changes: Vec::new(),
                 },
             ));
             continue;
@@ -389,6 +393,7 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         metadata: None,
         started: true,
         retries: 0,
+        repository_changes: Vec::new(),
     }
 }
 
@@ -419,6 +424,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
                     metadata: meta,
                     started: true,
                     retries: 0,
+                    repository_changes: Vec::new(),
                 }
             }
         }
@@ -470,11 +476,15 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     let attempts =
         rate_limit::run_lane_retrying(&job.lane, &setup, &mut on_retry, &interrupt::interrupted);
     let retries = attempts.retries;
+    let mut repository_changes = Vec::new();
     let done = match attempts.outcome {
         Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),
-        Ok(Outcome::Completed(completion)) => Done::Ran {
-            stubbed: completion.stubbed,
-        },
+        Ok(Outcome::Completed(completion)) => {
+            repository_changes = completion.repository_changes;
+            Done::Ran {
+                stubbed: completion.stubbed,
+            }
+        }
         Err(failure) => {
             let mut result = internal_stub(job, shared, &failure.message);
             result.metadata = metadata;
@@ -487,5 +497,6 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         metadata,
         started: true,
         retries,
+        repository_changes,
     }
 }
