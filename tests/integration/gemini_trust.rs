@@ -368,3 +368,17 @@ fn a_default_reviewer_held_back_by_the_gate_is_named_in_reviews_md() {
     );
     assert!(lab.starts().is_empty());
 }
+
+#[test]
+fn doctor_names_the_folder_trust_gate_and_its_fix() {
+    let lab = Lab::new();
+    let (out, _) = util::run_bounded(lab.command(&["doctor", "gemini", "--json"], &[]), TIMEOUT);
+    out.assert_no_panic().assert_status(1);
+    let rows = out.json();
+    let row = &rows[0];
+    assert_eq!(row["probe"]["reason"], "untrusted_workspace", "{rows}");
+    let fix = row["problems"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("GEMINI_CLI_TRUST_WORKSPACE=true"), "{fix}");
+    assert!(!fix.contains("gsd-lane validate"), "{fix}");
+    assert_eq!(lab.starts(), Vec::<String>::new(), "gemini was started");
+}

@@ -93,7 +93,19 @@ fn fix_for(lane: &Lane, refusal: &Refusal) -> String {
             neutralize(&lane.slug)
         ),
         Reason::UnknownHandler => format!(
-            "use a built-in handler (antigravity, openai-compatible, opencode) in {path}, or a gsd-lane that has this one"
+            "use a built-in handler ({}) in {path}, or a gsd-lane that has this one",
+            crate::manifest::vocab::HANDLER.join(", ")
+        ),
+        Reason::UntrustedWorkspace => format!(
+            "run `{}` once in this folder and trust it when it asks, or, for a repository you trust, set GEMINI_CLI_TRUST_WORKSPACE=true for the review",
+            neutralize(&binary)
+        ),
+        Reason::ConsentStoreUnreadable | Reason::EgressStoreUnreadable => {
+            "gsd-lane trust repair".to_owned()
+        }
+        Reason::RepositoryWritesNotAllowed => format!(
+            "only if this lane may change the repository: add \"{}\" to review.allow_repository_writes in .planning/config.json",
+            neutralize(&lane.slug)
         ),
         _ => format!("gsd-lane validate {path}"),
     }
