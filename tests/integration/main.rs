@@ -26,5 +26,6 @@ mod run;
 mod sandbox;
 mod screens;
 mod soak;
+mod terminal;
 mod trust;
 mod util;

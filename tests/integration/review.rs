@@ -791,7 +791,7 @@ pub(crate) fn alive(pid: u32) -> bool {
 }
 
 /// Whether a review run under `tmp` has journaled a finished attempt of `slug`.
-fn journaled(tmp: &Path, slug: &str) -> bool {
+pub(crate) fn journaled(tmp: &Path, slug: &str) -> bool {
     let Ok(entries) = std::fs::read_dir(tmp) else {
         return false;
     };
