@@ -116,6 +116,19 @@ def find_python(minimum):
     return None
 
 
+def venv_is_here(venv):
+    """Whether the venv's scripts still point at it: a cache that was moved keeps the old
+    absolute path in every script's first line, and such a venv must be rebuilt."""
+    for name in sorted(os.listdir(os.path.join(venv, "bin"))):
+        path = os.path.join(venv, "bin", name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as script:
+                first = script.readline(4096)
+            if first.startswith(b"#!"):
+                return first[2:].strip().startswith(os.path.abspath(venv).encode())
+    return True
+
+
 def pypi_install(cache, package, version, python, log):
     """Install package==version into its own venv; return (venv, error).
 
@@ -123,7 +136,7 @@ def pypi_install(cache, package, version, python, log):
     `.complete` marker is written last, and a venv without it is rebuilt.
     """
     venv = os.path.join(cache, "pkgs", f"pypi-{package}@{version}")
-    if os.path.isfile(os.path.join(venv, ".complete")):
+    if os.path.isfile(os.path.join(venv, ".complete")) and venv_is_here(venv):
         return venv, None
     shutil.rmtree(venv, ignore_errors=True)
     os.makedirs(os.path.join(cache, "logs"), exist_ok=True)

@@ -20,7 +20,9 @@ CACHE=${GSD_CONFORMANCE_CACHE:-$HOME/.cache/gsd-lane-conformance}
 VENV=$CACHE/mockllm-$VERSION
 BIN=${GSD_LANE_BIN:-$ROOT/target/debug/gsd-lane}
 
-if [ ! -x "$VENV/bin/uvicorn" ]; then
+# A venv that no longer runs (moved, or its python gone) is made again, not trusted.
+if ! "$VENV/bin/python3" -c 'import mockllm, uvicorn' >/dev/null 2>&1; then
+  rm -rf "$VENV"
   mkdir -p "$CACHE"
   if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "mockllm==$VERSION"; } >/dev/null 2>&1; then
     echo "mockllm: skipped (pip install mockllm==$VERSION failed)"
@@ -50,13 +52,21 @@ defaults:
 YAML
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-MOCKLLM_RESPONSES_FILE="$WORK/responses.yml" "$VENV/bin/uvicorn" mockllm.server:app \
+MOCKLLM_RESPONSES_FILE="$WORK/responses.yml" "$VENV/bin/python3" -m uvicorn mockllm.server:app \
   --host 127.0.0.1 --port "$PORT" --log-level warning >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 1 100); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null && break
+up=0
+for _ in $(seq 1 300); do
+  python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null && { up=1; break; }
+  kill -0 "$SERVER_PID" 2>/dev/null || break
   sleep 0.1
 done
+if [ "$up" != 1 ]; then
+  echo "mockllm: the server did not start on 127.0.0.1:$PORT:"
+  sed -n '1,20p' "$WORK/server.log"
+  echo "mockllm $VERSION: 0 passed, 1 failed"
+  exit 1
+fi
 
 # An openai-http overlay lane for mockllm: it serves /models (not /v1/models), so the probe
 # uses that and the model is configured (no discovery).
