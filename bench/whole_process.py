@@ -126,7 +126,8 @@ def main():
     rows.append(("gsd-lane run quick (exits at once)", gsd_run, direct))
 
     write_lane(home, bindir, "gib", "head -c 1073741824 /dev/zero | tr '\\0' 'a'")
-    t, rss, status = run_once([GSD, "run", "gib", "--run-dir", run_dir, "--json"], env=env, cwd=proj)
+    t, rss, status = run_once([GSD, "run", "gib", "--run-dir", run_dir, "--prompt-file", prompt, "--json"],
+                              env=env, cwd=proj)
     # The same lane's program alone, for the throughput baseline (disk speed of this machine).
     t_direct, _, _ = run_once(["sh", "-c", "head -c 1073741824 /dev/zero | tr '\\0' 'a' > " + os.path.join(run_dir, "direct.out")], env=env)
     os.remove(os.path.join(run_dir, "direct.out"))
