@@ -99,7 +99,7 @@ pub enum Command {
     Install(crate::app::trust::InstallArgs),
     /// Remove an installed capability and its consent record.
     Remove(crate::app::trust::RemoveArgs),
-    /// Consent records: list, approve, revoke, rebind-host.
+    /// Consent records: list, approve, revoke, rebind-host; repair a damaged store.
     Trust(crate::app::trust::TrustArgs),
     /// Is each lane ready here (program, probe, trust, readiness), and what fixes it.
     Doctor(crate::app::doctor::DoctorArgs),
