@@ -23,5 +23,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let _ = gsd_lane::plan::prompt_budget(&lane, &config);
+    if let Ok(spec) = gsd_lane::manifest::LaneSpec::from_body(&lane) {
+        let _ = gsd_lane::plan::prompt_budget(&spec, &config);
+    }
 });

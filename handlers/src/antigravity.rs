@@ -73,7 +73,7 @@ pub struct Watermark {
 
 impl Handler for Antigravity {
     fn name(&self) -> HandlerName {
-        HandlerName::Antigravity
+        HandlerName::new("antigravity")
     }
 
     fn describe(&self) -> &'static str {

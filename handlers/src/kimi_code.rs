@@ -37,7 +37,7 @@ pub struct KimiCode;
 
 impl Handler for KimiCode {
     fn name(&self) -> HandlerName {
-        HandlerName::KimiCode
+        HandlerName::new("kimi-code")
     }
 
     fn describe(&self) -> &'static str {

@@ -43,14 +43,27 @@ impl fmt::Display for UnknownHandler {
 
 impl std::error::Error for UnknownHandler {}
 
+/// The registered names, in [`HANDLERS`] order: the closed set a descriptor's
+/// `reviewer.handler` may use (validation, the JSON Schema and `list` read it here).
+pub fn names() -> Vec<HandlerName> {
+    HANDLERS.iter().map(|handler| handler.name()).collect()
+}
+
+/// The registered name written as `text` (exact, case-sensitive), or `None`.
+pub fn name(text: &str) -> Option<HandlerName> {
+    HandlerName::find(names(), text)
+}
+
 /// Finds the handler registered under `name`.
 ///
 /// # Errors
 ///
-/// [`UnknownHandler`] when `name` is outside the closed set or not implemented by this build.
+/// [`UnknownHandler`] when `name` is not a registered handler's name.
 pub fn lookup(name: &str) -> Result<&'static dyn Handler, UnknownHandler> {
-    HandlerName::parse(name)
-        .and_then(|wanted| HANDLERS.iter().copied().find(|h| h.name() == wanted))
+    HANDLERS
+        .iter()
+        .copied()
+        .find(|handler| handler.name().as_str() == name)
         .ok_or_else(|| UnknownHandler {
             name: name.to_owned(),
             known: HANDLERS.iter().map(|h| h.name().as_str()).collect(),
@@ -73,6 +86,8 @@ mod tests {
             "HANDLERS must be unique and in alphabetical order"
         );
         for handler in HANDLERS {
+            assert!(handler.name().is_well_formed(), "{}", handler.name());
+            assert_eq!(name(handler.name().as_str()), Some(handler.name()));
             let found = lookup(handler.name().as_str()).expect("registered name resolves");
             assert_eq!(found.name(), handler.name());
             assert!(!found.describe().is_empty());

@@ -20,7 +20,7 @@ pub struct OpenAiCompatible;
 
 impl gsd_lane_sdk::Handler for OpenAiCompatible {
     fn name(&self) -> HandlerName {
-        HandlerName::OpenAiCompatible
+        HandlerName::new("openai-compatible")
     }
 
     fn describe(&self) -> &'static str {

@@ -23,7 +23,7 @@ pub struct Opencode;
 
 impl Handler for Opencode {
     fn name(&self) -> HandlerName {
-        HandlerName::Opencode
+        HandlerName::new("opencode")
     }
 
     fn describe(&self) -> &'static str {

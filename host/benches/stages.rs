@@ -39,7 +39,7 @@ fn main() {
     };
     measure("plan resolution, 12 first-party lanes", 200, || {
         for lane in &registry.lanes {
-            black_box(plan::resolve(&lane.capability_id, lane.body(), &config, &inputs).is_ok());
+            black_box(plan::resolve_lane(&lane.capability_id, lane, &config, &inputs).is_ok());
         }
     });
     measure(
@@ -48,7 +48,7 @@ fn main() {
         || {
             for lane in &registry.lanes {
                 black_box(gsd_lane::trust::signature::signature_for_manifest(
-                    &lane.manifest,
+                    lane.manifest(),
                 ));
             }
         },
@@ -61,7 +61,7 @@ fn main() {
         ..HostEnv::default()
     };
     let ollama = registry.lane("ollama").expect("ollama");
-    let plan = plan::resolve(&ollama.capability_id, ollama.body(), &config, &inputs).expect("plan");
+    let plan = plan::resolve_lane(&ollama.capability_id, ollama, &config, &inputs).expect("plan");
     let check = gsd_lane::trust::egress_check(&env, home.path());
     // The first check pins the host (one store write); later checks compare against the pin.
     let first = Instant::now();

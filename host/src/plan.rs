@@ -1,16 +1,17 @@
-//! Plan resolution (invocation.md §4): a lane body plus config in, a typed plan or a typed
-//! refusal out. Pure and total: no I/O, no panic, whatever the body holds.
+//! Plan resolution (invocation.md §4): a typed lane plus config in, a typed plan or a typed
+//! refusal out. Pure and total: no I/O, no panic, whatever the lane holds ([`resolve`] takes a
+//! raw body and converts it first).
 
 use std::fmt;
 
-use gsd_lane_sdk::{
-    EmptyOutputPolicy, HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan, Transport,
-};
+use gsd_lane_sdk::{HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::config::{configured, effort_argv, normalize_host, ProjectConfig};
-use crate::manifest::vocab;
+use crate::manifest::lane::{HttpInvoke, Invoke, SpawnInvoke};
+use crate::manifest::model::{EffortChannel, ModelDiscovery, OutputChannel, PromptChannel};
+use crate::manifest::LaneSpec;
 
 /// The closed set of unavailability reasons (invocation.md §5), sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -189,15 +190,12 @@ fn join(run_dir: &str, file: &str) -> String {
     format!("{}/{file}", run_dir.trim_end_matches('/'))
 }
 
-fn text<'v>(object: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
-    object.get(key).and_then(Value::as_str)
-}
-
 fn malformed(detail: impl Into<String>) -> Refusal {
     Refusal::new(Reason::MalformedLane, detail)
 }
 
-/// Resolves the plan of the lane declared by capability `capability_id`.
+/// Resolves the plan of a raw `reviewer` body declared by capability `capability_id`: the body
+/// is converted to a [`LaneSpec`] (refusing what no plan can be made of), then resolved.
 ///
 /// # Errors
 ///
@@ -208,208 +206,136 @@ pub fn resolve(
     config: &ProjectConfig,
     inputs: &PlanInputs,
 ) -> Result<LanePlan, Refusal> {
-    let body = lane
-        .as_object()
-        .ok_or_else(|| malformed("the lane is not a JSON object"))?;
-    let slug = text(body, "slug").map(str::trim).unwrap_or("");
-    if slug.is_empty() {
-        return Err(malformed("slug is missing or empty"));
-    }
-    if !vocab::is_slug(slug) {
-        return Err(malformed(format!(
-            "slug {:?} does not match ^[a-z0-9][a-z0-9_-]*$",
-            crate::output::neutralize(slug)
-        )));
-    }
-    let handler = match body.get("handler") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) if vocab::HANDLER.contains(&name.as_str()) => Some(name.clone()),
-        Some(other) => {
-            return Err(Refusal::new(
-                Reason::UnknownHandler,
-                format!(
-                    "handler {} is not one of the built-in modules",
-                    crate::manifest::diagnostic::render_value(Some(other))
-                ),
-            ))
-        }
-    };
-    let transport = match text(body, "transport") {
-        Some("openai-http") => Transport::OpenAiHttp,
-        Some("spawn") => Transport::Spawn,
-        _ => {
-            return Err(Refusal::new(
-                Reason::UnknownTransport,
-                "transport is neither spawn nor openai-http",
-            ))
-        }
-    };
+    resolve_lane(capability_id, &LaneSpec::from_body(lane)?, config, inputs)
+}
+
+/// Resolves the plan of a typed lane declared by capability `capability_id`.
+///
+/// # Errors
+///
+/// A [`Refusal`] from the closed reason set, in the check order of §4.1.
+pub fn resolve_lane(
+    capability_id: &str,
+    lane: &LaneSpec,
+    config: &ProjectConfig,
+    inputs: &PlanInputs,
+) -> Result<LanePlan, Refusal> {
     let identity = inputs
         .instance
         .name
         .as_deref()
-        .map_or_else(|| slug.to_owned(), safe_instance_name);
-    let prompt_path = inputs
-        .prompt_file
-        .clone()
-        .unwrap_or_else(|| join(&inputs.run_dir, "gsd-review-prompt.md"));
-    let model = resolve_model(body, config, &inputs.instance);
-    let shape = match transport {
-        Transport::Spawn => PlanShape::Spawn(spawn_plan(
-            body,
-            slug,
-            &identity,
-            &prompt_path,
-            model,
-            config,
-            inputs,
-        )?),
-        Transport::OpenAiHttp => PlanShape::Http(http_plan(body, model, config)?),
+        .map_or_else(|| lane.slug.clone(), safe_instance_name);
+    let paths = Paths::of(&identity, inputs);
+    let model = resolve_model(lane, config, &inputs.instance);
+    let shape = match &lane.invoke {
+        Invoke::Spawn(invoke) => {
+            PlanShape::Spawn(spawn_plan(invoke, lane, &paths, model, config, inputs)?)
+        }
+        Invoke::Http(invoke) => PlanShape::Http(http_plan(invoke, &lane.probe, model, config)?),
     };
     Ok(LanePlan {
-        slug: slug.to_owned(),
+        slug: lane.slug.clone(),
         capability_id: capability_id.to_owned(),
-        transport,
-        prompt_path,
-        review_path: join(&inputs.run_dir, &format!("gsd-review-{identity}.md")),
-        err_path: join(&inputs.run_dir, &format!("gsd-review-{identity}.err")),
-        timeout_ms: timeout_ms(body.get("timeoutFloorMs")),
-        empty_output: if text(body, "emptyOutput") == Some("handler-owned") {
-            EmptyOutputPolicy::HandlerOwned
-        } else {
-            EmptyOutputPolicy::StubWithStderr
-        },
-        handler,
-        requires_binaries: crate::manifest::facts::string_items(body.get("requiresBinaries")),
-        probe: probe(body.get("probe")),
+        transport: lane.transport(),
+        prompt_path: paths.prompt,
+        review_path: paths.review,
+        err_path: paths.err,
+        timeout_ms: lane.timeout_floor_ms,
+        empty_output: lane.empty_output,
+        handler: lane.handler,
+        requires_binaries: lane.requires_binaries.clone(),
+        probe: lane.probe.clone(),
         shape,
     })
 }
 
-/// `timeoutFloorMs` when a finite number > 0 (capped at 2^53-1), else 900 000.
-fn timeout_ms(value: Option<&Value>) -> u64 {
-    match value.and_then(Value::as_f64) {
-        Some(ms) if ms.is_finite() && ms >= 1.0 => {
-            // Bounded above, so the conversion is exact enough and cannot overflow.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let ms = ms.min(vocab::MAX_INTEGER) as u64;
-            ms
-        }
-        _ => 900_000,
-    }
+/// The files of one identity's invocation.
+struct Paths {
+    /// The prompt file.
+    prompt: String,
+    /// The review file.
+    review: String,
+    /// The stderr sidecar.
+    err: String,
 }
 
-fn probe(value: Option<&Value>) -> Probe {
-    let Some(object) = value.and_then(Value::as_object) else {
-        return Probe::Unusable;
-    };
-    let field = |key: &str| text(object, key).unwrap_or("").to_owned();
-    let millis = || vocab::positive_integer(object.get("timeoutMs")).unwrap_or(2_000);
-    match text(object, "kind") {
-        Some("command-exists") => Probe::CommandExists {
-            binary: field("binary"),
-        },
-        Some("command-capability") => Probe::CommandCapability {
-            binary: field("binary"),
-            needle: field("needle"),
-            timeout_ms: millis(),
-        },
-        Some("http-reachable") => Probe::HttpReachable {
-            host_config_key: field("hostConfigKey"),
-            path: field("path"),
-            timeout_ms: millis(),
-        },
-        _ => Probe::Unusable,
+impl Paths {
+    fn of(identity: &str, inputs: &PlanInputs) -> Paths {
+        Paths {
+            prompt: inputs
+                .prompt_file
+                .clone()
+                .unwrap_or_else(|| join(&inputs.run_dir, "gsd-review-prompt.md")),
+            review: join(&inputs.run_dir, &format!("gsd-review-{identity}.md")),
+            err: join(&inputs.run_dir, &format!("gsd-review-{identity}.err")),
+        }
     }
 }
 
 /// The configured model (§3.3), or the instance's `--model`.
-fn resolve_model(
-    body: &Map<String, Value>,
-    config: &ProjectConfig,
-    instance: &Instance,
-) -> Option<String> {
-    let key = text(body, "modelConfigKey")?;
+fn resolve_model(lane: &LaneSpec, config: &ProjectConfig, instance: &Instance) -> Option<String> {
+    let key = lane.model_config_key.as_deref()?;
     match &instance.model {
         Some(model) => configured(Some(&Value::String(model.clone()))),
         None => config.configured_string(key),
     }
 }
 
+/// The argv values each placeholder expands to.
+struct Expansions {
+    model: Vec<String>,
+    effort: Vec<String>,
+    output: Vec<String>,
+    prompt: Vec<String>,
+}
+
+impl Expansions {
+    /// The elements `arg` stands for: its expansion when a placeholder, else itself.
+    fn expand(&self, arg: &str) -> Vec<String> {
+        match arg {
+            "{{model}}" => self.model.clone(),
+            "{{effort}}" => self.effort.clone(),
+            "{{output}}" => self.output.clone(),
+            "{{prompt}}" => self.prompt.clone(),
+            literal => vec![literal.to_owned()],
+        }
+    }
+}
+
 fn spawn_plan(
-    body: &Map<String, Value>,
-    slug: &str,
-    identity: &str,
-    prompt_path: &str,
+    invoke: &SpawnInvoke,
+    lane: &LaneSpec,
+    paths: &Paths,
     model: Option<String>,
     config: &ProjectConfig,
     inputs: &PlanInputs,
 ) -> Result<SpawnPlan, Refusal> {
-    let empty = Map::new();
-    let invoke = body
-        .get("invoke")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let binary = text(invoke, "binary").map(str::trim).unwrap_or("");
+    let binary = invoke.binary.trim();
     if binary.is_empty() {
         return Err(malformed("invoke.binary is missing or blank"));
     }
-    let review_path = join(&inputs.run_dir, &format!("gsd-review-{identity}.md"));
-    let (output_target, output) = if text(invoke, "outputChannel") == Some("file-arg") {
-        let arg = text(invoke, "outputArg")
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| malformed("outputChannel is file-arg but outputArg is missing"))?;
-        (
-            OutputTarget::File(review_path.clone()),
-            vec![arg.to_owned(), review_path],
-        )
-    } else {
-        (OutputTarget::Stdout, Vec::new())
+    let (output_target, output) = output_of(invoke, &paths.review)?;
+    let (stdin, prompt) = match invoke.prompt_channel {
+        PromptChannel::Stdin => (Some(paths.prompt.clone()), Vec::new()),
+        PromptChannel::ArgvFileRef => (None, vec![file_ref_text(&paths.prompt, &inputs.repo_root)]),
+        PromptChannel::Argv => (None, vec![paths.prompt.clone()]),
+        PromptChannel::None => (None, Vec::new()),
     };
-    let (stdin, prompt) = match text(invoke, "promptChannel") {
-        Some("stdin") => (Some(prompt_path.to_owned()), Vec::new()),
-        Some("argv-file-ref") => (None, vec![file_ref_text(prompt_path, &inputs.repo_root)]),
-        Some("argv") => (None, vec![prompt_path.to_owned()]),
-        Some("none") => (None, Vec::new()),
-        _ => {
-            return Err(malformed(
-                "invoke.promptChannel is not stdin, argv, argv-file-ref or none",
-            ))
-        }
+    let expansions = Expansions {
+        model: match (&invoke.model_arg, model) {
+            (Some(arg), Some(model)) => vec![arg.clone(), model],
+            _ => Vec::new(),
+        },
+        effort: effort_of(invoke, &lane.slug, config, inputs),
+        output,
+        prompt,
     };
-    let model_arg = text(invoke, "modelArg").filter(|a| !a.is_empty());
-    let model = match (model_arg, model) {
-        (Some(arg), Some(model)) => vec![arg.to_owned(), model],
-        _ => Vec::new(),
-    };
-    let effort = if text(invoke, "effortChannel") == Some("argv") {
-        inputs
-            .effort
-            .clone()
-            .unwrap_or_else(|| effort_argv(config, slug))
-            .into_iter()
-            .filter(|arg| !arg.is_empty())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut argv = Vec::new();
-    for arg in invoke
-        .get("args")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
-        match arg {
-            "{{model}}" => argv.extend(model.iter().cloned()),
-            "{{effort}}" => argv.extend(effort.iter().cloned()),
-            "{{output}}" => argv.extend(output.iter().cloned()),
-            "{{prompt}}" => argv.extend(prompt.iter().cloned()),
-            literal => argv.push(literal.to_owned()),
-        }
-    }
-    if let (Some(agent), "opencode") = (&inputs.instance.agent, slug) {
+    let mut argv: Vec<String> = invoke
+        .args
+        .iter()
+        .flat_map(|arg| expansions.expand(arg))
+        .collect();
+    if let (Some(agent), "opencode") = (&inputs.instance.agent, lane.slug.as_str()) {
         let at = argv.iter().position(|a| a == "run").map_or(0, |i| i + 1);
         argv.splice(at..at, [String::from("--agent"), agent.clone()]);
     }
@@ -421,49 +347,110 @@ fn spawn_plan(
     })
 }
 
+/// Where the review comes from, and what `{{output}}` expands to.
+fn output_of(
+    invoke: &SpawnInvoke,
+    review_path: &str,
+) -> Result<(OutputTarget, Vec<String>), Refusal> {
+    match invoke.output_channel {
+        OutputChannel::FileArg => {
+            let arg = invoke
+                .output_arg
+                .as_ref()
+                .ok_or_else(|| malformed("outputChannel is file-arg but outputArg is missing"))?;
+            Ok((
+                OutputTarget::File(review_path.to_owned()),
+                vec![arg.clone(), review_path.to_owned()],
+            ))
+        }
+        OutputChannel::Stdout => Ok((OutputTarget::Stdout, Vec::new())),
+    }
+}
+
+/// The effort argv `{{effort}}` expands to (`effortChannel: argv` only).
+fn effort_of(
+    invoke: &SpawnInvoke,
+    slug: &str,
+    config: &ProjectConfig,
+    inputs: &PlanInputs,
+) -> Vec<String> {
+    if invoke.effort_channel != EffortChannel::Argv {
+        return Vec::new();
+    }
+    inputs
+        .effort
+        .clone()
+        .unwrap_or_else(|| effort_argv(config, slug))
+        .into_iter()
+        .filter(|arg| !arg.is_empty())
+        .collect()
+}
+
 /// Resolves the destination of an `openai-http` lane (trust.md §6.2): the configured value at
 /// `invoke.hostConfigKey` (invocation.md §3.2 "unset" rule), else `invoke.defaultHost` when it is
 /// a string, normalized (§6.3). Returns `(hostConfigKey, host)`; an empty host means none.
 ///
 /// This is the one resolver: plans, disclosure and consent all call it, so the host a user is
 /// shown is the host stored in the consent record and the host checked on every run.
-pub fn resolve_host(invoke: &Map<String, Value>, config: &ProjectConfig) -> (String, String) {
-    let host_config_key = text(invoke, "hostConfigKey").unwrap_or("").to_owned();
+pub fn resolve_host(invoke: &HttpInvoke, config: &ProjectConfig) -> (String, String) {
     let raw = config
-        .configured_string(&host_config_key)
-        .or_else(|| text(invoke, "defaultHost").map(str::to_owned))
+        .configured_string(&invoke.host_config_key)
+        .or_else(|| invoke.default_host.clone())
         .unwrap_or_default();
-    (host_config_key, normalize_host(&raw))
+    (invoke.host_config_key.clone(), normalize_host(&raw))
 }
 
 fn http_plan(
-    body: &Map<String, Value>,
+    invoke: &HttpInvoke,
+    probe: &Probe,
     model: Option<String>,
     config: &ProjectConfig,
 ) -> Result<HttpPlan, Refusal> {
-    let invoke = body
-        .get("invoke")
-        .and_then(Value::as_object)
-        .ok_or_else(|| malformed("invoke is not a JSON object"))?;
     let (host_config_key, host) = resolve_host(invoke, config);
     if host.is_empty() {
         return Err(malformed(format!(
             "no host: {host_config_key} is unset and there is no defaultHost"
         )));
     }
-    let origin = url::Url::parse(&host)
+    let path = invoke.path.as_deref().unwrap_or("/v1/chat/completions");
+    let url = chat_url(&host, path)?;
+    if let Probe::HttpReachable {
+        host_config_key: probe_key,
+        ..
+    } = probe
+    {
+        if *probe_key != host_config_key {
+            return Err(malformed(format!(
+                "probe.hostConfigKey {probe_key:?} differs from invoke.hostConfigKey {host_config_key:?}"
+            )));
+        }
+    }
+    Ok(HttpPlan {
+        url,
+        models_url: (invoke.model_discovery == ModelDiscovery::FirstFromModelsEndpoint)
+            .then(|| crate::config::join_lane_path(&host, "/v1/models")),
+        host,
+        host_config_key,
+        model,
+        fallback_model: invoke
+            .fallback_model
+            .clone()
+            .unwrap_or_else(|| "local-model".to_owned()),
+    })
+}
+
+/// `host` + `path`, refused unless it stays on the host's origin.
+fn chat_url(host: &str, path: &str) -> Result<String, Refusal> {
+    let origin = url::Url::parse(host)
         .ok()
         .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
         .ok_or_else(|| malformed(format!("host {host:?} is not an http or https URL")))?;
-    let path = text(invoke, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or("/v1/chat/completions");
     if !path.starts_with('/') {
         return Err(malformed(format!(
             "invoke.path {path:?} does not start with /"
         )));
     }
-    let url = crate::config::join_lane_path(&host, path);
+    let url = crate::config::join_lane_path(host, path);
     let same_origin = url::Url::parse(&url).ok().is_some_and(|joined| {
         joined.scheme() == origin.scheme()
             && joined.host_str() == origin.host_str()
@@ -476,34 +463,13 @@ fn http_plan(
             "invoke.path {path:?} moves the request away from {host}"
         )));
     }
-    if let Some(probe_key) = body
-        .get("probe")
-        .and_then(|p| p.get("hostConfigKey"))
-        .and_then(Value::as_str)
-    {
-        if probe_key != host_config_key {
-            return Err(malformed(format!(
-                "probe.hostConfigKey {probe_key:?} differs from invoke.hostConfigKey {host_config_key:?}"
-            )));
-        }
-    }
-    Ok(HttpPlan {
-        url,
-        models_url: (text(invoke, "modelDiscovery") == Some("first-from-models-endpoint"))
-            .then(|| crate::config::join_lane_path(&host, "/v1/models")),
-        host,
-        host_config_key,
-        model,
-        fallback_model: text(invoke, "fallbackModel")
-            .unwrap_or("local-model")
-            .to_owned(),
-    })
+    Ok(url)
 }
 
 /// The lane's prompt budget (review-workflow.md §8.1): `None` when the lane has none; the
 /// number as written in the config (so `5000` stays an integer on the wire).
-pub fn prompt_budget(lane: &Value, config: &ProjectConfig) -> Option<serde_json::Number> {
-    let key = lane.get("promptBudgetKey")?.as_str()?;
+pub fn prompt_budget(lane: &LaneSpec, config: &ProjectConfig) -> Option<serde_json::Number> {
+    let key = lane.prompt_budget_key.as_deref()?;
     let finite = |value: Option<&Value>| {
         value
             .and_then(Value::as_number)

@@ -287,7 +287,7 @@ pub extern "C" fn this_sdk_version() -> RStr<'static> {
 /// pub struct Canned;
 ///
 /// impl Handler for Canned {
-///     fn name(&self) -> HandlerName { HandlerName::Opencode }
+///     fn name(&self) -> HandlerName { HandlerName::new("opencode") }
 ///     fn describe(&self) -> &'static str { "answers a canned review" }
 ///     fn transport(&self) -> Transport { Transport::Spawn }
 ///     fn run(&self, _: &dyn Effects, _: &LaneRequest) -> Result<HandlerOutput, HandlerError> {
@@ -745,7 +745,8 @@ impl std::fmt::Debug for LoadedHandler {
 }
 
 impl LoadedHandler {
-    /// Checks a module's handler: SDK version first, then the closed name, then the transport.
+    /// Checks a module's handler: SDK version first, then the name against `known` (the
+    /// host's registered handler names), then the transport.
     ///
     /// The describe text and version are leaked once per load (a loaded library is never
     /// unloaded either), so the result lives as long as the process.
@@ -753,7 +754,10 @@ impl LoadedHandler {
     /// # Errors
     ///
     /// [`ModuleRefusal`] naming what does not fit.
-    pub fn new(inner: FfiHandlerBox) -> Result<LoadedHandler, ModuleRefusal> {
+    pub fn new(
+        inner: FfiHandlerBox,
+        known: &[HandlerName],
+    ) -> Result<LoadedHandler, ModuleRefusal> {
         let version = inner.sdk_version().to_string();
         if !crate::is_compatible(crate::SDK_VERSION, &version) {
             return Err(ModuleRefusal::IncompatibleSdk {
@@ -762,9 +766,11 @@ impl LoadedHandler {
             });
         }
         let declared = inner.name().to_string();
-        let name = HandlerName::parse(&declared).ok_or_else(|| ModuleRefusal::UnknownName {
-            name: declared.clone(),
-            known: HandlerName::ALL.iter().map(|n| n.as_str()).collect(),
+        let name = HandlerName::find(known.iter().copied(), &declared).ok_or_else(|| {
+            ModuleRefusal::UnknownName {
+                name: declared.clone(),
+                known: known.iter().map(|n| n.as_str()).collect(),
+            }
         })?;
         let transport_text = inner.transport().to_string();
         let transport = parse_transport(&transport_text)
@@ -887,12 +893,18 @@ mod tests {
     use super::*;
     use crate::testing::{FakeEffects, FakeProcess};
 
+    /// The registered names the loader checks modules against in these tests.
+    const KNOWN: [HandlerName; 2] = [
+        HandlerName::new("antigravity"),
+        HandlerName::new("opencode"),
+    ];
+
     /// Uses every effect once and reports what came back.
     struct Everything;
 
     impl Handler for Everything {
         fn name(&self) -> HandlerName {
-            HandlerName::Opencode
+            HandlerName::new("opencode")
         }
         fn describe(&self) -> &'static str {
             "uses every effect"
@@ -930,7 +942,7 @@ mod tests {
 
     impl Handler for Panics {
         fn name(&self) -> HandlerName {
-            HandlerName::Antigravity
+            HandlerName::new("antigravity")
         }
         fn describe(&self) -> &'static str {
             "panics"
@@ -945,8 +957,8 @@ mod tests {
 
     #[test]
     fn a_handler_round_trips_through_the_ffi_layer_and_uses_the_host_effects() {
-        let loaded = LoadedHandler::new(handler_to_ffi(Everything)).expect("checks pass");
-        assert_eq!(loaded.name(), HandlerName::Opencode);
+        let loaded = LoadedHandler::new(handler_to_ffi(Everything), &KNOWN).expect("checks pass");
+        assert_eq!(loaded.name(), HandlerName::new("opencode"));
         assert_eq!(loaded.transport(), Transport::Spawn);
         assert_eq!(loaded.describe(), "uses every effect");
         assert_eq!(loaded.sdk_version(), crate::SDK_VERSION);
@@ -979,7 +991,7 @@ mod tests {
 
     #[test]
     fn a_panicking_module_handler_is_an_error_not_an_abort() {
-        let loaded = LoadedHandler::new(handler_to_ffi(Panics)).expect("checks pass");
+        let loaded = LoadedHandler::new(handler_to_ffi(Panics), &KNOWN).expect("checks pass");
         let err = loaded
             .run(&FakeEffects::new(), &crate::testing_request_spawn("x", "x"))
             .expect_err("panic becomes an error");

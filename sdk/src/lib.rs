@@ -19,7 +19,7 @@
 //! struct QuoteOnly;
 //!
 //! impl Handler for QuoteOnly {
-//!     fn name(&self) -> HandlerName { HandlerName::Opencode }
+//!     fn name(&self) -> HandlerName { HandlerName::new("opencode") }
 //!     fn describe(&self) -> &'static str { "keeps quoted lines of the output" }
 //!     fn transport(&self) -> Transport { Transport::Spawn }
 //!     fn run(&self, fx: &dyn Effects, req: &LaneRequest) -> Result<HandlerOutput, HandlerError> {

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::handler::HandlerName;
+
 /// How a lane reaches its reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Transport {
@@ -139,8 +141,8 @@ pub struct LanePlan {
     pub timeout_ms: u64,
     /// Empty-output policy as declared.
     pub empty_output: EmptyOutputPolicy,
-    /// Declared handler, if any.
-    pub handler: Option<String>,
+    /// Declared handler, if any (a registered name).
+    pub handler: Option<HandlerName>,
     /// Extra executables that must be on `PATH`.
     pub requires_binaries: Vec<String>,
     /// Availability check.

@@ -792,12 +792,12 @@ fn opencode_garbage_lines_are_skipped_and_every_text_part_kept_in_order() {
 
 #[test]
 fn handler_name_lists_agree() {
-    let sdk: Vec<&str> = gsd_lane_sdk::HandlerName::ALL
-        .iter()
-        .map(|name| name.as_str())
+    let sdk: Vec<&str> = gsd_lane_handlers::names()
+        .into_iter()
+        .map(gsd_lane_sdk::HandlerName::as_str)
         .collect();
     assert_eq!(
-        gsd_lane::manifest::vocab::HANDLER,
+        gsd_lane::manifest::vocab::handler_names(),
         sdk.as_slice(),
         "manifest vocabulary"
     );

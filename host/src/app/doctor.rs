@@ -52,11 +52,8 @@ pub fn readiness(lane: &Lane, project_root: &Path) -> Vec<Problem> {
 fn fix_for(lane: &Lane, refusal: &Refusal) -> String {
     let path = neutralize(&lane.path.display().to_string());
     let binary = lane
-        .body()
-        .get("invoke")
-        .and_then(|i| i.get("binary"))
-        .and_then(Value::as_str)
-        .unwrap_or(&lane.slug)
+        .spawn()
+        .map_or(lane.slug.as_str(), |spawn| spawn.binary.as_str())
         .to_owned();
     match refusal.reason {
         Reason::MissingBinary | Reason::MissingRequiredBinary => {
@@ -74,11 +71,8 @@ fn fix_for(lane: &Lane, refusal: &Refusal) -> String {
         }
         Reason::HostUnreachable => {
             let key = lane
-                .body()
-                .get("invoke")
-                .and_then(|i| i.get("hostConfigKey"))
-                .and_then(Value::as_str)
-                .unwrap_or("the lane's host key");
+                .http()
+                .map_or("the lane's host key", |http| http.host_config_key.as_str());
             format!(
                 "start the server, or point {} in .planning/config.json at one that is running",
                 neutralize(key)
@@ -94,7 +88,7 @@ fn fix_for(lane: &Lane, refusal: &Refusal) -> String {
         ),
         Reason::UnknownHandler => format!(
             "use a built-in handler ({}) in {path}, or a gsd-lane that has this one",
-            crate::manifest::vocab::HANDLER.join(", ")
+            crate::manifest::vocab::handler_names().join(", ")
         ),
         Reason::UntrustedWorkspace => format!(
             "run `{}` once in this folder and trust it when it asks, or, for a repository you trust, set GEMINI_CLI_TRUST_WORKSPACE=true for the review",

@@ -11,8 +11,8 @@ use crate::run::path_lookup;
 /// Why an accepted lane still cannot run in this build (its handler is not implemented).
 fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {
     let lane = registry.lanes.get(entry.lane?)?;
-    let name = lane.body().get("handler")?.as_str()?;
-    gsd_lane_handlers::lookup(name)
+    let name = lane.handler?;
+    gsd_lane_handlers::lookup(name.as_str())
         .err()
         .map(|err| format!("unknown handler: {err}"))
 }
@@ -20,8 +20,7 @@ fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {
 /// Whether the lane's program is on PATH (a lookup only; nothing is started).
 fn presence(context: &Context, registry: &Registry, entry: &Entry) -> Option<String> {
     let lane = registry.lanes.get(entry.lane?)?;
-    let invoke = lane.body().get("invoke")?;
-    match invoke.get("binary").and_then(Value::as_str) {
+    match lane.spawn().map(|spawn| spawn.binary.as_str()) {
         Some(binary) => Some(
             match path_lookup::find_executable(binary, context.env.path.as_deref()) {
                 Some(path) => format!("{binary} found at {}", path.display()),

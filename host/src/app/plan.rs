@@ -17,7 +17,7 @@ pub fn plan_entry(
     config: &crate::config::ProjectConfig,
     inputs: &PlanInputs,
 ) -> Value {
-    match plan::resolve(&lane.capability_id, lane.body(), config, inputs) {
+    match plan::resolve_lane(&lane.capability_id, lane, config, inputs) {
         Ok(resolved) => {
             let prompt_path = match resolved.spawn() {
                 Some(spawn) => spawn.stdin.clone(),
@@ -28,7 +28,7 @@ pub fn plan_entry(
                 "ok": true,
                 "section": lane.section,
                 "transport": resolved.transport,
-                "promptBudget": plan::prompt_budget(lane.body(), config),
+                "promptBudget": plan::prompt_budget(lane, config),
                 "promptPath": prompt_path,
                 "plan": resolved,
             })

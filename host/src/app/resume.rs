@@ -118,8 +118,8 @@ pub fn identity_record(
     IdentityRecord {
         id: id.to_owned(),
         cli: lane.slug.clone(),
-        manifest_sha256: record::manifest_sha256(&lane.manifest),
-        signature: crate::trust::signature::signature_for_manifest(&lane.manifest),
+        manifest_sha256: record::manifest_sha256(lane.manifest()),
+        signature: crate::trust::signature::signature_for_manifest(lane.manifest()),
         plan,
     }
 }

@@ -189,12 +189,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     ));
     for identity in sel.identities.iter().filter(|i| i.instance) {
         if let (Some(model), Some(lane)) = (&identity.model, registry.lane(&identity.cli)) {
-            if lane
-                .body()
-                .get("modelConfigKey")
-                .and_then(Value::as_str)
-                .is_none()
-            {
+            if lane.model_config_key.is_none() {
                 output::eprint_line(&format!(
                     "warning: lane {} accepts no model override; model {:?} of instance {} is ignored and the CLI's own default is used",
                     identity.cli,
@@ -646,7 +641,7 @@ fn instance_of(identity: &Identity) -> Instance {
 }
 
 fn budget_of(lane: &Lane, config: &crate::config::ProjectConfig) -> Option<i64> {
-    crate::plan::prompt_budget(lane.body(), config)
+    crate::plan::prompt_budget(lane, config)
         .map(|n| budget::integer_budget(&n))
         .filter(|b| *b > 0)
 }
@@ -670,7 +665,7 @@ fn entry(
         cli: identity.cli.clone(),
         instance: identity.instance,
         section: lane.section.clone(),
-        diff_only: lane.body_str("evidenceClass") == "diff-only",
+        diff_only: lane.evidence_class == crate::manifest::model::EvidenceClass::DiffOnly,
         metadata,
         fate,
     }

@@ -75,13 +75,7 @@ pub(crate) fn unusable_prompt(path: &Path) -> Option<String> {
 
 /// Whether the lane reads a prompt at all (`promptChannel: none` spawn lanes do not).
 fn takes_prompt(lane: &crate::registry::Lane) -> bool {
-    lane.body_str("transport") != "spawn"
-        || lane
-            .body()
-            .get("invoke")
-            .and_then(|invoke| invoke.get("promptChannel"))
-            .and_then(|channel| channel.as_str())
-            != Some("none")
+    lane.takes_prompt()
 }
 
 /// Checks, before anything is created or started, that the lane will have a prompt: a usable
@@ -213,13 +207,7 @@ pub fn run(
         output::eprint_line(&module_notice(slug, *handler, path));
     }
     let model = given(&options.model);
-    if model.is_some()
-        && lane
-            .body()
-            .get("modelConfigKey")
-            .and_then(|k| k.as_str())
-            .is_none()
-    {
+    if model.is_some() && lane.model_config_key.is_none() {
         output::eprint_line(&format!(
             "warning: lane {slug} accepts no model override; model {:?} is ignored and the CLI's own default is used",
             neutralize(model.as_deref().unwrap_or(""))
@@ -288,11 +276,9 @@ fn module_fits(
     handler: &dyn gsd_lane_sdk::Handler,
     path: &Path,
 ) -> Result<(), Failure> {
-    let declared = match lane.body().get("handler").and_then(|h| h.as_str()) {
-        Some(name) => name,
-        None if lane.body_str("transport") == "openai-http" => "openai-compatible",
-        None => "none (a data-only lane)",
-    };
+    let declared = lane
+        .effective_handler()
+        .unwrap_or("none (a data-only lane)");
     if declared == handler.name().as_str() {
         Ok(())
     } else {
@@ -300,7 +286,7 @@ fn module_fits(
             "handler module {}: refused: it provides handler {:?} but lane {} declares handler {} (nothing was run)",
             path.display(),
             handler.name().as_str(),
-            neutralize(lane.body_str("slug")),
+            neutralize(&lane.slug),
             neutralize(declared)
         )))
     }

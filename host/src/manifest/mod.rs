@@ -6,6 +6,7 @@ pub mod cross;
 pub mod diagnostic;
 pub mod facts;
 mod invoke;
+pub mod lane;
 mod lint;
 pub mod model;
 pub mod path;
@@ -15,5 +16,6 @@ pub mod validate;
 pub mod vocab;
 
 pub use diagnostic::{Diagnostic, Severity};
+pub use lane::LaneSpec;
 pub use path::FieldPath;
 pub use validate::validate_value;

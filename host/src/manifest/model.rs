@@ -235,7 +235,7 @@ pub struct HttpInvoke {
 }
 
 /// `invoke.promptChannel`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptChannel {
     /// The prompt file on stdin.
@@ -249,7 +249,7 @@ pub enum PromptChannel {
 }
 
 /// `invoke.outputChannel`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutputChannel {
     /// The child's stdout.
@@ -259,7 +259,7 @@ pub enum OutputChannel {
 }
 
 /// `invoke.effortChannel`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EffortChannel {
     /// No effort delivery.
@@ -271,7 +271,7 @@ pub enum EffortChannel {
 }
 
 /// `invoke.modelDiscovery`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelDiscovery {
     /// Configured model, else the fallback.
@@ -291,7 +291,7 @@ pub enum EmptyOutput {
 }
 
 /// `reviewer.evidenceClass`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EvidenceClass {
     /// Given the source-grounding prompt.

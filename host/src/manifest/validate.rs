@@ -551,7 +551,8 @@ fn check_config_key(
 
 fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let value = object.get("handler");
-    let valid = matches!(value, Some(Value::Null)) || vocab::is_member(vocab::HANDLER, value);
+    let valid =
+        matches!(value, Some(Value::Null)) || vocab::is_member(vocab::handler_names(), value);
     if !valid {
         let field = at.key("handler");
         checker.push(
@@ -560,13 +561,7 @@ fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldP
                 field,
                 "must be null or a built-in module name",
             )
-            .members(&[
-                "null",
-                "antigravity",
-                "kimi-code",
-                "openai-compatible",
-                "opencode",
-            ])
+            .members(vocab::handler_members())
             .got(value),
         );
     }

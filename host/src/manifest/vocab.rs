@@ -1,5 +1,7 @@
 //! The closed vocabulary of manifest.md §2.5, in canonical member order.
 
+use std::sync::OnceLock;
+
 /// `role`.
 pub const ROLE: &[&str] = &["feature", "runtime", "reviewer"];
 /// `tier`.
@@ -20,8 +22,6 @@ pub const MODEL_DISCOVERY: &[&str] = &["none", "first-from-models-endpoint"];
 pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
 /// `reviewer.evidenceClass`.
 pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
-/// `reviewer.handler` (besides `null`).
-pub const HANDLER: &[&str] = &["antigravity", "kimi-code", "openai-compatible", "opencode"];
 /// `reviewer.posture` (optional; absent means `read-only`).
 pub const POSTURE: &[&str] = &["read-only", "writes-repository"];
 /// `config.<key>.type`.
@@ -95,6 +95,29 @@ pub const RESERVED_WORDS: &[&str] = &["__proto__", "constructor", "prototype"];
 
 /// Largest accepted integer (2^53 − 1).
 pub const MAX_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `reviewer.handler` (besides `null`): the names of the registered handlers
+/// (`gsd_lane_handlers::HANDLERS`, the one list), in registry order.
+pub fn handler_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        gsd_lane_handlers::names()
+            .into_iter()
+            .map(gsd_lane_sdk::HandlerName::as_str)
+            .collect()
+    })
+}
+
+/// What `reviewer.handler` accepts, as diagnostics list it: `null`, then [`handler_names`].
+pub fn handler_members() -> &'static [&'static str] {
+    static MEMBERS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    MEMBERS.get_or_init(|| [&["null"], handler_names()].concat())
+}
+
+/// The registered handler written as `text` (exact, case-sensitive), or `None`.
+pub fn handler(text: &str) -> Option<gsd_lane_sdk::HandlerName> {
+    gsd_lane_handlers::name(text)
+}
 
 /// Membership test: exact, case-sensitive, strings only.
 pub fn is_member(members: &[&str], value: Option<&serde_json::Value>) -> bool {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::manifest::cross::MergedIndex;
 use crate::manifest::facts::CapabilityFacts;
-use crate::manifest::{self, Diagnostic};
+use crate::manifest::{self, Diagnostic, LaneSpec};
 
 pub use first_party::display_path as first_party_path;
 pub use overlay::{installed_manifests, ConsentGate};
@@ -72,7 +72,10 @@ impl Skip {
     }
 }
 
-/// One accepted lane.
+/// One accepted lane: its typed descriptor and where it came from.
+///
+/// It dereferences to its [`LaneSpec`] (`lane.slug`, `lane.invoke`, …); the manifest JSON is kept
+/// only for the trust layer (signature, manifest hash, disclosure), behind [`Lane::manifest`].
 #[derive(Debug, Clone)]
 pub struct Lane {
     /// Declaring capability id (consent is looked up by it).
@@ -81,27 +84,27 @@ pub struct Lane {
     pub scope: Scope,
     /// Its manifest file (a `capabilities/<id>/capability.json` label for first-party).
     pub path: PathBuf,
-    /// Lane identity.
-    pub slug: String,
-    /// Selection flags, canonical first.
-    pub flags: Vec<String>,
-    /// REVIEWS.md heading.
-    pub section: String,
-    /// The whole manifest (config slice included).
-    pub manifest: Value,
+    /// The typed lane, converted once from the validated manifest.
+    pub spec: LaneSpec,
     /// Warnings recorded on the accepted capability.
     pub warnings: Vec<Diagnostic>,
+    /// The whole manifest as accepted; read only through [`Lane::manifest`].
+    manifest: Value,
 }
 
 impl Lane {
-    /// The `reviewer` body.
-    pub fn body(&self) -> &Value {
-        self.manifest.get("reviewer").unwrap_or(&Value::Null)
+    /// The accepted manifest, for what must hash or sign the declaration itself (the trust
+    /// layer's signature, the manifest hash of a run record, disclosure). Nothing else reads it.
+    pub fn manifest(&self) -> &Value {
+        &self.manifest
     }
+}
 
-    /// A text field of the body (`""` when absent).
-    pub fn body_str(&self, key: &str) -> &str {
-        self.body().get(key).and_then(Value::as_str).unwrap_or("")
+impl std::ops::Deref for Lane {
+    type Target = LaneSpec;
+
+    fn deref(&self) -> &LaneSpec {
+        &self.spec
     }
 }
 
@@ -211,32 +214,38 @@ impl Registry {
         warnings: Vec<Diagnostic>,
     ) {
         let body = manifest.get("reviewer");
-        let text = |key: &str| {
-            body.and_then(|b| b.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let slug = text("slug");
+        let slug = body
+            .and_then(|b| b.get("slug"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let flags = crate::manifest::facts::string_items(body.and_then(|b| b.get("flags")));
-        if skip.is_none() {
-            self.merged.add(CapabilityFacts::of(&manifest));
-        }
-        let lane = match (&skip, &slug, text("reviewsSection")) {
-            (None, Some(slug), Some(section)) => {
-                self.lanes.push(Lane {
-                    capability_id: id.to_owned(),
-                    scope,
-                    path: path.clone(),
-                    slug: slug.clone(),
-                    flags: flags.clone(),
-                    section,
-                    manifest,
-                    warnings: warnings.clone(),
-                });
-                Some(self.lanes.len() - 1)
+        let declares_lane = body
+            .and_then(|b| b.get("reviewsSection"))
+            .is_some_and(Value::is_string);
+        let (skip, spec) = match skip {
+            Some(skip) => (Some(skip), None),
+            None => {
+                self.merged.add(CapabilityFacts::of(&manifest));
+                match (declares_lane, slug.is_some()) {
+                    (true, true) => match LaneSpec::from_manifest(&manifest) {
+                        Ok(spec) => (None, Some(spec)),
+                        Err(refusal) => (Some(unplannable(&refusal)), None),
+                    },
+                    _ => (None, None),
+                }
             }
-            _ => None,
         };
+        let lane = spec.map(|spec| {
+            self.lanes.push(Lane {
+                capability_id: id.to_owned(),
+                scope,
+                path: path.clone(),
+                spec,
+                warnings: warnings.clone(),
+                manifest,
+            });
+            self.lanes.len() - 1
+        });
         self.entries.push(Entry {
             scope,
             id: id.to_owned(),
@@ -259,6 +268,16 @@ impl Registry {
         self.lanes
             .iter()
             .find(|lane| lane.flags.iter().any(|f| f == flag))
+    }
+}
+
+/// The skip of an accepted manifest whose lane cannot be typed (never happens to a manifest the
+/// validator accepted; kept total rather than trusted).
+fn unplannable(refusal: &crate::plan::Refusal) -> Skip {
+    Skip {
+        code: "LD-INVALID",
+        reason: refusal.to_string(),
+        diagnostics: Vec::new(),
     }
 }
 

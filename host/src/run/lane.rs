@@ -114,12 +114,7 @@ pub struct Admitted<'h> {
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
     check_posture(lane, setup)?;
-    let plan = plan::resolve(
-        &lane.capability_id,
-        lane.body(),
-        setup.config,
-        &setup.inputs,
-    )?;
+    let plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
     let handler = match setup.handler_override {
         Some(handler) => Some(check_fit(handler, &plan)?),
         None => select_handler(&plan)?,
@@ -358,11 +353,7 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
 
 /// The lane's `reviewer.posture` (absent: read-only; the validator refuses any other value).
 fn declared_posture(lane: &Lane) -> Posture {
-    lane.body()
-        .get("posture")
-        .and_then(serde_json::Value::as_str)
-        .and_then(Posture::parse)
-        .unwrap_or_default()
+    lane.posture
 }
 
 /// True when `review.allow_repository_writes` lists `slug` (the user's opt-in for a lane that

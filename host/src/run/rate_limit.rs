@@ -311,7 +311,7 @@ pub fn run_lane_retrying(
     on_retry: &mut dyn FnMut(&Retrying),
     stop: &dyn Fn() -> bool,
 ) -> Attempts {
-    let rule = Rule::of(lane.body());
+    let rule = lane.rate_limit.clone();
     let mut deadline: Option<Instant> = None;
     let mut retries = 0;
     loop {

@@ -26,6 +26,7 @@ pub mod signature;
 pub mod stable;
 pub mod winshim;
 
+use crate::manifest::lane::HttpInvoke;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +59,10 @@ pub fn lane_host(manifest: &Value, config: &ProjectConfig) -> Option<(String, St
         return None;
     }
     let invoke: &Map<String, Value> = body.get("invoke")?.as_object()?;
-    Some(crate::plan::resolve_host(invoke, config))
+    Some(crate::plan::resolve_host(
+        &HttpInvoke::from_object(invoke),
+        config,
+    ))
 }
 
 /// The display resolver of a disclosure: the same function as [`lane_host`], for the lane's key.
@@ -68,7 +72,7 @@ pub fn host_resolver<'a>(
 ) -> impl Fn(&str) -> Option<String> + 'a {
     move |key: &str| {
         let invoke = manifest.get("reviewer")?.get("invoke")?.as_object()?;
-        let (declared, host) = crate::plan::resolve_host(invoke, config);
+        let (declared, host) = crate::plan::resolve_host(&HttpInvoke::from_object(invoke), config);
         (declared == key && !host.is_empty()).then_some(host)
     }
 }

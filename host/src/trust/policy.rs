@@ -6,7 +6,10 @@
 
 use std::path::Path;
 
+use gsd_lane_sdk::{HandlerName, Probe};
 use serde_json::Value;
+
+use crate::manifest::LaneSpec;
 
 use crate::plan::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
@@ -28,39 +31,94 @@ impl std::fmt::Display for Violation {
     }
 }
 
-/// The rules a third-party lane body breaks; `install_root` is the capability folder.
-pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violation> {
-    let mut found = Vec::new();
-    let Some(body) = manifest.get("reviewer").and_then(Value::as_object) else {
-        return found;
-    };
-    let transport = body.get("transport").and_then(Value::as_str).unwrap_or("");
-    let invoke = body.get("invoke");
-    let probe = body.get("probe");
-    let text = |object: Option<&Value>, key: &str| {
-        object
-            .and_then(|o| o.get(key))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    for (field, binary) in [
-        ("reviewer.invoke.binary", text(invoke, "binary")),
-        ("reviewer.probe.binary", text(probe, "binary")),
-    ] {
-        if let Some(binary) = binary {
-            if let Some(violation) = binary_violation(field, &binary, install_root) {
-                found.push(violation);
-            }
+/// What the rules look at, read from a raw manifest or from a typed lane.
+#[derive(Debug, Default)]
+struct Declared<'a> {
+    /// `reviewer.transport`, as written.
+    transport: &'a str,
+    /// `reviewer.invoke.binary`.
+    invoke_binary: Option<&'a str>,
+    /// `reviewer.probe.binary`.
+    probe_binary: Option<&'a str>,
+    /// True for `reviewer.probe.kind: "http-reachable"`.
+    http_probe: bool,
+    /// `reviewer.handler`.
+    handler: Option<&'a str>,
+    /// `reviewer.invoke.path`.
+    invoke_path: Option<&'a str>,
+    /// `reviewer.probe.path`.
+    probe_path: Option<&'a str>,
+}
+
+impl<'a> Declared<'a> {
+    /// From a manifest that may not validate (install, approval and `disclose` subjects).
+    fn of_manifest(manifest: &'a Value) -> Declared<'a> {
+        let Some(body) = manifest.get("reviewer").and_then(Value::as_object) else {
+            return Declared::default();
+        };
+        let text = |object: Option<&'a Value>, key: &str| object?.get(key)?.as_str();
+        let (invoke, probe) = (body.get("invoke"), body.get("probe"));
+        Declared {
+            transport: body.get("transport").and_then(Value::as_str).unwrap_or(""),
+            invoke_binary: text(invoke, "binary"),
+            probe_binary: text(probe, "binary"),
+            http_probe: text(probe, "kind") == Some("http-reachable"),
+            handler: body.get("handler").and_then(Value::as_str),
+            invoke_path: text(invoke, "path"),
+            probe_path: text(probe, "path"),
         }
     }
-    if transport == "spawn" && text(probe, "kind").as_deref() == Some("http-reachable") {
+
+    /// From an accepted, typed lane.
+    fn of_lane(lane: &'a LaneSpec) -> Declared<'a> {
+        let (probe_binary, probe_path) = match &lane.probe {
+            Probe::CommandExists { binary } | Probe::CommandCapability { binary, .. } => {
+                (Some(binary.as_str()), None)
+            }
+            Probe::HttpReachable { path, .. } => (None, Some(path.as_str())),
+            _ => (None, None),
+        };
+        Declared {
+            transport: lane.transport().as_str(),
+            invoke_binary: lane.spawn().map(|spawn| spawn.binary.as_str()),
+            probe_binary,
+            http_probe: probe_path.is_some(),
+            handler: lane.handler.map(HandlerName::as_str),
+            invoke_path: lane.http().and_then(|http| http.path.as_deref()),
+            probe_path,
+        }
+    }
+}
+
+/// The rules a third-party lane body breaks; `install_root` is the capability folder.
+pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violation> {
+    declared_violations(&Declared::of_manifest(manifest), install_root)
+}
+
+/// The rules a typed third-party lane breaks; `install_root` is the capability folder.
+pub fn lane_violations(lane: &LaneSpec, install_root: Option<&Path>) -> Vec<Violation> {
+    declared_violations(&Declared::of_lane(lane), install_root)
+}
+
+fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let transport = declared.transport;
+    for (field, binary) in [
+        ("reviewer.invoke.binary", declared.invoke_binary),
+        ("reviewer.probe.binary", declared.probe_binary),
+    ] {
+        if let Some(violation) = binary.and_then(|b| binary_violation(field, b, install_root)) {
+            found.push(violation);
+        }
+    }
+    if transport == "spawn" && declared.http_probe {
         found.push(Violation {
             code: "TR-SPAWN-HTTP-PROBE",
             field: "reviewer.probe.kind".into(),
             message: "an http-reachable probe on a spawn lane contacts a destination nothing pins; use command-exists or command-capability".into(),
         });
     }
-    if let Some(handler) = body.get("handler").and_then(Value::as_str) {
+    if let Some(handler) = declared.handler {
         let fits = match handler {
             "openai-compatible" => transport == "openai-http",
             "antigravity" | "opencode" => transport == "spawn",
@@ -77,8 +135,8 @@ pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violatio
         }
     }
     for (field, path) in [
-        ("reviewer.invoke.path", text(invoke, "path")),
-        ("reviewer.probe.path", text(probe, "path")),
+        ("reviewer.invoke.path", declared.invoke_path),
+        ("reviewer.probe.path", declared.probe_path),
     ] {
         if let Some(path) = path.filter(|p| !p.is_empty() && !p.starts_with('/')) {
             found.push(Violation {
@@ -86,7 +144,7 @@ pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violatio
                 field: field.into(),
                 message: format!(
                     "{:?} must start with \"/\"; anything else can move the request to another host",
-                    super::render::escape_text(&path)
+                    super::render::escape_text(path)
                 ),
             });
         }
@@ -130,10 +188,7 @@ pub fn check_lane(lane: &Lane) -> Result<(), Refusal> {
     if lane.scope == Scope::FirstParty {
         return Ok(());
     }
-    match violations(&lane.manifest, lane.path.parent())
-        .into_iter()
-        .next()
-    {
+    match lane_violations(lane, lane.path.parent()).into_iter().next() {
         Some(violation) => Err(Refusal::new(
             Reason::MalformedLane,
             format!("third-party lane refused: {violation}"),

@@ -17,7 +17,7 @@ pub fn subjects(registry: &Registry) -> Vec<Subject> {
             continue;
         }
         let manifest = match entry.lane.and_then(|i| registry.lanes.get(i)) {
-            Some(lane) => lane.manifest.clone(),
+            Some(lane) => lane.manifest().clone(),
             None if entry.scope == Scope::FirstParty => continue,
             None => match read::read_manifest(&entry.path) {
                 Ok(file) => file.value,

@@ -318,7 +318,7 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
         .lanes
         .iter()
         .find(|l| l.capability_id == args.id || l.slug == args.id)
-        .map(|l| (l.capability_id.clone(), l.manifest.clone()));
+        .map(|l| (l.capability_id.clone(), l.manifest().clone()));
     let (id, manifest) = match from_registry {
         Some(found) => found,
         None => {
