@@ -6,6 +6,7 @@ use crate::handler::HandlerName;
 
 /// How a lane reaches its reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Transport {
     /// A local CLI started with an argument vector.
     #[serde(rename = "spawn")]
@@ -37,6 +38,11 @@ pub enum OutputTarget {
 
 /// What the host does when a review comes back empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "EmptyOutput")
+)]
 pub enum EmptyOutputPolicy {
     /// Replace an empty review with the generic diagnostic stub.
     #[serde(rename = "stub-with-stderr")]
@@ -48,6 +54,11 @@ pub enum EmptyOutputPolicy {
 
 /// The availability check a lane declares, in resolved form.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Probe {
     /// The binary is found on `PATH`; nothing is started.
@@ -76,6 +87,8 @@ pub enum Probe {
         timeout_ms: u64,
     },
     /// A probe that cannot be evaluated (absent, not an object, unknown kind): never available.
+    /// Never written in a descriptor, so not part of the schema.
+    #[cfg_attr(feature = "schema", schemars(skip))]
     Unusable,
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn check(checker: &mut Checker, config: &Value) {
 }
 
 fn check_slice(checker: &mut Checker, slice: &Map<String, Value>, at: &FieldPath) {
-    let kind = checker.member(slice, "type", at, "CFG-SLICE-TYPE", vocab::CONFIG_TYPE);
+    let kind = checker.member(slice, "type", at, "CFG-SLICE-TYPE", &vocab::CONFIG_TYPE);
     let values = slice.get("values");
     let enum_values: Option<Vec<&str>> = values
         .and_then(Value::as_array)

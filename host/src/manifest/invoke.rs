@@ -108,14 +108,14 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         "promptChannel",
         at,
         "SP-PROMPTCHANNEL",
-        vocab::PROMPT_CHANNEL,
+        &vocab::PROMPT_CHANNEL,
     );
     let output = checker.member(
         object,
         "outputChannel",
         at,
         "SP-OUTPUTCHANNEL",
-        vocab::OUTPUT_CHANNEL,
+        &vocab::OUTPUT_CHANNEL,
     );
     let output_arg = object.get("outputArg");
     let output_arg_given = output_arg
@@ -156,7 +156,7 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         "effortChannel",
         at,
         "SP-EFFORT",
-        vocab::EFFORT_CHANNEL,
+        &vocab::EFFORT_CHANNEL,
     );
 }
 
@@ -181,7 +181,7 @@ fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath
         "modelDiscovery",
         at,
         "HT-DISCOVERY",
-        vocab::MODEL_DISCOVERY,
+        &vocab::MODEL_DISCOVERY,
     );
     optional_text(checker, object, "fallbackModel", at, "HT-FALLBACKMODEL");
     let effort = object.get("effortChannel");

@@ -15,11 +15,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::facts::string_items;
-use super::model::{EffortChannel, EvidenceClass, ModelDiscovery, OutputChannel, PromptChannel};
+use super::model::{
+    EffortChannel, EvidenceClass, ModelDiscovery, OutputChannel, Posture, PromptChannel,
+};
 use super::vocab;
 use crate::plan::{Reason, Refusal};
 use crate::run::rate_limit::Rule;
-use crate::sandbox::Posture;
 
 /// `timeoutFloorMs` when a body carries no usable one.
 const DEFAULT_TIMEOUT_MS: u64 = 900_000;
@@ -161,9 +162,7 @@ impl LaneSpec {
             prompt_budget_key: owned(body, "promptBudgetKey"),
             model_config_key: owned(body, "modelConfigKey"),
             rate_limit: Rule::of(lane),
-            posture: text(body, "posture")
-                .and_then(Posture::parse)
-                .unwrap_or_default(),
+            posture: member(body.get("posture")).unwrap_or_default(),
             config_keys: Vec::new(),
         })
     }

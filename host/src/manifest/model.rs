@@ -1,12 +1,19 @@
-//! Typed model of a capability manifest's lane-relevant parts, for the JSON Schema.
+//! Typed model of a capability manifest's lane-relevant parts: the vocabulary's one source.
 //!
-//! Validation works on the raw JSON value (so it is total and reports every problem); these
-//! types describe the same vocabulary for editors (`gsd-lane schema`).
+//! Validation works on the raw JSON value (so it is total and reports every problem); its
+//! member lists ([`super::vocab`]), the typed lane ([`super::lane`]) and the JSON Schema
+//! (`gsd-lane schema`) all come from these types. The probe, transport and empty-output types
+//! are the SDK's (the plan a handler sees carries them); handler names come from the handler
+//! registry.
 
 use std::collections::BTreeMap;
 
+use gsd_lane_sdk::{EmptyOutputPolicy as EmptyOutput, Probe, Transport};
+use schemars::gen::SchemaGenerator;
+use schemars::schema::{InstanceType, Metadata, Schema, SchemaObject, SubschemaValidation};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 /// A capability manifest (`capabilities/<id>/capability.json`).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -131,10 +138,11 @@ pub struct RateLimit {
 }
 
 /// `reviewer.posture`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Posture {
     /// The lane only reads the repository; the sandbox refuses its writes there.
+    #[default]
     ReadOnly,
     /// The lane's CLI must change the repository (opt-in per slug).
     WritesRepository,
@@ -143,47 +151,6 @@ pub enum Posture {
 /// A lane flag.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Flag(#[schemars(regex(pattern = r"^--[a-z0-9][a-z0-9-]*$"))] pub String);
-
-/// `reviewer.transport`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Transport {
-    /// A CLI started with an argument vector.
-    Spawn,
-    /// An OpenAI-compatible HTTP server.
-    OpenaiHttp,
-}
-
-/// `reviewer.probe`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Probe {
-    /// The binary is on PATH (nothing is started).
-    CommandExists {
-        /// Executable name.
-        binary: String,
-    },
-    /// `<binary> --help` prints `needle` within `timeoutMs`.
-    #[serde(rename_all = "camelCase")]
-    CommandCapability {
-        /// Executable name.
-        binary: String,
-        /// Substring looked for.
-        needle: String,
-        /// Bound in milliseconds.
-        timeout_ms: u64,
-    },
-    /// `GET <host><path>` answers 2xx within `timeoutMs`.
-    #[serde(rename_all = "camelCase")]
-    HttpReachable {
-        /// Config key holding the base URL.
-        host_config_key: String,
-        /// Path appended to the host.
-        path: String,
-        /// Bound in milliseconds.
-        timeout_ms: u64,
-    },
-}
 
 /// `reviewer.invoke`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -280,16 +247,6 @@ pub enum ModelDiscovery {
     FirstFromModelsEndpoint,
 }
 
-/// `reviewer.emptyOutput`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum EmptyOutput {
-    /// Replace an empty review with a diagnostic stub.
-    StubWithStderr,
-    /// The handler writes its own diagnostic.
-    HandlerOwned,
-}
-
 /// `reviewer.evidenceClass`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -300,18 +257,44 @@ pub enum EvidenceClass {
     DiffOnly,
 }
 
-/// `reviewer.handler`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum HandlerName {
-    /// The `agy` CLI.
-    Antigravity,
-    /// Kimi Code's stream-json output.
-    KimiCode,
-    /// OpenAI-compatible servers.
-    OpenaiCompatible,
-    /// The OpenCode event stream.
-    Opencode,
+/// `reviewer.handler`: the name of a registered handler. Its schema lists the handlers of
+/// `gsd_lane_handlers::HANDLERS` (the one list), each with its description.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct HandlerName(pub String);
+
+impl JsonSchema for HandlerName {
+    fn schema_name() -> String {
+        "HandlerName".to_owned()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let members = gsd_lane_handlers::HANDLERS
+            .iter()
+            .map(|handler| {
+                Schema::Object(SchemaObject {
+                    metadata: Some(Box::new(Metadata {
+                        description: Some(handler.describe().to_owned()),
+                        ..Metadata::default()
+                    })),
+                    instance_type: Some(InstanceType::String.into()),
+                    enum_values: Some(vec![Value::from(handler.name().as_str())]),
+                    ..SchemaObject::default()
+                })
+            })
+            .collect();
+        Schema::Object(SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some("`reviewer.handler`.".to_owned()),
+                ..Metadata::default()
+            })),
+            subschemas: Some(Box::new(SubschemaValidation {
+                one_of: Some(members),
+                ..SubschemaValidation::default()
+            })),
+            ..SchemaObject::default()
+        })
+    }
 }
 
 /// One federated config slice.

@@ -38,12 +38,12 @@ pub(crate) fn check(checker: &mut Checker, probe: Option<&Value>, at: &FieldPath
         let message = "must be an object whose `kind` is a probe kind";
         checker.push(
             super::diagnostic::Diagnostic::error("PR-TYPE", at.clone(), message)
-                .members(vocab::PROBE_KIND)
+                .members(&vocab::PROBE_KIND)
                 .got(probe),
         );
         return;
     };
-    let Some(kind) = checker.member(object, "kind", at, "PR-KIND", vocab::PROBE_KIND) else {
+    let Some(kind) = checker.member(object, "kind", at, "PR-KIND", &vocab::PROBE_KIND) else {
         return;
     };
     let mut unknown: Vec<&String> = object

@@ -164,7 +164,7 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
             id,
         ),
     }
-    checker.member(manifest, "role", &root, "ENV-ROLE", vocab::ROLE);
+    checker.member(manifest, "role", &root, "ENV-ROLE", &vocab::ROLE);
     let version = manifest.get("version");
     if !version
         .and_then(Value::as_str)
@@ -191,7 +191,7 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
         "ENV-DESCRIPTION",
         "must be a non-empty string",
     );
-    checker.member(manifest, "tier", &root, "ENV-TIER", vocab::TIER);
+    checker.member(manifest, "tier", &root, "ENV-TIER", &vocab::TIER);
     check_requires(checker, manifest.get("requires"));
     check_engines(checker, manifest.get("engines"));
     check_compat(checker, manifest.get("compatVersions"));
@@ -366,7 +366,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     };
     check_slug(checker, object, &at);
     check_flags(checker, object, &at);
-    let transport = checker.member(object, "transport", &at, "RB-TRANSPORT", vocab::TRANSPORT);
+    let transport = checker.member(object, "transport", &at, "RB-TRANSPORT", &vocab::TRANSPORT);
     super::probe::check(checker, object.get("probe"), &at.key("probe"));
     super::invoke::check(checker, object.get("invoke"), transport, &at.key("invoke"));
     let timeout = object.get("timeoutFloorMs");
@@ -383,7 +383,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "emptyOutput",
         &at,
         "RB-EMPTYOUTPUT",
-        vocab::EMPTY_OUTPUT,
+        &vocab::EMPTY_OUTPUT,
     );
     checker.non_empty_string(
         object,
@@ -397,7 +397,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "evidenceClass",
         &at,
         "RB-EVIDENCE",
-        vocab::EVIDENCE_CLASS,
+        &vocab::EVIDENCE_CLASS,
     );
     check_required_binaries(checker, object, &at);
     check_config_key(
@@ -420,7 +420,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         }
     }
     if object.contains_key("posture") {
-        checker.member(object, "posture", &at, "RB-POSTURE", vocab::POSTURE);
+        checker.member(object, "posture", &at, "RB-POSTURE", &vocab::POSTURE);
     }
     let mut unknown: Vec<&String> = object
         .keys()

@@ -1,31 +1,86 @@
 //! The closed vocabulary of manifest.md §2.5, in canonical member order.
 
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
+
+use schemars::schema::{Schema, SchemaObject};
+use schemars::JsonSchema;
+
+use super::model;
+
+/// The members of one closed vocabulary, read once from its type in [`super::model`].
+pub type Members = LazyLock<Vec<&'static str>>;
 
 /// `role`.
-pub const ROLE: &[&str] = &["feature", "runtime", "reviewer"];
+pub static ROLE: Members = LazyLock::new(members::<model::Role>);
 /// `tier`.
-pub const TIER: &[&str] = &["core", "standard", "full"];
+pub static TIER: Members = LazyLock::new(members::<model::Tier>);
 /// `reviewer.transport`.
-pub const TRANSPORT: &[&str] = &["spawn", "openai-http"];
+pub static TRANSPORT: Members = LazyLock::new(members::<gsd_lane_sdk::Transport>);
 /// `reviewer.probe.kind`.
-pub const PROBE_KIND: &[&str] = &["command-exists", "command-capability", "http-reachable"];
+pub static PROBE_KIND: Members = LazyLock::new(members::<gsd_lane_sdk::Probe>);
 /// `reviewer.invoke.promptChannel`.
-pub const PROMPT_CHANNEL: &[&str] = &["stdin", "argv", "argv-file-ref", "none"];
+pub static PROMPT_CHANNEL: Members = LazyLock::new(members::<model::PromptChannel>);
 /// `reviewer.invoke.outputChannel`.
-pub const OUTPUT_CHANNEL: &[&str] = &["stdout", "file-arg"];
+pub static OUTPUT_CHANNEL: Members = LazyLock::new(members::<model::OutputChannel>);
 /// `reviewer.invoke.effortChannel`.
-pub const EFFORT_CHANNEL: &[&str] = &["none", "argv", "env"];
+pub static EFFORT_CHANNEL: Members = LazyLock::new(members::<model::EffortChannel>);
 /// `reviewer.invoke.modelDiscovery`.
-pub const MODEL_DISCOVERY: &[&str] = &["none", "first-from-models-endpoint"];
+pub static MODEL_DISCOVERY: Members = LazyLock::new(members::<model::ModelDiscovery>);
 /// `reviewer.emptyOutput`.
-pub const EMPTY_OUTPUT: &[&str] = &["stub-with-stderr", "handler-owned"];
+pub static EMPTY_OUTPUT: Members = LazyLock::new(members::<gsd_lane_sdk::EmptyOutputPolicy>);
 /// `reviewer.evidenceClass`.
-pub const EVIDENCE_CLASS: &[&str] = &["source-grounded", "diff-only"];
+pub static EVIDENCE_CLASS: Members = LazyLock::new(members::<model::EvidenceClass>);
 /// `reviewer.posture` (optional; absent means `read-only`).
-pub const POSTURE: &[&str] = &["read-only", "writes-repository"];
+pub static POSTURE: Members = LazyLock::new(members::<model::Posture>);
 /// `config.<key>.type`.
-pub const CONFIG_TYPE: &[&str] = &["boolean", "string", "number", "enum"];
+pub static CONFIG_TYPE: Members = LazyLock::new(members::<model::ConfigType>);
+
+/// The wire names of a vocabulary type, in declaration order, from its JSON Schema: the
+/// `enum` of a plain enum, or of each `oneOf` member (documented variants), or the `kind`
+/// of each member of an internally tagged enum (the probe).
+fn members<T: JsonSchema>() -> Vec<&'static str> {
+    let root = schemars::gen::SchemaGenerator::default().into_root_schema_for::<T>();
+    let mut schema = root.schema;
+    let variants: Vec<SchemaObject> = match schema.subschemas.take().and_then(|sub| sub.one_of) {
+        Some(one_of) => one_of.into_iter().map(Schema::into_object).collect(),
+        None => vec![schema],
+    };
+    variants
+        .into_iter()
+        .flat_map(|variant| {
+            let tagged = variant
+                .object
+                .as_ref()
+                .and_then(|object| object.properties.get("kind").cloned())
+                .map(Schema::into_object);
+            tagged.unwrap_or(variant).enum_values.unwrap_or_default()
+        })
+        .filter_map(|value| value.as_str().map(|text| &*Box::leak(text.into())))
+        .collect()
+}
+
+/// `reviewer.handler` (besides `null`): the names of the registered handlers
+/// (`gsd_lane_handlers::HANDLERS`, the one list), in registry order.
+pub fn handler_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        gsd_lane_handlers::names()
+            .into_iter()
+            .map(gsd_lane_sdk::HandlerName::as_str)
+            .collect()
+    })
+}
+
+/// What `reviewer.handler` accepts, as diagnostics list it: `null`, then [`handler_names`].
+pub fn handler_members() -> &'static [&'static str] {
+    static MEMBERS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    MEMBERS.get_or_init(|| [&["null"], handler_names()].concat())
+}
+
+/// The registered handler written as `text` (exact, case-sensitive), or `None`.
+pub fn handler(text: &str) -> Option<gsd_lane_sdk::HandlerName> {
+    gsd_lane_handlers::name(text)
+}
 
 /// The known `reviewer` body fields, canonical order (the 13 of manifest.md §2.5, then the
 /// optional `rateLimit` declaration of `run::rate_limit` and the optional `posture`).
@@ -96,29 +151,6 @@ pub const RESERVED_WORDS: &[&str] = &["__proto__", "constructor", "prototype"];
 /// Largest accepted integer (2^53 − 1).
 pub const MAX_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// `reviewer.handler` (besides `null`): the names of the registered handlers
-/// (`gsd_lane_handlers::HANDLERS`, the one list), in registry order.
-pub fn handler_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        gsd_lane_handlers::names()
-            .into_iter()
-            .map(gsd_lane_sdk::HandlerName::as_str)
-            .collect()
-    })
-}
-
-/// What `reviewer.handler` accepts, as diagnostics list it: `null`, then [`handler_names`].
-pub fn handler_members() -> &'static [&'static str] {
-    static MEMBERS: OnceLock<Vec<&'static str>> = OnceLock::new();
-    MEMBERS.get_or_init(|| [&["null"], handler_names()].concat())
-}
-
-/// The registered handler written as `text` (exact, case-sensitive), or `None`.
-pub fn handler(text: &str) -> Option<gsd_lane_sdk::HandlerName> {
-    gsd_lane_handlers::name(text)
-}
-
 /// Membership test: exact, case-sensitive, strings only.
 pub fn is_member(members: &[&str], value: Option<&serde_json::Value>) -> bool {
     value
@@ -166,6 +198,25 @@ pub fn positive_integer(value: Option<&serde_json::Value>) -> Option<u64> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn member_lists_come_from_the_model_in_canonical_order() {
+        assert_eq!(*ROLE, ["feature", "runtime", "reviewer"]);
+        assert_eq!(*TIER, ["core", "standard", "full"]);
+        assert_eq!(*TRANSPORT, ["spawn", "openai-http"]);
+        assert_eq!(
+            *PROBE_KIND,
+            ["command-exists", "command-capability", "http-reachable"]
+        );
+        assert_eq!(*PROMPT_CHANNEL, ["stdin", "argv", "argv-file-ref", "none"]);
+        assert_eq!(*OUTPUT_CHANNEL, ["stdout", "file-arg"]);
+        assert_eq!(*EFFORT_CHANNEL, ["none", "argv", "env"]);
+        assert_eq!(*MODEL_DISCOVERY, ["none", "first-from-models-endpoint"]);
+        assert_eq!(*EMPTY_OUTPUT, ["stub-with-stderr", "handler-owned"]);
+        assert_eq!(*EVIDENCE_CLASS, ["source-grounded", "diff-only"]);
+        assert_eq!(*POSTURE, ["read-only", "writes-repository"]);
+        assert_eq!(*CONFIG_TYPE, ["boolean", "string", "number", "enum"]);
+    }
 
     #[test]
     fn grammars() {

@@ -190,25 +190,8 @@ fn admit(
     manifest_path: &Path,
     pending: &[String],
 ) -> Admission {
-    if pending.iter().any(|id| id == name) {
-        return (
-            Value::Null,
-            skip(
-                "LD-PENDING",
-                "an install or upgrade of this id is still pending; not loaded",
-            ),
-            Vec::new(),
-        );
-    }
-    if scope == Scope::Project && is_symlink(folder) {
-        return (
-            Value::Null,
-            skip(
-                "LD-SYMLINK",
-                "the capability folder is a symbolic link: refused and never approvable (trust.md §5.7); install the capability as a real folder",
-            ),
-            Vec::new(),
-        );
+    if let Some(skip) = folder_gate(scope, name, folder, pending) {
+        return (Value::Null, Some(skip), Vec::new());
     }
     let file: ManifestFile = match read::read_manifest(manifest_path) {
         Ok(file) => file,
@@ -229,54 +212,84 @@ fn admit(
         .merged
         .check_candidate(&CapabilityFacts::of(&file.value));
     read::locate(&mut findings, &file);
-    let cross_skip = |codes: &[&str], findings: &[Diagnostic]| {
-        let hits: Vec<Diagnostic> = findings
-            .iter()
-            .filter(|d| codes.contains(&d.code))
-            .cloned()
-            .collect();
-        (!hits.is_empty()).then(|| Skip {
-            code: "LD-CROSS",
-            reason: format!(
-                "rejected by cross-capability checks: {}",
-                join_errors(&hits, 3)
-            ),
-            diagnostics: hits,
-        })
-    };
     // Steps 5 and 6: id collision, config key already owned.
-    if let Some(skip) =
-        cross_skip(&["X-ID-DUP"], &findings).or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings))
-    {
-        return (file.value, Some(skip), Vec::new());
-    }
-    // Step 7: engines.gsd.
-    if let Some(range) = file
-        .value
-        .get("engines")
-        .and_then(|e| e.get("gsd"))
-        .and_then(Value::as_str)
-    {
-        if !range.trim().is_empty() && !semver::range_satisfied(range, &options.host_version) {
-            let reason = format!(
-                "engines.gsd \"{range}\" is not satisfied by host version {}",
-                options.host_version
-            );
-            return (file.value, skip("LD-ENGINES", reason), Vec::new());
-        }
-    }
-    // Step 8: consent gate for project scope.
-    if scope == Scope::Project {
-        let root = options.project_root.as_deref().unwrap_or(folder);
-        if !options.consent.is_consented(root, name, folder) {
-            let reason = "found but not activated: no consent recorded for this project";
-            return (file.value, skip("LD-UNCONSENTED", reason), Vec::new());
-        }
-    }
-    // Step 9: every other cross-capability rule.
-    let all: Vec<&str> = findings.iter().map(|d| d.code).collect();
-    if let Some(skip) = cross_skip(&all, &findings) {
+    let gate = cross_skip(&["X-ID-DUP"], &findings)
+        .or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings))
+        // Step 7: engines.gsd.
+        .or_else(|| engines_gate(&file.value, &options.host_version))
+        // Step 8: consent gate for project scope.
+        .or_else(|| consent_gate(options, scope, name, folder))
+        // Step 9: every other cross-capability rule.
+        .or_else(|| {
+            let all: Vec<&str> = findings.iter().map(|d| d.code).collect();
+            cross_skip(&all, &findings)
+        });
+    if let Some(skip) = gate {
         return (file.value, Some(skip), Vec::new());
     }
     (file.value, None, warnings)
+}
+
+/// Steps 1 and 2: a pending install of the id, a project folder that is a symbolic link.
+fn folder_gate(scope: Scope, name: &str, folder: &Path, pending: &[String]) -> Option<Skip> {
+    if pending.iter().any(|id| id == name) {
+        return skip(
+            "LD-PENDING",
+            "an install or upgrade of this id is still pending; not loaded",
+        );
+    }
+    if scope == Scope::Project && is_symlink(folder) {
+        return skip(
+            "LD-SYMLINK",
+            "the capability folder is a symbolic link: refused and never approvable (trust.md §5.7); install the capability as a real folder",
+        );
+    }
+    None
+}
+
+/// The cross-capability skip for the findings whose code is in `codes`, if any.
+fn cross_skip(codes: &[&str], findings: &[Diagnostic]) -> Option<Skip> {
+    let hits: Vec<Diagnostic> = findings
+        .iter()
+        .filter(|d| codes.contains(&d.code))
+        .cloned()
+        .collect();
+    (!hits.is_empty()).then(|| Skip {
+        code: "LD-CROSS",
+        reason: format!(
+            "rejected by cross-capability checks: {}",
+            join_errors(&hits, 3)
+        ),
+        diagnostics: hits,
+    })
+}
+
+/// Step 7: `engines.gsd` must admit the host version.
+fn engines_gate(manifest: &Value, host_version: &str) -> Option<Skip> {
+    let range = manifest.get("engines")?.get("gsd")?.as_str()?;
+    if range.trim().is_empty() || semver::range_satisfied(range, host_version) {
+        return None;
+    }
+    let reason = format!("engines.gsd \"{range}\" is not satisfied by host version {host_version}");
+    skip("LD-ENGINES", reason)
+}
+
+/// Step 8: a project-scope overlay needs the user's consent.
+fn consent_gate(
+    options: &LoadOptions<'_>,
+    scope: Scope,
+    name: &str,
+    folder: &Path,
+) -> Option<Skip> {
+    if scope != Scope::Project {
+        return None;
+    }
+    let root = options.project_root.as_deref().unwrap_or(folder);
+    if options.consent.is_consented(root, name, folder) {
+        return None;
+    }
+    skip(
+        "LD-UNCONSENTED",
+        "found but not activated: no consent recorded for this project",
+    )
 }

@@ -353,7 +353,10 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
 
 /// The lane's `reviewer.posture` (absent: read-only; the validator refuses any other value).
 fn declared_posture(lane: &Lane) -> Posture {
-    lane.posture
+    match lane.posture {
+        crate::manifest::model::Posture::ReadOnly => Posture::ReadOnly,
+        crate::manifest::model::Posture::WritesRepository => Posture::WritesRepository,
+    }
 }
 
 /// True when `review.allow_repository_writes` lists `slug` (the user's opt-in for a lane that

@@ -44,69 +44,86 @@ pub fn check(
             binary,
             needle,
             timeout_ms,
-        } => {
-            if find_executable(binary, path_var).is_none() {
-                return Err(Refusal::new(
-                    Reason::MissingBinary,
-                    format!("{binary} is not on PATH"),
-                ));
-            }
-            let report = effects.spawn(&SpawnRequest {
-                program: binary.clone(),
-                args: vec!["--help".to_owned()],
-                stdin: None,
-                stdout: StdoutSink::Memory(HELP_BYTES),
-                stderr_path: None,
-                timeout: Duration::from_millis(*timeout_ms),
-            });
-            if report.error == Some(SpawnError::TimedOut) {
-                return Err(Refusal::new(
-                    Reason::ProbeTimeout,
-                    format!("{binary} --help took longer than {timeout_ms} ms"),
-                ));
-            }
-            let help = format!("{}\n{}", report.stdout, report.stderr);
-            if help.contains(needle.as_str()) {
-                Ok(format!("{binary} --help mentions {needle:?}"))
-            } else {
-                Err(Refusal::new(
-                    Reason::ProbeFailed,
-                    format!("{binary} --help does not mention {needle:?}"),
-                ))
-            }
-        }
+        } => command_capability(binary, needle, *timeout_ms, path_var, effects),
         Probe::HttpReachable {
             path, timeout_ms, ..
-        } => {
-            let Some(host) = plan.http().map(|http| http.host.clone()) else {
-                return Err(Refusal::new(
-                    Reason::HostUnreachable,
-                    "a spawn lane has no verified host to probe",
-                ));
-            };
-            let url = crate::config::join_lane_path(&host, path);
-            match effects.http(&HttpRequest {
-                method: HttpMethod::Get,
-                url: url.clone(),
-                json_body: None,
-                timeout: Duration::from_millis(*timeout_ms),
-            }) {
-                HttpReport::Response { status, .. } if (200..300).contains(&status) => {
-                    Ok(format!("GET {url} answered {status}"))
-                }
-                HttpReport::Response { status, .. } => Err(Refusal::new(
-                    Reason::HostUnreachable,
-                    format!("GET {url} answered {status}"),
-                )),
-                HttpReport::Failed { error } => Err(Refusal::new(
-                    Reason::HostUnreachable,
-                    format!("GET {url}: {error}"),
-                )),
-            }
-        }
+        } => http_reachable(plan, path, *timeout_ms, effects),
         Probe::Unusable => Err(Refusal::new(
             Reason::ProbeFailed,
             "the lane declares no usable probe",
+        )),
+    }
+}
+
+/// `<binary> --help` mentions `needle` within `timeout_ms`.
+fn command_capability(
+    binary: &str,
+    needle: &str,
+    timeout_ms: u64,
+    path_var: Option<&OsStr>,
+    effects: &dyn Effects,
+) -> Result<String, Refusal> {
+    if find_executable(binary, path_var).is_none() {
+        return Err(Refusal::new(
+            Reason::MissingBinary,
+            format!("{binary} is not on PATH"),
+        ));
+    }
+    let report = effects.spawn(&SpawnRequest {
+        program: binary.to_owned(),
+        args: vec!["--help".to_owned()],
+        stdin: None,
+        stdout: StdoutSink::Memory(HELP_BYTES),
+        stderr_path: None,
+        timeout: Duration::from_millis(timeout_ms),
+    });
+    if report.error == Some(SpawnError::TimedOut) {
+        return Err(Refusal::new(
+            Reason::ProbeTimeout,
+            format!("{binary} --help took longer than {timeout_ms} ms"),
+        ));
+    }
+    let help = format!("{}\n{}", report.stdout, report.stderr);
+    if help.contains(needle) {
+        Ok(format!("{binary} --help mentions {needle:?}"))
+    } else {
+        Err(Refusal::new(
+            Reason::ProbeFailed,
+            format!("{binary} --help does not mention {needle:?}"),
+        ))
+    }
+}
+
+/// `GET <host><path>` on the plan's verified host answers 2xx within `timeout_ms`.
+fn http_reachable(
+    plan: &LanePlan,
+    path: &str,
+    timeout_ms: u64,
+    effects: &dyn Effects,
+) -> Result<String, Refusal> {
+    let Some(host) = plan.http().map(|http| http.host.clone()) else {
+        return Err(Refusal::new(
+            Reason::HostUnreachable,
+            "a spawn lane has no verified host to probe",
+        ));
+    };
+    let url = crate::config::join_lane_path(&host, path);
+    match effects.http(&HttpRequest {
+        method: HttpMethod::Get,
+        url: url.clone(),
+        json_body: None,
+        timeout: Duration::from_millis(timeout_ms),
+    }) {
+        HttpReport::Response { status, .. } if (200..300).contains(&status) => {
+            Ok(format!("GET {url} answered {status}"))
+        }
+        HttpReport::Response { status, .. } => Err(Refusal::new(
+            Reason::HostUnreachable,
+            format!("GET {url} answered {status}"),
+        )),
+        HttpReport::Failed { error } => Err(Refusal::new(
+            Reason::HostUnreachable,
+            format!("GET {url}: {error}"),
         )),
     }
 }
