@@ -46,7 +46,7 @@ impl std::error::Error for UnknownHandler {}
 /// The registered names, in [`HANDLERS`] order: the closed set a descriptor's
 /// `reviewer.handler` may use (validation, the JSON Schema and `list` read it here).
 pub fn names() -> Vec<HandlerName> {
-    HANDLERS.iter().map(|handler| handler.name()).collect()
+    names_in(HANDLERS)
 }
 
 /// The registered name written as `text` (exact, case-sensitive), or `None`.
@@ -60,13 +60,30 @@ pub fn name(text: &str) -> Option<HandlerName> {
 ///
 /// [`UnknownHandler`] when `name` is not a registered handler's name.
 pub fn lookup(name: &str) -> Result<&'static dyn Handler, UnknownHandler> {
-    HANDLERS
-        .iter()
+    lookup_in(HANDLERS, name)
+}
+
+/// The names of the handlers in `set`, in order (a host that runs with a set built the way
+/// [`HANDLERS`] is, such as a test registering one more handler).
+pub fn names_in(set: &[&'static dyn Handler]) -> Vec<HandlerName> {
+    set.iter().map(|handler| handler.name()).collect()
+}
+
+/// Finds the handler of `set` registered under `name`.
+///
+/// # Errors
+///
+/// [`UnknownHandler`] when no handler of `set` has that name.
+pub fn lookup_in(
+    set: &[&'static dyn Handler],
+    name: &str,
+) -> Result<&'static dyn Handler, UnknownHandler> {
+    set.iter()
         .copied()
         .find(|handler| handler.name().as_str() == name)
         .ok_or_else(|| UnknownHandler {
             name: name.to_owned(),
-            known: HANDLERS.iter().map(|h| h.name().as_str()).collect(),
+            known: set.iter().map(|h| h.name().as_str()).collect(),
         })
 }
 

@@ -116,19 +116,18 @@ pub fn load(path: &Path) -> Result<LoadedModule, DynamicError> {
     let root = HandlerModuleRef::load_from_file(path).map_err(|err| library_error(path, err))?;
     let declared = (root.sdk_version())().as_str().to_owned();
     check_sdk(path, &declared)?;
-    let handler = LoadedHandler::new((root.new_handler())(), &gsd_lane_handlers::names()).map_err(
-        |refusal| match refusal {
-            ModuleRefusal::IncompatibleSdk { module, host } => DynamicError::IncompatibleSdk {
-                path: path.to_path_buf(),
-                module,
-                host,
-            },
-            refusal => DynamicError::Refused {
-                path: path.to_path_buf(),
-                refusal,
-            },
+    let handler = LoadedHandler::new((root.new_handler())(), &crate::registry::handlers::names())
+        .map_err(|refusal| match refusal {
+        ModuleRefusal::IncompatibleSdk { module, host } => DynamicError::IncompatibleSdk {
+            path: path.to_path_buf(),
+            module,
+            host,
         },
-    )?;
+        refusal => DynamicError::Refused {
+            path: path.to_path_buf(),
+            refusal,
+        },
+    })?;
     Ok(LoadedModule {
         path: path.to_path_buf(),
         handler: Box::leak(Box::new(handler)),

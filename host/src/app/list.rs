@@ -12,7 +12,7 @@ use crate::run::path_lookup;
 fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {
     let lane = registry.lanes.get(entry.lane?)?;
     let name = lane.handler?;
-    gsd_lane_handlers::lookup(name.as_str())
+    crate::registry::handlers::lookup(name.as_str())
         .err()
         .map(|err| format!("unknown handler: {err}"))
 }

@@ -258,7 +258,7 @@ pub enum EvidenceClass {
 }
 
 /// `reviewer.handler`: the name of a registered handler. Its schema lists the handlers of
-/// `gsd_lane_handlers::HANDLERS` (the one list), each with its description.
+/// [`crate::registry::handlers`] (the one list), each with its description.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
 pub struct HandlerName(pub String);
@@ -269,7 +269,7 @@ impl JsonSchema for HandlerName {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let members = gsd_lane_handlers::HANDLERS
+        let members = crate::registry::handlers::registered()
             .iter()
             .map(|handler| {
                 Schema::Object(SchemaObject {

@@ -60,11 +60,11 @@ fn members<T: JsonSchema>() -> Vec<&'static str> {
 }
 
 /// `reviewer.handler` (besides `null`): the names of the registered handlers
-/// (`gsd_lane_handlers::HANDLERS`, the one list), in registry order.
+/// ([`crate::registry::handlers`], the one list), in registry order.
 pub fn handler_names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        gsd_lane_handlers::names()
+        crate::registry::handlers::names()
             .into_iter()
             .map(gsd_lane_sdk::HandlerName::as_str)
             .collect()
@@ -79,7 +79,7 @@ pub fn handler_members() -> &'static [&'static str] {
 
 /// The registered handler written as `text` (exact, case-sensitive), or `None`.
 pub fn handler(text: &str) -> Option<gsd_lane_sdk::HandlerName> {
-    gsd_lane_handlers::name(text)
+    crate::registry::handlers::name(text)
 }
 
 /// The known `reviewer` body fields, canonical order (the 13 of manifest.md §2.5, then the

@@ -4,6 +4,7 @@
 //! overlay loading as a whole falls back to the first-party set (manifest.md §3.5, §6).
 
 mod first_party;
+pub mod handlers;
 mod overlay;
 pub mod read;
 mod validate_set;

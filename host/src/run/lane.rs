@@ -314,7 +314,7 @@ fn select_handler(plan: &LanePlan) -> Result<Option<&'static dyn Handler>, Refus
         (None, Transport::OpenAiHttp) => "openai-compatible",
         (None, Transport::Spawn) => return Ok(None),
     };
-    let handler = gsd_lane_handlers::lookup(name)
+    let handler = crate::registry::handlers::lookup(name)
         .map_err(|err| Refusal::new(Reason::UnknownHandler, err.to_string()))?;
     check_fit(handler, plan).map(Some)
 }
