@@ -787,7 +787,7 @@ fn opencode_garbage_lines_are_skipped_and_every_text_part_kept_in_order() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The closed name lists (CONTRIBUTING.md, "Adding a handler", step 1)
+// The one handler list (CONTRIBUTING.md, "Adding a handler"): vocabulary and schema read it
 // ---------------------------------------------------------------------------------------------
 
 #[test]
