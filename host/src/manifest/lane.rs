@@ -194,17 +194,23 @@ impl LaneSpec {
     /// The handler that drives the lane: the declared one, else `openai-compatible` for an
     /// HTTP lane; `None` for a data-only spawn lane.
     pub fn effective_handler(&self) -> Option<&'static str> {
-        match (self.handler, self.transport()) {
-            (Some(name), _) => Some(name.as_str()),
-            (None, Transport::OpenAiHttp) => Some("openai-compatible"),
-            (None, Transport::Spawn) => None,
-        }
+        driving_handler(self.handler, self.transport())
     }
 
     /// Whether the lane reads a prompt at all (`promptChannel: none` spawn lanes do not).
     pub fn takes_prompt(&self) -> bool {
         self.spawn()
             .is_none_or(|spawn| spawn.prompt_channel != PromptChannel::None)
+    }
+}
+
+/// The handler that drives a lane declaring `handler` over `transport`: the declared one, else
+/// `openai-compatible` for every HTTP lane; `None` for a data-only spawn lane.
+pub fn driving_handler(handler: Option<HandlerName>, transport: Transport) -> Option<&'static str> {
+    match (handler, transport) {
+        (Some(name), _) => Some(name.as_str()),
+        (None, Transport::OpenAiHttp) => Some("openai-compatible"),
+        (None, Transport::Spawn) => None,
     }
 }
 

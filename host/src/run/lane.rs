@@ -309,10 +309,8 @@ fn output_file(plan: &LanePlan) -> Option<PathBuf> {
 
 /// The handler a plan needs: declared one, or `openai-compatible` for every HTTP lane.
 fn select_handler(plan: &LanePlan) -> Result<Option<&'static dyn Handler>, Refusal> {
-    let name = match (&plan.handler, plan.transport) {
-        (Some(name), _) => name.as_str(),
-        (None, Transport::OpenAiHttp) => "openai-compatible",
-        (None, Transport::Spawn) => return Ok(None),
+    let Some(name) = crate::manifest::lane::driving_handler(plan.handler, plan.transport) else {
+        return Ok(None);
     };
     let handler = crate::registry::handlers::lookup(name)
         .map_err(|err| Refusal::new(Reason::UnknownHandler, err.to_string()))?;
