@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::super::Context;
 use crate::config::ProjectConfig;
+use crate::manifest::LaneSpec;
 use crate::plan::{self, PlanInputs};
 use crate::run::path_lookup;
 use crate::trust::consent::{hash, ConsentStore};
@@ -166,19 +167,17 @@ pub fn capability_view(
 
 /// What the lane would do now: the plan with the current config, and its bounds.
 fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Value, Vec<String>) {
-    let body = subject
-        .manifest
-        .get("reviewer")
-        .cloned()
-        .unwrap_or(Value::Null);
     let inputs = PlanInputs {
         run_dir: "<run-dir>".to_owned(),
         repo_root: context.repo_root(None),
         ..PlanInputs::default()
     };
     let mut lines = Vec::new();
-    let plan = match plan::resolve(&subject.id, &body, config, &inputs) {
-        Ok(plan) => plan,
+    let resolved = LaneSpec::from_manifest(&subject.manifest).and_then(|lane| {
+        plan::resolve_lane(&subject.id, &lane, config, &inputs).map(|plan| (lane, plan))
+    });
+    let (lane, plan) = match resolved {
+        Ok(resolved) => resolved,
         Err(refusal) => {
             lines.push(format!(
                 "  cannot run as declared: {} ({})",
@@ -192,7 +191,7 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
         }
     };
     let mut run = json!({"ok": true, "plan": plan, "timeoutMs": plan.timeout_ms});
-    let model_key = body.get("modelConfigKey").and_then(Value::as_str);
+    let model_key = lane.model_config_key.as_deref();
     let model_line = match (model_key, config.configured_string(model_key.unwrap_or(""))) {
         (None, _) => "the lane accepts no model setting".to_owned(),
         (Some(key), Some(model)) => {
