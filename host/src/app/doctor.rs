@@ -7,6 +7,7 @@
 //! without the network ([`readiness`]), and one fix per problem. Nothing is reviewed and no
 //! prompt is sent. Exit 0 when every selected lane is ready, 1 otherwise, 2 for an unknown slug.
 
+use crate::manifest::diagnostic::Code;
 use std::path::Path;
 
 use clap::Args;
@@ -187,7 +188,7 @@ fn check_inactive(entry: &Entry) -> Value {
         trust: if entry
             .skip
             .as_ref()
-            .is_some_and(|s| s.code == "LD-UNCONSENTED")
+            .is_some_and(|s| s.code == Code::LdUnconsented)
         {
             "needs consent"
         } else {

@@ -1,5 +1,6 @@
 //! gsd-lane's lint warnings on a lane body (manifest.md §8.8); they never change acceptance.
 
+use crate::manifest::diagnostic::Code;
 use serde_json::{Map, Value};
 
 use super::diagnostic::Diagnostic;
@@ -28,7 +29,7 @@ pub(crate) fn check_body(
                 "is set but invoke.modelArg is null; a configured model can never be passed"
                     .to_string();
             checker.push(Diagnostic::warning(
-                "W-MODELKEY-NO-MODELARG",
+                Code::WModelkeyNoModelarg,
                 field,
                 message,
             ));
@@ -40,7 +41,7 @@ pub(crate) fn check_body(
         let field = at.key("emptyOutput");
         let message = "\"handler-owned\" has no handler; the generic stub is used";
         checker.push(Diagnostic::warning(
-            "W-HANDLER-OWNED-NO-HANDLER",
+            Code::WHandlerOwnedNoHandler,
             field,
             message,
         ));
@@ -68,7 +69,7 @@ pub(crate) fn check_body(
             let message = format!(
                 "names \"{name}\", which this capability does not declare; the setting will resolve to nothing"
             );
-            checker.push(Diagnostic::warning("W-KEY-UNDECLARED", field, message));
+            checker.push(Diagnostic::warning(Code::WKeyUndeclared, field, message));
         }
     }
     for (object, field) in [
@@ -78,7 +79,7 @@ pub(crate) fn check_body(
         let path = object.and_then(|o| o.get("path")).and_then(Value::as_str);
         if path.is_some_and(|path| !path.is_empty() && !path.starts_with('/')) {
             let message = "should start with \"/\" (it is appended to the host)".to_string();
-            checker.push(Diagnostic::warning("W-PATH-SLASH", field, message));
+            checker.push(Diagnostic::warning(Code::WPathSlash, field, message));
         }
     }
     if let Some(section) = body.get("reviewsSection").and_then(Value::as_str) {
@@ -86,7 +87,7 @@ pub(crate) fn check_body(
         if !section.is_empty() && bad {
             let field = at.key("reviewsSection");
             let message = "has surrounding whitespace or control characters; headings and tab-separated listings will break".to_string();
-            checker.push(Diagnostic::warning("W-SECTION-CHARS", field, message));
+            checker.push(Diagnostic::warning(Code::WSectionChars, field, message));
         }
     }
 }
@@ -120,7 +121,7 @@ fn check_placeholders(checker: &mut Checker, invoke: &Map<String, Value>, at: &F
     let field = at.key("args");
     for what in missing {
         checker.push(Diagnostic::warning(
-            "W-PLACEHOLDER-MISSING",
+            Code::WPlaceholderMissing,
             field.clone(),
             what,
         ));
@@ -131,7 +132,11 @@ fn check_placeholders(checker: &mut Checker, invoke: &Map<String, Value>, at: &F
                 let item = field.index(index);
                 let message =
                     "contains `{{` but is not exactly a placeholder; it is passed literally";
-                checker.push(Diagnostic::warning("W-PLACEHOLDER-EMBEDDED", item, message));
+                checker.push(Diagnostic::warning(
+                    Code::WPlaceholderEmbedded,
+                    item,
+                    message,
+                ));
             }
         }
     }

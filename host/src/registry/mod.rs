@@ -8,6 +8,7 @@ mod overlay;
 pub mod read;
 mod validate_set;
 
+use crate::manifest::diagnostic::Code;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -48,7 +49,7 @@ impl Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skip {
     /// Load-time code (`LD-ENGINES`, `LD-UNCONSENTED`, …).
-    pub code: &'static str,
+    pub code: Code,
     /// Human-readable reason.
     pub reason: String,
     /// The diagnostics behind the skip (validation or cross-capability errors).
@@ -60,15 +61,15 @@ impl Skip {
     /// `skipped`.
     pub fn status(&self) -> &'static str {
         match self.code {
-            "LD-UNCONSENTED" => "inactive",
-            "LD-ENGINES" => "incompatible",
+            Code::LdUnconsented => "inactive",
+            Code::LdEngines => "incompatible",
             _ => "skipped",
         }
     }
 
     /// `unconsented` for the consent case, else `None`.
     pub fn kind(&self) -> Option<&'static str> {
-        (self.code == "LD-UNCONSENTED").then_some("unconsented")
+        (self.code == Code::LdUnconsented).then_some("unconsented")
     }
 }
 
@@ -167,7 +168,7 @@ impl Registry {
                 slug: None,
                 flags: Vec::new(),
                 skip: Some(Skip {
-                    code: "LD-FALLBACK",
+                    code: Code::LdFallback,
                     reason: "overlays dropped; first-party lanes only".into(),
                     diagnostics: Vec::new(),
                 }),
@@ -188,7 +189,7 @@ impl Registry {
             let (errors, warnings): (Vec<_>, Vec<_>) =
                 diagnostics.into_iter().partition(Diagnostic::is_error);
             let skip = (!errors.is_empty()).then(|| Skip {
-                code: "LD-INVALID",
+                code: Code::LdInvalid,
                 reason: join_errors(&errors, usize::MAX),
                 diagnostics: errors,
             });

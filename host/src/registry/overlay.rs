@@ -1,5 +1,6 @@
 //! Overlay discovery and the candidate pipeline (manifest.md §6.1-§6.4).
 
+use crate::manifest::diagnostic::Code;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ pub(super) fn load_overlays(registry: &mut Registry, options: &LoadOptions<'_>) 
             }));
             let (value, skip, warnings) = step.unwrap_or_else(|_| {
                 let diagnostic = Diagnostic::error(
-                    "RB-INTERNAL",
+                    Code::RbInternal,
                     manifest::FieldPath::root().key("reviewer"),
                     "internal validator failure on the reviewer body",
                 );
@@ -156,7 +157,7 @@ fn truthy(value: &Value) -> bool {
 
 type Admission = (Value, Option<Skip>, Vec<Diagnostic>);
 
-fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
+fn skip(code: Code, reason: impl Into<String>) -> Option<Skip> {
     Some(Skip {
         code,
         reason: reason.into(),
@@ -166,7 +167,7 @@ fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
 
 fn invalid(errors: Vec<Diagnostic>) -> Skip {
     Skip {
-        code: "LD-INVALID",
+        code: Code::LdInvalid,
         reason: format!(
             "rejected by validation: {}",
             join_errors(&errors, usize::MAX)
@@ -194,7 +195,7 @@ fn admit(
         return (
             Value::Null,
             skip(
-                "LD-PENDING",
+                Code::LdPending,
                 "an install or upgrade of this id is still pending; not loaded",
             ),
             Vec::new(),
@@ -204,7 +205,7 @@ fn admit(
         return (
             Value::Null,
             skip(
-                "LD-SYMLINK",
+                Code::LdSymlink,
                 "the capability folder is a symbolic link: refused and never approvable (trust.md §5.7); install the capability as a real folder",
             ),
             Vec::new(),
@@ -216,7 +217,7 @@ fn admit(
     };
     if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| name.starts_with(**p)) {
         let reason = format!("ids starting with {prefix} (gsd-, gsd-core- or anthropic-) are reserved for first-party capabilities");
-        return (file.value, skip("LD-RESERVED", reason), Vec::new());
+        return (file.value, skip(Code::LdReserved, reason), Vec::new());
     }
     let mut diagnostics = manifest::validate_value(&file.value, Some(name));
     read::locate(&mut diagnostics, &file);
@@ -229,14 +230,14 @@ fn admit(
         .merged
         .check_candidate(&CapabilityFacts::of(&file.value));
     read::locate(&mut findings, &file);
-    let cross_skip = |codes: &[&str], findings: &[Diagnostic]| {
+    let cross_skip = |codes: &[Code], findings: &[Diagnostic]| {
         let hits: Vec<Diagnostic> = findings
             .iter()
             .filter(|d| codes.contains(&d.code))
             .cloned()
             .collect();
         (!hits.is_empty()).then(|| Skip {
-            code: "LD-CROSS",
+            code: Code::LdCross,
             reason: format!(
                 "rejected by cross-capability checks: {}",
                 join_errors(&hits, 3)
@@ -245,8 +246,8 @@ fn admit(
         })
     };
     // Steps 5 and 6: id collision, config key already owned.
-    if let Some(skip) =
-        cross_skip(&["X-ID-DUP"], &findings).or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings))
+    if let Some(skip) = cross_skip(&[Code::XIdDup], &findings)
+        .or_else(|| cross_skip(&[Code::XConfigOwned], &findings))
     {
         return (file.value, Some(skip), Vec::new());
     }
@@ -262,7 +263,7 @@ fn admit(
                 "engines.gsd \"{range}\" is not satisfied by host version {}",
                 options.host_version
             );
-            return (file.value, skip("LD-ENGINES", reason), Vec::new());
+            return (file.value, skip(Code::LdEngines, reason), Vec::new());
         }
     }
     // Step 8: consent gate for project scope.
@@ -270,11 +271,11 @@ fn admit(
         let root = options.project_root.as_deref().unwrap_or(folder);
         if !options.consent.is_consented(root, name, folder) {
             let reason = "found but not activated: no consent recorded for this project";
-            return (file.value, skip("LD-UNCONSENTED", reason), Vec::new());
+            return (file.value, skip(Code::LdUnconsented, reason), Vec::new());
         }
     }
     // Step 9: every other cross-capability rule.
-    let all: Vec<&str> = findings.iter().map(|d| d.code).collect();
+    let all: Vec<Code> = findings.iter().map(|d| d.code).collect();
     if let Some(skip) = cross_skip(&all, &findings) {
         return (file.value, Some(skip), Vec::new());
     }

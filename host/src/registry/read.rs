@@ -1,5 +1,6 @@
 //! Reading one `capability.json`: bounded, never blocking on special files, positions kept.
 
+use crate::manifest::diagnostic::Code;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -41,10 +42,10 @@ pub enum ReadError {
 
 impl ReadError {
     /// The load-time code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            ReadError::Missing(_) => "LD-MISSING",
-            ReadError::Parse { .. } => "LD-PARSE",
+            ReadError::Missing(_) => Code::LdMissing,
+            ReadError::Parse { .. } => Code::LdParse,
         }
     }
 

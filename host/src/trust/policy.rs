@@ -4,6 +4,7 @@
 //!
 //! First-party lanes ship inside the distribution and are not subject to these rules.
 
+use crate::manifest::diagnostic::Code;
 use std::path::Path;
 
 use serde_json::Value;
@@ -15,7 +16,7 @@ use crate::registry::{Lane, Scope};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// Stable code (`TR-BINARY-PATH`, …).
-    pub code: &'static str,
+    pub code: Code,
     /// The field, as a dotted path from the manifest root.
     pub field: String,
     /// What is wrong and how to fix it.
@@ -55,7 +56,7 @@ pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violatio
     }
     if transport == "spawn" && text(probe, "kind").as_deref() == Some("http-reachable") {
         found.push(Violation {
-            code: "TR-SPAWN-HTTP-PROBE",
+            code: Code::TrSpawnHttpProbe,
             field: "reviewer.probe.kind".into(),
             message: "an http-reachable probe on a spawn lane contacts a destination nothing pins; use command-exists or command-capability".into(),
         });
@@ -68,7 +69,7 @@ pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violatio
         };
         if !fits {
             found.push(Violation {
-                code: "TR-HANDLER-TRANSPORT",
+                code: Code::TrHandlerTransport,
                 field: "reviewer.handler".into(),
                 message: format!(
                     "handler {handler} does not drive {transport:?} lanes (openai-compatible goes with openai-http; antigravity and opencode with spawn)"
@@ -82,7 +83,7 @@ pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violatio
     ] {
         if let Some(path) = path.filter(|p| !p.is_empty() && !p.starts_with('/')) {
             found.push(Violation {
-                code: "TR-PATH-AUTHORITY",
+                code: Code::TrPathAuthority,
                 field: field.into(),
                 message: format!(
                     "{:?} must start with \"/\"; anything else can move the request to another host",
@@ -112,7 +113,7 @@ fn binary_violation(field: &str, binary: &str, install_root: Option<&Path>) -> O
         return None;
     }
     Some(Violation {
-        code: "TR-BINARY-PATH",
+        code: Code::TrBinaryPath,
         field: field.into(),
         message: format!(
             "{:?} is a path outside the capability's install folder; a third-party lane names a command on PATH (e.g. \"acme\") or an absolute path inside its own folder, so a repository file that any pull request can change is never run",
@@ -194,7 +195,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn codes(manifest: &Value, root: Option<&Path>) -> Vec<&'static str> {
+    fn codes(manifest: &Value, root: Option<&Path>) -> Vec<Code> {
         violations(manifest, root)
             .into_iter()
             .map(|v| v.code)
@@ -204,9 +205,9 @@ mod tests {
     #[test]
     fn w14_repo_relative_binary_is_refused_for_third_party_lanes() {
         let relative = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "./scripts/review.sh"}}});
-        assert_eq!(codes(&relative, None), vec!["TR-BINARY-PATH"]);
+        assert_eq!(codes(&relative, None), vec![Code::TrBinaryPath]);
         let climbing = json!({"reviewer": {"transport": "spawn", "probe": {"binary": "../x"}, "invoke": {"binary": "acme"}}});
-        assert_eq!(codes(&climbing, None), vec!["TR-BINARY-PATH"]);
+        assert_eq!(codes(&climbing, None), vec![Code::TrBinaryPath]);
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\n").expect("write");
         let inside = dir.path().join("run.sh").display().to_string();
@@ -215,7 +216,7 @@ mod tests {
         let elsewhere = tempfile::tempdir().expect("tempdir");
         assert_eq!(
             codes(&pinned, Some(elsewhere.path())),
-            vec!["TR-BINARY-PATH"]
+            vec![Code::TrBinaryPath]
         );
         let bare = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "acme"}}});
         assert!(codes(&bare, None).is_empty());
@@ -280,9 +281,9 @@ mod tests {
         let m = json!({"reviewer": {"transport": "spawn", "probe": {"kind": "http-reachable", "path": "v1"}}});
         assert_eq!(
             codes(&m, None),
-            vec!["TR-SPAWN-HTTP-PROBE", "TR-PATH-AUTHORITY"]
+            vec![Code::TrSpawnHttpProbe, Code::TrPathAuthority]
         );
         let m = json!({"reviewer": {"transport": "openai-http", "invoke": {"path": "@evil.example/v1"}}});
-        assert_eq!(codes(&m, None), vec!["TR-PATH-AUTHORITY"]);
+        assert_eq!(codes(&m, None), vec![Code::TrPathAuthority]);
     }
 }
