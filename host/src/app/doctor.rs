@@ -7,7 +7,6 @@
 //! without the network ([`readiness`]), and one fix per problem. Nothing is reviewed and no
 //! prompt is sent. Exit 0 when every selected lane is ready, 1 otherwise, 2 for an unknown slug.
 
-use crate::manifest::diagnostic::Code;
 use std::path::Path;
 
 use clap::Args;
@@ -15,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::Context;
 use crate::error::Failure;
+use crate::manifest::diagnostic::Code;
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
 use crate::registry::{Entry, Lane, Registry, Scope};

@@ -2,9 +2,9 @@
 //! (`path:line:col: error[CODE] …`, unchanged), then the source line with a caret under the
 //! field (annotate-snippets) and a did-you-mean for enum values and field names.
 
-use crate::manifest::diagnostic::Code;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
+use crate::manifest::diagnostic::Code;
 use crate::manifest::path::Segment;
 use crate::manifest::{vocab, Diagnostic};
 use crate::output::{self, neutralize};

@@ -1,8 +1,8 @@
 //! Federated config slices (manifest.md §5.1), validated on every role.
 
-use crate::manifest::diagnostic::Code;
 use serde_json::{Map, Value};
 
+use super::diagnostic::Code;
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;

@@ -1,10 +1,9 @@
 //! Cross-capability rules over a merged set (manifest.md §4, §5.5).
 
-use crate::manifest::diagnostic::Code;
 use std::collections::{BTreeMap, HashMap};
 
 use super::central;
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::facts::CapabilityFacts;
 use super::path::FieldPath;
 

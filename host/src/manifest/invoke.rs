@@ -1,9 +1,8 @@
 //! `reviewer.invoke` rules (manifest.md §2.3), applied in the order the spec gives.
 
-use crate::manifest::diagnostic::Code;
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;

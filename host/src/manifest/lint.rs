@@ -1,9 +1,8 @@
 //! gsd-lane's lint warnings on a lane body (manifest.md §8.8); they never change acceptance.
 
-use crate::manifest::diagnostic::Code;
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;

@@ -1,8 +1,8 @@
 //! `reviewer.probe` rules (manifest.md §2.4).
 
-use crate::manifest::diagnostic::Code;
 use serde_json::Value;
 
+use super::diagnostic::Code;
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;

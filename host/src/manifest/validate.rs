@@ -3,10 +3,9 @@
 //! Total by construction: every access is checked, recursion never exceeds the schema's fixed
 //! depth, and values are rendered through bounded helpers.
 
-use crate::manifest::diagnostic::Code;
 use serde_json::{Map, Value};
 
-use super::diagnostic::{type_name, Diagnostic};
+use super::diagnostic::{type_name, Code, Diagnostic};
 use super::path::FieldPath;
 use super::{lint, semver, vocab};
 

@@ -8,13 +8,13 @@ mod overlay;
 pub mod read;
 mod validate_set;
 
-use crate::manifest::diagnostic::Code;
 use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::manifest::cross::MergedIndex;
+use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic};
 

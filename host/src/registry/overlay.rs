@@ -1,6 +1,5 @@
 //! Overlay discovery and the candidate pipeline (manifest.md §6.1-§6.4).
 
-use crate::manifest::diagnostic::Code;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +7,7 @@ use serde_json::Value;
 
 use super::read::{self, ManifestFile};
 use super::{join_errors, LoadOptions, Registry, Scope, Skip};
+use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, semver, Diagnostic};
 

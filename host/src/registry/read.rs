@@ -1,6 +1,5 @@
 //! Reading one `capability.json`: bounded, never blocking on special files, positions kept.
 
-use crate::manifest::diagnostic::Code;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -8,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::jsonpos;
+use crate::manifest::diagnostic::Code;
 use crate::manifest::{Diagnostic, FieldPath};
 
 /// Largest manifest read (manifest.md §6.2 step 2).

@@ -4,11 +4,11 @@
 //!
 //! First-party lanes ship inside the distribution and are not subject to these rules.
 
-use crate::manifest::diagnostic::Code;
 use std::path::Path;
 
 use serde_json::Value;
 
+use crate::manifest::diagnostic::Code;
 use crate::plan::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
 
