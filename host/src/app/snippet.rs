@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn colour_follows_the_option_the_terminal_and_no_color() {
-        use crate::cli::ColorWhen;
+        use crate::app::ColorWhen;
         assert!(ColorWhen::Auto.enabled(true, false));
         assert!(!ColorWhen::Auto.enabled(true, true));
         assert!(!ColorWhen::Auto.enabled(false, false));
