@@ -180,20 +180,21 @@ fn gate(
     problems
 }
 
-/// Runs `install`.
-///
-/// # Errors
-///
-/// An unreadable folder or manifest, or a failed promotion.
-pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
-    let json_output = args.consent.json;
-    let scope = scope_of(&args.scope);
-    let source = context.env.cwd.join(&args.folder);
-    let manifest_path = source.join("capability.json");
-    if !source.is_dir() {
+/// The capability folder `install` was given: its path, its manifest and the manifest's id.
+struct Source {
+    folder: PathBuf,
+    file: read::ManifestFile,
+    id: String,
+}
+
+/// Reads the folder and manifest `install` was given.
+fn read_source(context: &Context, args: &InstallArgs) -> Result<Source, Failure> {
+    let folder = context.env.cwd.join(&args.folder);
+    let manifest_path = folder.join("capability.json");
+    if !folder.is_dir() {
         return Err(Failure::new(format!(
             "{}: not a capability folder (give the folder that holds capability.json)",
-            source.display()
+            folder.display()
         )));
     }
     let file = read::read_manifest(&manifest_path)
@@ -204,44 +205,60 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    let mut early = Vec::new();
-    if !valid_id(&id) {
-        early.push(format!(
+    Ok(Source { folder, file, id })
+}
+
+/// Why `id` cannot be installed at all: bad grammar, a reserved prefix, a first-party id.
+fn id_problems(id: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !valid_id(id) {
+        problems.push(format!(
             "capability.json id {:?} must match ^[a-z][a-z0-9-]*$",
-            escape_text(&id)
+            escape_text(id)
         ));
     }
     if let Some(prefix) = RESERVED_PREFIXES
         .iter()
         .find(|p| id.to_ascii_lowercase().starts_with(**p))
     {
-        early.push(format!("capability.json id: the prefix {prefix} is reserved for first-party capabilities; choose another id"));
+        problems.push(format!("capability.json id: the prefix {prefix} is reserved for first-party capabilities; choose another id"));
     }
-    if first_party_ids().contains(&id) {
-        early.push(format!("capability.json id: {id} is a first-party capability; a third-party capability needs its own id"));
+    if first_party_ids().iter().any(|known| known == id) {
+        problems.push(format!("capability.json id: {id} is a first-party capability; a third-party capability needs its own id"));
     }
-    let envelope_base = json!({"id": id, "scope": scope.as_str()});
-    if !early.is_empty() {
-        let mut envelope = envelope_base;
-        envelope["status"] = json!("refused");
-        envelope["problems"] = json!(early);
-        return Ok(report_refusal(json_output, &envelope, &[], &early, ""));
+    problems
+}
+
+/// What the staged bundle discloses and binds, and every reason it may not be installed.
+struct Assessment {
+    disclosure: Disclosure,
+    lines: Vec<String>,
+    problems: Vec<String>,
+    /// `(host config key, resolved host)` of an openai-http lane.
+    host: Option<(String, String)>,
+    content_hash: String,
+    signature: String,
+    fingerprint: String,
+}
+
+impl Assessment {
+    /// The resolved host, empty for a lane without one.
+    fn host_text(&self) -> String {
+        self.host
+            .as_ref()
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default()
     }
-    let (caps_dir, staging_root) = scope_dirs(context, scope)?;
-    let destination = caps_dir.join(&id);
-    let staged = bundle::stage(&source, &staging_root, &id).map_err(Failure::new)?;
+}
+
+/// Discloses, gates and fingerprints the bundle staged in `staged` for `destination`.
+fn assess(context: &Context, value: &Value, staged: &Path, destination: &Path) -> Assessment {
     let config = context.config();
-    let resolver = host_resolver(&file.value, &config);
-    let disclosure = disclose(&file.value, Some(&resolver), Some(staged.dir()));
+    let resolver = host_resolver(value, &config);
+    let disclosure = disclose(value, Some(&resolver), Some(staged));
     let lines = summary_lines(&disclosure);
-    let mut problems = gate(
-        context,
-        &file.value,
-        staged.dir(),
-        &destination,
-        &disclosure,
-    );
-    let host = lane_host(&file.value, &config);
+    let mut problems = gate(context, value, staged, destination, &disclosure);
+    let host = lane_host(value, &config);
     if let Some((key, resolved)) = &host {
         if resolved.is_empty() {
             problems.push(format!(
@@ -249,12 +266,154 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
             ));
         }
     }
-    let content_hash = hash::content_hash(staged.dir())
+    let content_hash = hash::content_hash(staged)
         .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
         .unwrap_or_default();
-    let signature = signature_for_manifest(&file.value);
+    let signature = signature_for_manifest(value);
     let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
-    let fp = fingerprint(&signature, &host_text, &content_hash);
+    let fingerprint = fingerprint(&signature, &host_text, &content_hash);
+    Assessment {
+        disclosure,
+        lines,
+        problems,
+        host,
+        content_hash,
+        signature,
+        fingerprint,
+    }
+}
+
+/// The `changes` member: what an update changes against the installed copy and its record.
+fn changes(
+    value: &Value,
+    previous: Option<&Value>,
+    old_record: Option<&Record>,
+    assessment: &Assessment,
+) -> Value {
+    let host_text = assessment.host_text();
+    json!({
+        "update": previous.is_some(),
+        "executableSetChanged": previous.map(|old| signature_for_manifest(old) != assessment.signature),
+        "bindingChanged": previous.map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
+        "hostChanged": old_record.and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
+    })
+}
+
+/// Shows the disclosure and asks for consent; `Some(status)` when it was not given.
+fn confirm_install(
+    args: &InstallArgs,
+    id: &str,
+    scope: Scope,
+    assessment: &Assessment,
+    envelope: &mut Value,
+) -> Option<u8> {
+    let json_output = args.consent.json;
+    let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
+    if !json_output {
+        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        output::print(&format!("fingerprint {fp}\n"));
+        output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
+    }
+    let question = format!(
+        "install {id} into the {} scope and let it run on every review?",
+        scope.as_str()
+    );
+    let reason = obtain_consent(&args.consent, fp, &question).err()?;
+    envelope["status"] = json!("aborted");
+    envelope["reason"] = json!(reason);
+    let hint = consent_hint(reason, fp);
+    let shown: &[String] = if json_output { lines } else { &[] };
+    Some(report_refusal(json_output, envelope, shown, &[], &hint))
+}
+
+/// Records consent for a project-scope install; `Err` says why it could not be.
+fn record_consent(
+    store: Option<&ConsentStore>,
+    root: &str,
+    id: &str,
+    value: &Value,
+    destination: &Path,
+    assessment: &Assessment,
+) -> Result<(), String> {
+    let installed_hash = hash::content_hash(destination);
+    match (store, installed_hash) {
+        (Some(store), Ok(installed_hash)) => store
+            .record(Record::new(NewRecord {
+                project_root: root.to_owned(),
+                id: id.to_owned(),
+                integrity: assessment.content_hash.clone(),
+                disclosure_signature: assessment.signature.clone(),
+                content_hash: installed_hash,
+                consented_at: iso_now(),
+                reviewer_host: assessment.host.as_ref().map(|(_, h)| h.clone()),
+                lane_binding_v2: lane_binding_v2(value),
+            }))
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        (None, _) => Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned()),
+        (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
+    }
+}
+
+/// Pins the destination of a global-scope openai-http lane; a warning when it cannot.
+fn pin_host(context: &Context, root: &str, id: &str, assessment: &Assessment) -> Option<String> {
+    let (Some(home), Some((_, resolved))) = (context.env.gsd_home(), &assessment.host) else {
+        return None;
+    };
+    let pins = PinStore::new(&home);
+    let pin = Pin {
+        project_root: root.to_owned(),
+        id: id.to_owned(),
+        host: resolved.clone(),
+        pinned_at: iso_now(),
+        source: PinSource::Approved.as_str().to_owned(),
+    };
+    pins.set(&ConsentStore::new(&home).lock_path(), pin, false)
+        .err()
+        .map(|err| format!("the destination could not be pinned ({err})"))
+}
+
+/// Prints the result of a finished install.
+fn report_installed(
+    json_output: bool,
+    id: &str,
+    destination: &Path,
+    envelope: &mut Value,
+    warnings: &[String],
+) {
+    envelope["status"] = json!("installed");
+    envelope["path"] = json!(destination.display().to_string());
+    envelope["warnings"] = json!(warnings);
+    for warning in warnings {
+        output::eprint_line(&format!("warning: {warning}"));
+    }
+    if json_output {
+        output::print_json(envelope);
+    } else {
+        output::print(&format!("installed {id} into {}\n", destination.display()));
+    }
+}
+
+/// Runs `install`.
+///
+/// # Errors
+///
+/// An unreadable folder or manifest, or a failed promotion.
+pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
+    let json_output = args.consent.json;
+    let scope = scope_of(&args.scope);
+    let Source { folder, file, id } = read_source(context, args)?;
+    let early = id_problems(&id);
+    let mut envelope = json!({"id": id, "scope": scope.as_str()});
+    if !early.is_empty() {
+        envelope["status"] = json!("refused");
+        envelope["problems"] = json!(early);
+        return Ok(report_refusal(json_output, &envelope, &[], &early, ""));
+    }
+    let (caps_dir, staging_root) = scope_dirs(context, scope)?;
+    let destination = caps_dir.join(&id);
+    let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
+    let assessment = assess(context, &file.value, staged.dir(), &destination);
     let previous = read::read_manifest(&destination.join("capability.json"))
         .ok()
         .map(|f| f.value);
@@ -263,107 +422,114 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let old_record = store
         .as_ref()
         .and_then(|s| s.read().get(&root, &id).cloned());
-    let changes = json!({
-        "update": previous.is_some(),
-        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != signature),
-        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(&file.value)),
-        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
-    });
-    let mut envelope = envelope_base;
     envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
-    envelope["disclosure"] = json!(lines);
-    envelope["requiresConsent"] = json!(disclosure.has_executable);
-    envelope["fingerprint"] = json!(fp);
-    envelope["changes"] = changes;
-    if !problems.is_empty() {
+    envelope["disclosure"] = json!(assessment.lines);
+    envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
+    envelope["fingerprint"] = json!(assessment.fingerprint);
+    envelope["changes"] = changes(
+        &file.value,
+        previous.as_ref(),
+        old_record.as_ref(),
+        &assessment,
+    );
+    if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
-        envelope["problems"] = json!(problems);
+        envelope["problems"] = json!(assessment.problems);
         return Ok(report_refusal(
             json_output,
             &envelope,
-            &lines,
-            &problems,
+            &assessment.lines,
+            &assessment.problems,
             "nothing was installed",
         ));
     }
-    if disclosure.has_executable {
-        if !json_output {
-            output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-            output::print(&format!("fingerprint {fp}\n"));
-            output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
-        }
-        let question = format!(
-            "install {id} into the {} scope and let it run on every review?",
-            scope.as_str()
-        );
-        if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
-            envelope["status"] = json!("aborted");
-            envelope["reason"] = json!(reason);
-            let hint = consent_hint(reason, &fp);
-            let shown: &[String] = if json_output { &lines } else { &[] };
-            return Ok(report_refusal(json_output, &envelope, shown, &[], &hint));
+    if assessment.disclosure.has_executable {
+        if let Some(status) = confirm_install(args, &id, scope, &assessment, &mut envelope) {
+            return Ok(status);
         }
     }
     bundle::promote(&staged, &destination).map_err(Failure::new)?;
     drop(staged);
     let mut warnings = Vec::new();
-    match scope {
-        Scope::Project => {
-            let installed_hash = hash::content_hash(&destination);
-            let recorded = match (&store, installed_hash) {
-                (Some(store), Ok(installed_hash)) => store
-                    .record(Record::new(NewRecord {
-                        project_root: root.clone(),
-                        id: id.clone(),
-                        integrity: content_hash.clone(),
-                        disclosure_signature: signature.clone(),
-                        content_hash: installed_hash,
-                        consented_at: iso_now(),
-                        reviewer_host: host.as_ref().map(|(_, h)| h.clone()),
-                        lane_binding_v2: lane_binding_v2(&file.value),
-                    }))
-                    .map_err(|e| e.to_string()),
-                (None, _) => {
-                    Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned())
-                }
-                (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
-            };
-            envelope["consentRecorded"] = json!(recorded.is_ok());
-            if let Err(why) = recorded {
-                warnings.push(format!(
-                    "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
-                    store.as_ref().map_or_else(|| "the consent store".to_owned(), |s| s.path().display().to_string())
-                ));
-            }
+    if scope == Scope::Project {
+        let recorded = record_consent(
+            store.as_ref(),
+            &root,
+            &id,
+            &file.value,
+            &destination,
+            &assessment,
+        );
+        envelope["consentRecorded"] = json!(recorded.is_ok());
+        if let Err(why) = recorded {
+            warnings.push(format!(
+                "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
+                store.as_ref().map_or_else(|| "the consent store".to_owned(), |s| s.path().display().to_string())
+            ));
         }
-        _ => {
-            if let (Some(home), Some((_, resolved))) = (context.env.gsd_home(), &host) {
-                let pins = PinStore::new(&home);
-                let pin = Pin {
-                    project_root: root.clone(),
-                    id: id.clone(),
-                    host: resolved.clone(),
-                    pinned_at: iso_now(),
-                    source: PinSource::Approved.as_str().to_owned(),
-                };
-                if let Err(err) = pins.set(&ConsentStore::new(&home).lock_path(), pin, false) {
-                    warnings.push(format!("the destination could not be pinned ({err})"));
-                }
-            }
-        }
-    }
-    envelope["status"] = json!("installed");
-    envelope["path"] = json!(destination.display().to_string());
-    envelope["warnings"] = json!(warnings);
-    for warning in &warnings {
-        output::eprint_line(&format!("warning: {warning}"));
-    }
-    if json_output {
-        output::print_json(&envelope);
     } else {
-        output::print(&format!("installed {id} into {}\n", destination.display()));
+        warnings.extend(pin_host(context, &root, &id, &assessment));
     }
+    report_installed(json_output, &id, &destination, &mut envelope, &warnings);
     Ok(0)
+}
+
+/// The one scope `args.id` is installed in (narrowed by `--global` / `--project`).
+fn installed_scope(context: &Context, args: &RemoveArgs) -> Result<Scope, Failure> {
+    let candidates: Vec<Scope> = [Scope::Global, Scope::Project]
+        .into_iter()
+        .filter(|s| match s {
+            Scope::Global => !args.scope.project_scope,
+            _ => !args.scope.global,
+        })
+        .filter(|s| {
+            scope_dirs(context, *s)
+                .map(|(dir, _)| dir.join(&args.id).is_dir())
+                .unwrap_or(false)
+        })
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Failure::new(format!(
+            "{} is not installed{}",
+            args.id,
+            if args.scope.global {
+                " in the global scope"
+            } else if args.scope.project_scope {
+                " in the project scope"
+            } else {
+                ""
+            }
+        ))),
+        _ => Err(Failure::usage(format!(
+            "{} is installed in both scopes: say --global or --project",
+            args.id
+        ))),
+    }
+}
+
+/// Revokes the consent record of a removed project-scope capability:
+/// `(revoked, clean, hint)`, where a record that could not be revoked is not clean.
+fn revoke_consent(context: &Context, scope: Scope, id: &str) -> (bool, bool, Option<String>) {
+    if scope != Scope::Project {
+        return (false, true, None);
+    }
+    let root = canonical_root(&context.project_root);
+    match context
+        .env
+        .gsd_home()
+        .map(|home| ConsentStore::new(&home).revoke(&root, id))
+    {
+        Some(Ok(removed)) => (removed, true, None),
+        Some(Err(err)) => (
+            false,
+            false,
+            Some(format!(
+                "the consent record was not revoked ({err}); run `gsd-lane trust revoke {id}`"
+            )),
+        ),
+        None => (false, true, None),
+    }
 }
 
 /// Runs `remove`.
@@ -385,64 +551,11 @@ pub fn remove(context: &Context, args: &RemoveArgs) -> Result<u8, Failure> {
             escape_text(&args.id)
         )));
     }
-    let candidates: Vec<Scope> = [Scope::Global, Scope::Project]
-        .into_iter()
-        .filter(|s| match s {
-            Scope::Global => !args.scope.project_scope,
-            _ => !args.scope.global,
-        })
-        .filter(|s| {
-            scope_dirs(context, *s)
-                .map(|(dir, _)| dir.join(&args.id).is_dir())
-                .unwrap_or(false)
-        })
-        .collect();
-    let scope = match candidates.as_slice() {
-        [one] => *one,
-        [] => {
-            return Err(Failure::new(format!(
-                "{} is not installed{}",
-                args.id,
-                if args.scope.global {
-                    " in the global scope"
-                } else if args.scope.project_scope {
-                    " in the project scope"
-                } else {
-                    ""
-                }
-            )))
-        }
-        _ => {
-            return Err(Failure::usage(format!(
-                "{} is installed in both scopes: say --global or --project",
-                args.id
-            )))
-        }
-    };
+    let scope = installed_scope(context, args)?;
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let folder = caps_dir.join(&args.id);
     bundle::remove(&folder, &staging_root).map_err(Failure::new)?;
-    let root = canonical_root(&context.project_root);
-    let (revoked, clean, hint) = if scope == Scope::Project {
-        match context
-            .env
-            .gsd_home()
-            .map(|home| ConsentStore::new(&home).revoke(&root, &args.id))
-        {
-            Some(Ok(removed)) => (removed, true, None),
-            Some(Err(err)) => (
-                false,
-                false,
-                Some(format!(
-                    "the consent record was not revoked ({err}); run `gsd-lane trust revoke {}`",
-                    args.id
-                )),
-            ),
-            None => (false, true, None),
-        }
-    } else {
-        (false, true, None)
-    };
+    let (revoked, clean, hint) = revoke_consent(context, scope, &args.id);
     let envelope = json!({"status": "removed", "id": args.id, "scope": scope.as_str(),
         "path": folder.display().to_string(), "revoked": revoked, "clean": clean, "hint": hint});
     if let Some(hint) = &hint {
