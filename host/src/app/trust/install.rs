@@ -66,7 +66,7 @@ pub(super) fn report_refusal(
     if json_output {
         output::print_json(envelope);
     } else {
-        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        print_lines(lines);
     }
     for line in lines {
         if json_output {
@@ -229,16 +229,22 @@ fn id_problems(id: &str) -> Vec<String> {
     problems
 }
 
-/// What the staged bundle discloses and binds, and every reason it may not be installed.
-struct Assessment {
-    disclosure: Disclosure,
-    lines: Vec<String>,
-    problems: Vec<String>,
+/// What a capability bundle discloses and binds, and every reason consent may not be given.
+pub(super) struct Assessment {
+    /// The disclosure of the bundle.
+    pub(super) disclosure: Disclosure,
+    /// Its summary, as shown before asking.
+    pub(super) lines: Vec<String>,
+    /// Every reason the bundle may not be installed or approved.
+    pub(super) problems: Vec<String>,
     /// `(host config key, resolved host)` of an openai-http lane.
-    host: Option<(String, String)>,
-    content_hash: String,
-    signature: String,
-    fingerprint: String,
+    pub(super) host: Option<(String, String)>,
+    /// The bundle's content hash (empty when it could not be hashed: then a problem says so).
+    pub(super) content_hash: String,
+    /// The disclosure signature of the manifest.
+    pub(super) signature: String,
+    /// The consent fingerprint of signature, host and content.
+    pub(super) fingerprint: String,
 }
 
 impl Assessment {
@@ -251,13 +257,19 @@ impl Assessment {
     }
 }
 
-/// Discloses, gates and fingerprints the bundle staged in `staged` for `destination`.
-fn assess(context: &Context, value: &Value, staged: &Path, destination: &Path) -> Assessment {
+/// Discloses and fingerprints the bundle in `bundle_dir` with manifest `value`; `gate` lists
+/// the command's own problems with it, before those of its destination and its hash.
+pub(super) fn assess(
+    context: &Context,
+    value: &Value,
+    bundle_dir: &Path,
+    gate: impl FnOnce(&Disclosure) -> Vec<String>,
+) -> Assessment {
     let config = context.config();
     let resolver = host_resolver(value, &config);
-    let disclosure = disclose(value, Some(&resolver), Some(staged));
+    let disclosure = disclose(value, Some(&resolver), Some(bundle_dir));
     let lines = summary_lines(&disclosure);
-    let mut problems = gate(context, value, staged, destination, &disclosure);
+    let mut problems = gate(&disclosure);
     let host = lane_host(value, &config);
     if let Some((key, resolved)) = &host {
         if resolved.is_empty() {
@@ -266,7 +278,7 @@ fn assess(context: &Context, value: &Value, staged: &Path, destination: &Path) -
             ));
         }
     }
-    let content_hash = hash::content_hash(staged)
+    let content_hash = hash::content_hash(bundle_dir)
         .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
         .unwrap_or_default();
     let signature = signature_for_manifest(value);
@@ -283,47 +295,73 @@ fn assess(context: &Context, value: &Value, staged: &Path, destination: &Path) -
     }
 }
 
-/// The `changes` member: what an update changes against the installed copy and its record.
+/// The `changes` member: what installing into `destination` changes against the copy
+/// installed there and its consent record in `root`.
 fn changes(
+    context: &Context,
+    destination: &Path,
+    root: &str,
+    id: &str,
     value: &Value,
-    previous: Option<&Value>,
-    old_record: Option<&Record>,
     assessment: &Assessment,
 ) -> Value {
+    let previous = read::read_manifest(&destination.join("capability.json"))
+        .ok()
+        .map(|f| f.value);
+    let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
+    let old_record = store.as_ref().and_then(|s| s.read().get(root, id).cloned());
     let host_text = assessment.host_text();
     json!({
         "update": previous.is_some(),
-        "executableSetChanged": previous.map(|old| signature_for_manifest(old) != assessment.signature),
-        "bindingChanged": previous.map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
-        "hostChanged": old_record.and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
+        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != assessment.signature),
+        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
+        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
     })
 }
 
-/// Shows the disclosure and asks for consent; `Some(status)` when it was not given.
-fn confirm_install(
-    args: &InstallArgs,
-    id: &str,
-    scope: Scope,
-    assessment: &Assessment,
-    envelope: &mut Value,
-) -> Option<u8> {
-    let json_output = args.consent.json;
-    let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
+/// Prints `lines`, one per line.
+pub(super) fn print_lines(lines: &[String]) {
+    output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+}
+
+/// Prints `envelope` as JSON, or `text` for a person.
+pub(super) fn print_result(json_output: bool, envelope: &Value, text: &str) {
+    if json_output {
+        output::print_json(envelope);
+    } else {
+        output::print(text);
+    }
+}
+
+/// Shows a person the disclosure, its fingerprint and the sandbox posture before asking.
+pub(super) fn show_disclosure(json_output: bool, assessment: &Assessment) {
     if !json_output {
-        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-        output::print(&format!("fingerprint {fp}\n"));
+        print_lines(&assessment.lines);
+        output::print(&format!("fingerprint {}\n", assessment.fingerprint));
         output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
     }
-    let question = format!(
-        "install {id} into the {} scope and let it run on every review?",
-        scope.as_str()
-    );
-    let reason = obtain_consent(&args.consent, fp, &question).err()?;
+}
+
+/// Asks `question` about what `lines` showed (fingerprint `fp`); when consent is not given,
+/// reports the refusal in `envelope` and returns its status.
+pub(super) fn ask_consent(
+    args: &ConsentArgs,
+    question: &str,
+    lines: &[String],
+    fp: &str,
+    envelope: &mut Value,
+) -> Option<u8> {
+    let reason = obtain_consent(args, fp, question).err()?;
     envelope["status"] = json!("aborted");
     envelope["reason"] = json!(reason);
-    let hint = consent_hint(reason, fp);
-    let shown: &[String] = if json_output { lines } else { &[] };
-    Some(report_refusal(json_output, envelope, shown, &[], &hint))
+    let shown: &[String] = if args.json { lines } else { &[] };
+    Some(report_refusal(
+        args.json,
+        envelope,
+        shown,
+        &[],
+        &consent_hint(reason, fp),
+    ))
 }
 
 /// Records consent for a project-scope install; `Err` says why it could not be.
@@ -387,11 +425,8 @@ fn report_installed(
     for warning in warnings {
         output::eprint_line(&format!("warning: {warning}"));
     }
-    if json_output {
-        output::print_json(envelope);
-    } else {
-        output::print(&format!("installed {id} into {}\n", destination.display()));
-    }
+    let text = format!("installed {id} into {}\n", destination.display());
+    print_result(json_output, envelope, &text);
 }
 
 /// Runs `install`.
@@ -413,25 +448,15 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let destination = caps_dir.join(&id);
     let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
-    let assessment = assess(context, &file.value, staged.dir(), &destination);
-    let previous = read::read_manifest(&destination.join("capability.json"))
-        .ok()
-        .map(|f| f.value);
+    let assessment = assess(context, &file.value, staged.dir(), |disclosure| {
+        gate(context, &file.value, staged.dir(), &destination, disclosure)
+    });
     let root = canonical_root(&context.project_root);
-    let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
-    let old_record = store
-        .as_ref()
-        .and_then(|s| s.read().get(&root, &id).cloned());
     envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
     envelope["disclosure"] = json!(assessment.lines);
     envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
     envelope["fingerprint"] = json!(assessment.fingerprint);
-    envelope["changes"] = changes(
-        &file.value,
-        previous.as_ref(),
-        old_record.as_ref(),
-        &assessment,
-    );
+    envelope["changes"] = changes(context, &destination, &root, &id, &file.value, &assessment);
     if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
         envelope["problems"] = json!(assessment.problems);
@@ -444,7 +469,13 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         ));
     }
     if assessment.disclosure.has_executable {
-        if let Some(status) = confirm_install(args, &id, scope, &assessment, &mut envelope) {
+        show_disclosure(json_output, &assessment);
+        let question = format!(
+            "install {id} into the {} scope and let it run on every review?",
+            scope.as_str()
+        );
+        let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
+        if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
             return Ok(status);
         }
     }
@@ -452,6 +483,7 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     drop(staged);
     let mut warnings = Vec::new();
     if scope == Scope::Project {
+        let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
         let recorded = record_consent(
             store.as_ref(),
             &root,
