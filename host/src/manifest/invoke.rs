@@ -74,6 +74,7 @@ fn forbid(
     }
 }
 
+/// The spawn fields, in the order the spec gives.
 fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     checker.non_empty_string(
         object,
@@ -82,6 +83,34 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         Code::SpBinary,
         "must be given as a non-empty string when transport is \"spawn\"",
     );
+    check_args(checker, object, at);
+    checker.member(
+        object,
+        "promptChannel",
+        at,
+        Code::SpPromptchannel,
+        vocab::PROMPT_CHANNEL,
+    );
+    let output = checker.member(
+        object,
+        "outputChannel",
+        at,
+        Code::SpOutputchannel,
+        vocab::OUTPUT_CHANNEL,
+    );
+    check_output_arg(checker, object, output, at);
+    check_model_arg(checker, object, at);
+    checker.member(
+        object,
+        "effortChannel",
+        at,
+        Code::SpEffort,
+        vocab::EFFORT_CHANNEL,
+    );
+}
+
+/// `args`: a list of strings.
+fn check_args(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let args = object.get("args");
     match args.and_then(Value::as_array) {
         Some(entries) => {
@@ -103,20 +132,15 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
             args,
         ),
     }
-    checker.member(
-        object,
-        "promptChannel",
-        at,
-        Code::SpPromptchannel,
-        vocab::PROMPT_CHANNEL,
-    );
-    let output = checker.member(
-        object,
-        "outputChannel",
-        at,
-        Code::SpOutputchannel,
-        vocab::OUTPUT_CHANNEL,
-    );
+}
+
+/// `outputArg`: required with outputChannel `file-arg`, forbidden with any other channel.
+fn check_output_arg(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    output: Option<&str>,
+    at: &FieldPath,
+) {
     let output_arg = object.get("outputArg");
     let output_arg_given = output_arg
         .and_then(Value::as_str)
@@ -137,6 +161,10 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
         ),
         _ => {}
     }
+}
+
+/// `modelArg`: a non-empty string or null.
+fn check_model_arg(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let model_arg = object.get("modelArg");
     let model_arg_ok = match model_arg {
         Some(Value::Null) => true,
@@ -151,13 +179,6 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
             model_arg,
         );
     }
-    checker.member(
-        object,
-        "effortChannel",
-        at,
-        Code::SpEffort,
-        vocab::EFFORT_CHANNEL,
-    );
 }
 
 fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {

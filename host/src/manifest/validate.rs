@@ -369,36 +369,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     );
     super::probe::check(checker, object.get("probe"), &at.key("probe"));
     super::invoke::check(checker, object.get("invoke"), transport, &at.key("invoke"));
-    let timeout = object.get("timeoutFloorMs");
-    if vocab::positive_integer(timeout).is_none() {
-        checker.error(
-            Code::RbTimeout,
-            at.key("timeoutFloorMs"),
-            "must be an integer number of milliseconds ≥ 1",
-            timeout,
-        );
-    }
-    checker.member(
-        object,
-        "emptyOutput",
-        &at,
-        Code::RbEmptyoutput,
-        vocab::EMPTY_OUTPUT,
-    );
-    checker.non_empty_string(
-        object,
-        "reviewsSection",
-        &at,
-        Code::RbSection,
-        "must be a non-empty string",
-    );
-    checker.member(
-        object,
-        "evidenceClass",
-        &at,
-        Code::RbEvidence,
-        vocab::EVIDENCE_CLASS,
-    );
+    check_lane_scalars(checker, object, &at);
     check_required_binaries(checker, object, &at);
     check_config_key(
         checker,
@@ -417,6 +388,47 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         false,
     );
     check_handler(checker, object, &at);
+    check_host_options(checker, object, &at);
+    warn_unknown_fields(checker, object, &at);
+    lint::check_body(checker, object, manifest.get("config"), &at);
+}
+
+/// `timeoutFloorMs`, `emptyOutput`, `reviewsSection` and `evidenceClass`.
+fn check_lane_scalars(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    let timeout = object.get("timeoutFloorMs");
+    if vocab::positive_integer(timeout).is_none() {
+        checker.error(
+            Code::RbTimeout,
+            at.key("timeoutFloorMs"),
+            "must be an integer number of milliseconds ≥ 1",
+            timeout,
+        );
+    }
+    checker.member(
+        object,
+        "emptyOutput",
+        at,
+        Code::RbEmptyoutput,
+        vocab::EMPTY_OUTPUT,
+    );
+    checker.non_empty_string(
+        object,
+        "reviewsSection",
+        at,
+        Code::RbSection,
+        "must be a non-empty string",
+    );
+    checker.member(
+        object,
+        "evidenceClass",
+        at,
+        Code::RbEvidence,
+        vocab::EVIDENCE_CLASS,
+    );
+}
+
+/// gsd-lane's optional body fields: `rateLimit` and `posture`.
+fn check_host_options(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     if let Some(value) = object.get("rateLimit") {
         for (field, message) in crate::run::rate_limit::validate(value) {
             let mut path = at.key("rateLimit");
@@ -427,8 +439,12 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         }
     }
     if object.contains_key("posture") {
-        checker.member(object, "posture", &at, Code::RbPosture, vocab::POSTURE);
+        checker.member(object, "posture", at, Code::RbPosture, vocab::POSTURE);
     }
+}
+
+/// W-BODY-UNKNOWN for every unrecognised body field, in key order.
+fn warn_unknown_fields(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let mut unknown: Vec<&String> = object
         .keys()
         .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))
@@ -442,7 +458,6 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         );
         checker.push(Diagnostic::warning(Code::WBodyUnknown, field, message));
     }
-    lint::check_body(checker, object, manifest.get("config"), &at);
 }
 
 fn check_slug(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
