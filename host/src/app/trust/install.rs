@@ -5,18 +5,20 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::super::Context;
-use super::prompt::{ask, Answer};
+use super::consent_flow::{
+    ask_consent, assess, print_result, report_refusal, show_disclosure, Assessment,
+};
 use super::view::policy_messages;
-use super::{ConsentArgs, InstallArgs, RemoveArgs, ScopeArgs};
+use super::{InstallArgs, RemoveArgs, ScopeArgs};
 use crate::error::Failure;
 use crate::output;
 use crate::registry::{self, read, Scope};
 use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
-use crate::trust::disclosure::{disclose, Disclosure};
+use crate::trust::disclosure::Disclosure;
 use crate::trust::pins::{Pin, PinSource, PinStore};
-use crate::trust::render::{escape_text, summary_lines};
+use crate::trust::render::escape_text;
 use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
-use crate::trust::{bundle, canonical_root, fingerprint, host_resolver, lane_host};
+use crate::trust::{bundle, canonical_root};
 
 /// Id prefixes reserved for first-party capabilities (trust.md §2.3).
 const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
@@ -52,64 +54,6 @@ fn scope_dirs(context: &Context, scope: Scope) -> Result<(PathBuf, PathBuf), Fai
             let base = home.join(".gsd");
             Ok((base.join("capabilities"), base.join(".staging")))
         }
-    }
-}
-
-/// Prints a refusal (consent declined, policy gate) and returns status 1.
-pub(super) fn report_refusal(
-    json_output: bool,
-    envelope: &Value,
-    lines: &[String],
-    problems: &[String],
-    hint: &str,
-) -> u8 {
-    if json_output {
-        output::print_json(envelope);
-    } else {
-        print_lines(lines);
-    }
-    for line in lines {
-        if json_output {
-            output::eprint_line(line);
-        }
-    }
-    for problem in problems {
-        output::eprint_line(&format!("refused: {}", escape_text(problem)));
-    }
-    if !hint.is_empty() {
-        output::eprint_line(hint);
-    }
-    1
-}
-
-/// Asks for consent after the disclosure was printed; `Err` carries the reason code.
-pub(super) fn obtain_consent(
-    args: &ConsentArgs,
-    computed: &str,
-    question: &str,
-) -> Result<(), &'static str> {
-    if let Some(expected) = &args.fingerprint {
-        if !expected.eq_ignore_ascii_case(computed) {
-            return Err("fingerprint-mismatch");
-        }
-    }
-    match ask(question, args.yes) {
-        Answer::Yes => Ok(()),
-        Answer::No => Err("declined"),
-        Answer::NoTerminal => Err("no-terminal"),
-    }
-}
-
-/// The hint printed when consent was not given.
-pub(super) fn consent_hint(reason: &str, fingerprint: &str) -> String {
-    match reason {
-        "fingerprint-mismatch" => format!(
-            "the capability or its destination changed since you were shown fingerprint {fingerprint}: read the disclosure again"
-        ),
-        "no-terminal" => format!(
-            "consent is needed and there is no terminal to ask: re-run with --yes --fingerprint {fingerprint} once you have read the disclosure"
-        ),
-        _ => "nothing was written".to_owned(),
     }
 }
 
@@ -229,72 +173,6 @@ fn id_problems(id: &str) -> Vec<String> {
     problems
 }
 
-/// What a capability bundle discloses and binds, and every reason consent may not be given.
-pub(super) struct Assessment {
-    /// The disclosure of the bundle.
-    pub(super) disclosure: Disclosure,
-    /// Its summary, as shown before asking.
-    pub(super) lines: Vec<String>,
-    /// Every reason the bundle may not be installed or approved.
-    pub(super) problems: Vec<String>,
-    /// `(host config key, resolved host)` of an openai-http lane.
-    pub(super) host: Option<(String, String)>,
-    /// The bundle's content hash (empty when it could not be hashed: then a problem says so).
-    pub(super) content_hash: String,
-    /// The disclosure signature of the manifest.
-    pub(super) signature: String,
-    /// The consent fingerprint of signature, host and content.
-    pub(super) fingerprint: String,
-}
-
-impl Assessment {
-    /// The resolved host, empty for a lane without one.
-    fn host_text(&self) -> String {
-        self.host
-            .as_ref()
-            .map(|(_, h)| h.clone())
-            .unwrap_or_default()
-    }
-}
-
-/// Discloses and fingerprints the bundle in `bundle_dir` with manifest `value`; `gate` lists
-/// the command's own problems with it, before those of its destination and its hash.
-pub(super) fn assess(
-    context: &Context,
-    value: &Value,
-    bundle_dir: &Path,
-    gate: impl FnOnce(&Disclosure) -> Vec<String>,
-) -> Assessment {
-    let config = context.config();
-    let resolver = host_resolver(value, &config);
-    let disclosure = disclose(value, Some(&resolver), Some(bundle_dir));
-    let lines = summary_lines(&disclosure);
-    let mut problems = gate(&disclosure);
-    let host = lane_host(value, &config);
-    if let Some((key, resolved)) = &host {
-        if resolved.is_empty() {
-            problems.push(format!(
-                "the destination of this openai-http lane cannot be resolved ({key} is unset and there is no defaultHost); consent would bind no host"
-            ));
-        }
-    }
-    let content_hash = hash::content_hash(bundle_dir)
-        .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
-        .unwrap_or_default();
-    let signature = signature_for_manifest(value);
-    let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
-    let fingerprint = fingerprint(&signature, &host_text, &content_hash);
-    Assessment {
-        disclosure,
-        lines,
-        problems,
-        host,
-        content_hash,
-        signature,
-        fingerprint,
-    }
-}
-
 /// The `changes` member: what installing into `destination` changes against the copy
 /// installed there and its consent record in `root`.
 fn changes(
@@ -317,51 +195,6 @@ fn changes(
         "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
         "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
     })
-}
-
-/// Prints `lines`, one per line.
-pub(super) fn print_lines(lines: &[String]) {
-    output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-}
-
-/// Prints `envelope` as JSON, or `text` for a person.
-pub(super) fn print_result(json_output: bool, envelope: &Value, text: &str) {
-    if json_output {
-        output::print_json(envelope);
-    } else {
-        output::print(text);
-    }
-}
-
-/// Shows a person the disclosure, its fingerprint and the sandbox posture before asking.
-pub(super) fn show_disclosure(json_output: bool, assessment: &Assessment) {
-    if !json_output {
-        print_lines(&assessment.lines);
-        output::print(&format!("fingerprint {}\n", assessment.fingerprint));
-        output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
-    }
-}
-
-/// Asks `question` about what `lines` showed (fingerprint `fp`); when consent is not given,
-/// reports the refusal in `envelope` and returns its status.
-pub(super) fn ask_consent(
-    args: &ConsentArgs,
-    question: &str,
-    lines: &[String],
-    fp: &str,
-    envelope: &mut Value,
-) -> Option<u8> {
-    let reason = obtain_consent(args, fp, question).err()?;
-    envelope["status"] = json!("aborted");
-    envelope["reason"] = json!(reason);
-    let shown: &[String] = if args.json { lines } else { &[] };
-    Some(report_refusal(
-        args.json,
-        envelope,
-        shown,
-        &[],
-        &consent_hint(reason, fp),
-    ))
 }
 
 /// Records consent for a project-scope install; `Err` says why it could not be.

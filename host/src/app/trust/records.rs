@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::super::Context;
-use super::install::{
+use super::consent_flow::{
     ask_consent, assess, print_lines, print_result, report_refusal, show_disclosure, Assessment,
 };
 use super::view::policy_messages;
