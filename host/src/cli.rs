@@ -1,11 +1,16 @@
-//! The command line as the user typed it (clap derive only; no I/O here).
+//! The command line, the top layer: the clap model of what the user typed, and the dispatch
+//! of each subcommand to its function in [`crate::app`] (which never imports this module).
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
-use clap::{
-    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::app::{
+    self, ColorWhen, Context, GlobalOptions, PlanArgs, RunOptions, SelectArgs, ValidateArgs,
 };
-
+use crate::error::Failure;
+use crate::project::HostEnv;
 use crate::review::args::LaneFlags;
 
 /// gsd-lane: run GSD's cross-AI reviewer lanes, declared as data, under hard bounds.
@@ -42,28 +47,6 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
-    /// Colour when writing to a terminal and `NO_COLOR` is unset or empty.
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
-}
-
-impl ColorWhen {
-    /// Whether to colour a stream that is (or is not) a terminal, given `NO_COLOR`.
-    pub fn enabled(self, terminal: bool, no_color: bool) -> bool {
-        match self {
-            ColorWhen::Always => true,
-            ColorWhen::Never => false,
-            ColorWhen::Auto => terminal && !no_color,
-        }
-    }
 }
 
 /// The subcommands.
@@ -113,51 +96,11 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-/// Arguments of `validate`.
-#[derive(Debug, Args)]
-pub struct ValidateArgs {
-    /// `capability.json` files or capability folders (default: every discovered overlay
-    /// together with the first-party set).
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `flags` and `sections`.
-#[derive(Debug, Args)]
-pub struct SelectArgs {
-    /// Comma-separated slugs (default: every lane); unknown slugs are dropped.
-    #[arg(long, value_name = "A,B")]
-    pub selected: Option<String>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// Arguments of `completions`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// Target shell.
     pub shell: clap_complete::Shell,
-}
-
-/// Arguments of `plan`.
-#[derive(Debug, Args)]
-pub struct PlanArgs {
-    /// Comma-separated slugs (default: every lane).
-    #[arg(long, value_name = "A,B")]
-    pub selected: Option<String>,
-    /// Run directory the plans point into.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub run_dir: String,
-    /// Repository root (default: the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub repo_root: Option<String>,
-    /// Machine-readable output (the default output is JSON too; kept for symmetry).
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Arguments of `run`.
@@ -179,45 +122,6 @@ pub struct InvokeArgs {
     /// Options shared with `run`.
     #[command(flatten)]
     pub options: RunOptions,
-}
-
-/// Options of one lane run.
-#[derive(Debug, Args)]
-pub struct RunOptions {
-    /// Run directory (default: a fresh private temporary directory, kept and printed).
-    #[arg(long, value_name = "DIR")]
-    pub run_dir: Option<String>,
-    /// Repository root (default: the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub repo_root: Option<String>,
-    /// Use this file as the prompt.
-    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
-    pub prompt_file: Option<String>,
-    /// `-` reads the prompt from standard input into the run directory.
-    #[arg(long, value_name = "-")]
-    pub prompt: Option<String>,
-    /// The lane was requested explicitly: unavailability is an error (exit 2).
-    #[arg(long)]
-    pub explicit: bool,
-    /// Reviewer instance name the review is written under.
-    #[arg(long = "as", value_name = "NAME")]
-    pub instance: Option<String>,
-    /// Model override (answers the lane's model key).
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
-    /// Agent (opencode only).
-    #[arg(long, value_name = "AGENT")]
-    pub agent: Option<String>,
-    /// Machine-readable output: `{"slug","ok","stubbed","reason"?,"detail"?}`.
-    #[arg(long)]
-    pub json: bool,
-    /// Sandbox of the lane's processes for this run: enforce, detect or off (default:
-    /// `review.sandbox`, else enforce).
-    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::SandboxMode::parse_flag)]
-    pub sandbox: Option<crate::sandbox::SandboxMode>,
-    /// Load a compiled handler module for this one run (debugging; never used by `review`).
-    #[arg(long, value_name = "PATH")]
-    pub handler_module: Option<std::path::PathBuf>,
 }
 
 /// The whole clap model: the derived commands plus `review`'s lane flags.
@@ -279,6 +183,141 @@ impl Command {
             Command::Remove(_) => "remove",
             Command::Trust(_) => "trust",
             Command::Doctor(_) => "doctor",
+        }
+    }
+}
+
+impl Cli {
+    /// The global options, as `app` takes them.
+    fn globals(&self) -> GlobalOptions {
+        GlobalOptions {
+            project: self.project.clone(),
+            verbose: self.verbose,
+            quiet: self.quiet,
+            color: self.color,
+            compat_version: self.compat_version.clone(),
+        }
+    }
+}
+
+/// Runs the parsed command.
+///
+/// # Errors
+///
+/// A [`Failure`] carrying the message and exit status.
+pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
+    let context = Context::new(&cli.globals(), env, Cli::command).map_err(|mut failure| {
+        failure.status = usage_status(Some(cli.command.name()));
+        failure
+    })?;
+    context.describe(cli.project.is_some());
+    dispatch(&context, cli.command)
+}
+
+/// Calls the function of `command` in [`crate::app`].
+fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
+    match command {
+        Command::List(args) => app::list::run(context, args.json),
+        Command::Validate(args) => app::validate::run(context, &args),
+        Command::Flags(args) => app::roster::flags(context, &args),
+        Command::Sections(args) => app::roster::sections(context, &args),
+        Command::Plan(args) => app::plan::run(context, &args),
+        Command::Run(args) => {
+            app::run::run(context, &args.slug, &args.options, app::run::Caller::Run)
+        }
+        Command::Invoke(mut args) => {
+            if args.options.handler_module.is_some() {
+                return Err(Failure::usage(
+                    "invoke never loads --handler-module (debugging only: use `gsd-lane run`)",
+                ));
+            }
+            args.options.json = true;
+            app::run::run(context, &args.slug, &args.options, app::run::Caller::Invoke)
+        }
+        Command::Review(args) => app::review::run(context, &args),
+        Command::Runs(args) => app::runs::run(args.json),
+        Command::Disclose(args) => app::trust::disclose(context, &args),
+        Command::Install(args) => app::trust::install(context, &args),
+        Command::Remove(args) => app::trust::remove(context, &args),
+        Command::Trust(args) => app::trust::trust(context, &args),
+        Command::Doctor(args) => app::doctor::run(context, &args),
+        Command::Schema => app::schema(),
+        Command::Manpage => app::manpage(context),
+        Command::Completions(args) => app::completions(context, args.shell),
+    }
+}
+
+/// The value of global option `name` (`--name V` or `--name=V`) in `args`, before any `--`.
+fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
+    let prefix = format!("{name}=");
+    let mut iter = args.iter().skip(1).take_while(|arg| *arg != "--");
+    while let Some(arg) = iter.next() {
+        if arg == name {
+            return iter.next().map(Path::new);
+        }
+        if let Some(value) = arg.to_str().and_then(|a| a.strip_prefix(&prefix)) {
+            return Some(Path::new(value));
+        }
+    }
+    None
+}
+
+/// The lane flags `review` accepts, from the registry the command line points at
+/// (`--project`, `--compat-version`); none unless the command line mentions `review`,
+/// `help` or `completions` (every other command parses without loading the registry).
+pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<LaneFlags> {
+    let wanted = args
+        .iter()
+        .skip(1)
+        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
+    if !wanted {
+        return Vec::new();
+    }
+    let compat = global_value(args, "--compat-version").and_then(Path::to_str);
+    let context = Context::locate(
+        global_value(args, "--project"),
+        compat,
+        env.clone(),
+        Cli::command,
+    );
+    crate::review::args::lane_flags(&context.registry())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Every `.rs` file under `dir`, recursively.
+    fn sources(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("readable source folder") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                found.extend(sources(&path));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                found.push(path);
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn app_never_imports_the_command_line() {
+        let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/app");
+        let files = sources(&app);
+        assert!(
+            files.len() > 10,
+            "{} files under {}",
+            files.len(),
+            app.display()
+        );
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            assert!(
+                !text.contains("crate::cli"),
+                "{} imports the command line, the layer above it",
+                file.display()
+            );
         }
     }
 }

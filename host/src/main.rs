@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     gsd_lane::sandbox::launcher::enable();
     let args: Vec<OsString> = std::env::args_os().collect();
     let env = gsd_lane::project::HostEnv::from_process();
-    let lanes = gsd_lane::app::lane_flags_for(&args, &env);
+    let lanes = gsd_lane::cli::lane_flags_for(&args, &env);
     let cli = match Cli::parse_with_lanes(&args, &lanes) {
         Ok(cli) => cli,
         Err(err) => {
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
             return ExitCode::from(usage_status(&err, &args));
         }
     };
-    match gsd_lane::app::run(cli, env) {
+    match gsd_lane::cli::run(cli, env) {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {
             gsd_lane::output::eprint_line(&format!("gsd-lane: {failure}"));

@@ -120,7 +120,7 @@ fn errors(manifest: &Value) -> Vec<&'static str> {
     gsd_lane::manifest::validate_value(manifest, Some("acme-echo"))
         .into_iter()
         .filter(gsd_lane::manifest::Diagnostic::is_error)
-        .map(|diagnostic| diagnostic.code)
+        .map(|diagnostic| diagnostic.code.as_str())
         .collect()
 }
 

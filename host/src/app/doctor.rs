@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::Context;
 use crate::error::Failure;
+use crate::manifest::diagnostic::Code;
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};
 use crate::registry::{Entry, Lane, Registry, Scope};
@@ -181,7 +182,7 @@ fn check_inactive(entry: &Entry) -> Value {
         trust: if entry
             .skip
             .as_ref()
-            .is_some_and(|s| s.code == "LD-UNCONSENTED")
+            .is_some_and(|s| s.code == Code::LdUnconsented)
         {
             "needs consent"
         } else {

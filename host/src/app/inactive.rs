@@ -4,6 +4,7 @@
 //! Used wherever a slug or lane flag would otherwise be "unknown" (`review` lane flags and
 //! `default_reviewers`, `run`, `invoke`), so the user sees the real reason instead.
 
+use crate::manifest::diagnostic::Code;
 use crate::output::neutralize;
 use crate::registry::{Entry, Registry};
 
@@ -30,18 +31,18 @@ pub fn by_flag<'a>(registry: &'a Registry, flag: &str) -> Option<&'a Entry> {
 pub fn fix(entry: &Entry) -> String {
     let path = neutralize(&entry.path.display().to_string());
     let id = neutralize(&entry.id);
-    match entry.skip.as_ref().map_or("", |skip| skip.code) {
-        "LD-UNCONSENTED" => format!("gsd-lane trust approve {id}"),
-        "LD-ENGINES" => format!(
+    match entry.skip.as_ref().map(|skip| skip.code) {
+        Some(Code::LdUnconsented) => format!("gsd-lane trust approve {id}"),
+        Some(Code::LdEngines) => format!(
             "edit engines.gsd in {path} to accept this host's GSD version, or `gsd-lane install <folder>` a version that does"
         ),
-        "LD-CROSS" => format!(
+        Some(Code::LdCross) => format!(
             "give {id} its own id, slug, flags and config keys in {path}, or `gsd-lane remove <the other capability>`; `gsd-lane validate {path}` shows the clash"
         ),
-        "LD-PENDING" => format!(
+        Some(Code::LdPending) => format!(
             "finish or undo the pending install: `gsd-lane install <folder>` again, or `gsd-lane remove {id}`"
         ),
-        "LD-RESERVED" => format!(
+        Some(Code::LdReserved) => format!(
             "rename the folder of {path} (gsd-, gsd-core- and anthropic- are reserved) and its id with it"
         ),
         _ => format!("correct {path}; `gsd-lane validate {path}` lists every error"),

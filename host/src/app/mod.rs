@@ -1,24 +1,31 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
+//!
+//! `app` sits below the command line (`cli`), which parses the arguments and calls these
+//! functions; nothing here imports `cli`: what a command needs of the command line comes in as
+//! [`GlobalOptions`], the argument types of [`options`] and a [`CommandModel`].
 
 mod completions;
 pub mod doctor;
 pub(crate) mod inactive;
-mod list;
+pub(crate) mod list;
 mod manpage;
-mod plan;
+mod options;
+pub(crate) mod plan;
 mod resume;
 pub mod review;
-mod roster;
-mod run;
-mod runs;
+pub(crate) mod roster;
+pub(crate) mod run;
+pub(crate) mod runs;
 mod snippet;
 pub mod trust;
-mod validate;
+pub(crate) mod validate;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{Cli, Command};
+pub use options::{
+    ColorWhen, CommandModel, GlobalOptions, PlanArgs, RunOptions, SelectArgs, ValidateArgs,
+};
+
 use crate::error::Failure;
 use crate::manifest::semver::HOST_COMPAT_VERSION;
 use crate::project::{self, HostEnv};
@@ -37,17 +44,24 @@ pub struct Context {
     /// `-q`: no `info:` lines.
     pub quiet: bool,
     /// `--color`.
-    pub color: crate::cli::ColorWhen,
+    pub color: ColorWhen,
+    /// The command line's clap model (without lane flags).
+    command_model: CommandModel,
 }
 
 impl Context {
-    /// Builds the context from the parsed command line and the environment.
+    /// Builds the context from the global options, the environment and the command line's
+    /// model.
     ///
     /// # Errors
     ///
     /// A `--project` that is not an existing directory (usage error, status 2).
-    pub fn new(cli: &Cli, env: HostEnv) -> Result<Context, Failure> {
-        if let Some(dir) = &cli.project {
+    pub fn new(
+        options: &GlobalOptions,
+        env: HostEnv,
+        command_model: CommandModel,
+    ) -> Result<Context, Failure> {
+        if let Some(dir) = &options.project {
             let root = env.cwd.join(dir);
             if !root.is_dir() {
                 return Err(Failure::usage(format!(
@@ -61,17 +75,26 @@ impl Context {
                 )));
             }
         }
-        let mut context =
-            Context::locate(cli.project.as_deref(), cli.compat_version.as_deref(), env);
-        context.verbose = cli.verbose;
-        context.quiet = cli.quiet;
-        context.color = cli.color;
+        let mut context = Context::locate(
+            options.project.as_deref(),
+            options.compat_version.as_deref(),
+            env,
+            command_model,
+        );
+        context.verbose = options.verbose;
+        context.quiet = options.quiet;
+        context.color = options.color;
         Ok(context)
     }
 
     /// The context from `--project` and `--compat-version` alone (quiet options at their
     /// defaults): enough to load the registry.
-    pub fn locate(project: Option<&Path>, compat_version: Option<&str>, env: HostEnv) -> Context {
+    pub fn locate(
+        project: Option<&Path>,
+        compat_version: Option<&str>,
+        env: HostEnv,
+        command_model: CommandModel,
+    ) -> Context {
         let project_root = match project {
             Some(dir) => env.cwd.join(dir),
             None => project::find_project_root(&env.cwd, env.home.as_deref()),
@@ -83,8 +106,20 @@ impl Context {
             env,
             verbose: 0,
             quiet: false,
-            color: crate::cli::ColorWhen::Auto,
+            color: ColorWhen::Auto,
+            command_model,
         }
+    }
+
+    /// The command line's clap model, without lane flags.
+    pub fn command_line(&self) -> clap::Command {
+        (self.command_model)()
+    }
+
+    /// The command line's clap model with the lane flags of this project's registry.
+    pub fn command_line_with_lanes(&self) -> clap::Command {
+        let lanes = crate::review::args::lane_flags(&self.registry());
+        crate::review::args::with_lane_flags(self.command_line(), &lanes)
     }
 
     /// Whether text for stdout (`to_stdout`) or stderr is coloured: `--color`, `NO_COLOR` and
@@ -247,85 +282,33 @@ impl Context {
     }
 }
 
-/// Runs the parsed command.
+/// `gsd-lane schema`.
 ///
 /// # Errors
 ///
-/// A [`Failure`] carrying the message and exit status.
-pub fn run(cli: Cli, env: HostEnv) -> Result<u8, Failure> {
-    let context = Context::new(&cli, env).map_err(|mut failure| {
-        failure.status = crate::cli::usage_status(Some(cli.command.name()));
-        failure
-    })?;
-    context.describe(cli.project.is_some());
-    match cli.command {
-        Command::List(args) => list::run(&context, args.json),
-        Command::Validate(args) => validate::run(&context, &args),
-        Command::Flags(args) => roster::flags(&context, &args),
-        Command::Sections(args) => roster::sections(&context, &args),
-        Command::Plan(args) => plan::run(&context, &args),
-        Command::Run(args) => run::run(&context, &args.slug, &args.options, run::Caller::Run),
-        Command::Invoke(mut args) => {
-            if args.options.handler_module.is_some() {
-                return Err(Failure::usage(
-                    "invoke never loads --handler-module (debugging only: use `gsd-lane run`)",
-                ));
-            }
-            args.options.json = true;
-            run::run(&context, &args.slug, &args.options, run::Caller::Invoke)
-        }
-        Command::Review(args) => review::run(&context, &args),
-        Command::Runs(args) => runs::run(args.json),
-        Command::Disclose(args) => trust::disclose(&context, &args),
-        Command::Install(args) => trust::install(&context, &args),
-        Command::Remove(args) => trust::remove(&context, &args),
-        Command::Trust(args) => trust::trust(&context, &args),
-        Command::Doctor(args) => doctor::run(&context, &args),
-        Command::Schema => {
-            crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
-            Ok(0)
-        }
-        Command::Manpage => {
-            let lanes = crate::review::args::lane_flags(&context.registry());
-            crate::output::print(&manpage::render(crate::cli::command(&lanes))?);
-            Ok(0)
-        }
-        Command::Completions(args) => {
-            let lanes = crate::review::args::lane_flags(&context.registry());
-            let command = crate::cli::command(&lanes);
-            crate::output::print(&completions::script(args.shell, command));
-            Ok(0)
-        }
-    }
+/// Never fails; the signature matches the other commands.
+pub fn schema() -> Result<u8, Failure> {
+    crate::output::print(&format!("{}\n", crate::manifest::model::schema_json()));
+    Ok(0)
 }
 
-/// The value of global option `name` (`--name V` or `--name=V`) in `args`, before any `--`.
-fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
-    let prefix = format!("{name}=");
-    let mut iter = args.iter().skip(1).take_while(|arg| *arg != "--");
-    while let Some(arg) = iter.next() {
-        if arg == name {
-            return iter.next().map(Path::new);
-        }
-        if let Some(value) = arg.to_str().and_then(|a| a.strip_prefix(&prefix)) {
-            return Some(Path::new(value));
-        }
-    }
-    None
+/// `gsd-lane manpage`.
+///
+/// # Errors
+///
+/// The man page could not be rendered.
+pub fn manpage(context: &Context) -> Result<u8, Failure> {
+    crate::output::print(&manpage::render(context.command_line_with_lanes())?);
+    Ok(0)
 }
 
-/// The lane flags `review` accepts, from the registry the command line points at
-/// (`--project`, `--compat-version`); none unless the command line mentions `review`,
-/// `help` or `completions` (every other command parses without loading the registry).
-pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<crate::review::args::LaneFlags> {
-    let wanted = args
-        .iter()
-        .skip(1)
-        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
-    if !wanted {
-        return Vec::new();
-    }
-    let compat = global_value(args, "--compat-version").and_then(Path::to_str);
-    let context = Context::locate(global_value(args, "--project"), compat, env.clone());
-    crate::review::args::lane_flags(&context.registry())
+/// `gsd-lane completions <shell>`.
+///
+/// # Errors
+///
+/// Never fails; the signature matches the other commands.
+pub fn completions(context: &Context, shell: clap_complete::Shell) -> Result<u8, Failure> {
+    let script = completions::script(shell, context.command_line_with_lanes());
+    crate::output::print(&script);
+    Ok(0)
 }

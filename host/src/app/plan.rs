@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::roster::parse_selected;
 use super::Context;
-use crate::cli::PlanArgs;
+use super::PlanArgs;
 use crate::error::Failure;
 use crate::output;
 use crate::plan::{self, PlanInputs, Reason};

@@ -41,8 +41,8 @@ pub fn target(
     })
 }
 
-/// The request of the recorded run, with this invocation's resume options, `--jobs` and
-/// `--json` on top.
+/// The request of the recorded run (parsed against `command_line`, the command line's clap
+/// model), with this invocation's resume options, `--jobs` and `--json` on top.
 ///
 /// # Errors
 ///
@@ -52,14 +52,16 @@ pub fn merged_request(
     past: &PastRun,
     current: &Request,
     registry: &Registry,
+    command_line: clap::Command,
 ) -> Result<Request, Failure> {
-    let mut request = args::parse(&past.record.args, registry).map_err(|why| Failure {
-        message: format!(
-            "the recorded arguments of {} no longer parse ({why}); start a new review",
-            past.dir.display()
-        ),
-        status: REFUSED,
-    })?;
+    let mut request =
+        args::parse(command_line, &past.record.args, registry).map_err(|why| Failure {
+            message: format!(
+                "the recorded arguments of {} no longer parse ({why}); start a new review",
+                past.dir.display()
+            ),
+            status: REFUSED,
+        })?;
     for id in &current.retry {
         if !past.record.identities.iter().any(|i| &i.id == id) {
             return Err(Failure::new(format!(

@@ -78,10 +78,7 @@ fn usage(message: &str) -> Failure {
 /// errors are printed and returned as status 2.
 pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    for warning in args::collisions(
-        &<crate::cli::Cli as clap::CommandFactory>::command(),
-        &registry,
-    ) {
+    for warning in args::collisions(&context.command_line(), &registry) {
         output::eprint_line(&format!("warning: {}", neutralize(&warning)));
     }
     if let Some(status) = inactive_flags(&registry, request) {
@@ -100,7 +97,7 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
             None
         };
         let past = resume::target(&request, key.as_ref(), &context.env.cwd)?;
-        request = resume::merged_request(&past, &request, &registry)?;
+        request = resume::merged_request(&past, &request, &registry, context.command_line())?;
         Some(past)
     } else {
         None

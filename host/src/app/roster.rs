@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Context;
-use crate::cli::SelectArgs;
+use super::SelectArgs;
 use crate::error::Failure;
 use crate::manifest::vocab;
 use crate::output;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::Context;
-use crate::cli::RunOptions;
+use super::RunOptions;
 use crate::error::{Context as _, Failure};
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs, Reason, Refusal};

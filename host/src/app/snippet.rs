@@ -4,6 +4,7 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
+use crate::manifest::diagnostic::Code;
 use crate::manifest::path::Segment;
 use crate::manifest::{vocab, Diagnostic};
 use crate::output::{self, neutralize};
@@ -109,9 +110,9 @@ fn hint(diagnostic: &Diagnostic) -> Option<String> {
         return suggest(&got, valid.iter().copied()).map(|hit| format!("did you mean `{hit}`?"));
     }
     let known: Vec<&str> = match diagnostic.code {
-        "W-BODY-UNKNOWN" => vocab::BODY_FIELDS.to_vec(),
-        "PR-UNKNOWN" => vocab::PROBE_FIELDS.to_vec(),
-        "W-INVOKE-UNKNOWN" => vocab::SPAWN_ONLY
+        Code::WBodyUnknown => vocab::BODY_FIELDS.to_vec(),
+        Code::PrUnknown => vocab::PROBE_FIELDS.to_vec(),
+        Code::WInvokeUnknown => vocab::SPAWN_ONLY
             .iter()
             .chain(vocab::HTTP_ONLY)
             .copied()
@@ -161,16 +162,16 @@ mod tests {
             ("{}", 9, 1),
             ("é", 1, 2),
         ] {
-            let mut d = Diagnostic::error("X", FieldPath::root(), "m");
+            let mut d = Diagnostic::error(Code::XTier, FieldPath::root(), "m");
             d.position = Some(Position { line, column });
             let text = render(&d, Some(source), true);
-            assert!(text.contains("error[X]"), "{text}");
+            assert!(text.contains("error[X-TIER]"), "{text}");
         }
     }
 
     #[test]
     fn colour_follows_the_option_the_terminal_and_no_color() {
-        use crate::cli::ColorWhen;
+        use crate::app::ColorWhen;
         assert!(ColorWhen::Auto.enabled(true, false));
         assert!(!ColorWhen::Auto.enabled(true, true));
         assert!(!ColorWhen::Auto.enabled(false, false));

@@ -47,7 +47,7 @@ impl Sources {
 /// # Errors
 ///
 /// Never fails; errors in manifests are reported and give status 1.
-pub fn run(context: &Context, args: &crate::cli::ValidateArgs) -> Result<u8, Failure> {
+pub fn run(context: &Context, args: &super::ValidateArgs) -> Result<u8, Failure> {
     let paths = if args.paths.is_empty() {
         discovered_overlays(context)
     } else {

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::diagnostic::Code;
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;
@@ -10,14 +11,14 @@ use super::vocab;
 pub(crate) fn check(checker: &mut Checker, config: &Value) {
     let at = FieldPath::root().key("config");
     let Some(slices) = config.as_object() else {
-        checker.error("CFG-TYPE", at, "must be an object", Some(config));
+        checker.error(Code::CfgType, at, "must be an object", Some(config));
         return;
     };
     for (key, slice) in slices {
         let field = at.key(key);
         if key.is_empty() || vocab::RESERVED_WORDS.contains(&key.as_str()) {
             checker.error(
-                "CFG-KEY",
+                Code::CfgKey,
                 field,
                 "keys must be non-empty and not reserved",
                 None,
@@ -26,13 +27,13 @@ pub(crate) fn check(checker: &mut Checker, config: &Value) {
         }
         match slice.as_object() {
             Some(object) => check_slice(checker, object, &field),
-            None => checker.error("CFG-SLICE", field, "must be an object", Some(slice)),
+            None => checker.error(Code::CfgSlice, field, "must be an object", Some(slice)),
         }
     }
 }
 
 fn check_slice(checker: &mut Checker, slice: &Map<String, Value>, at: &FieldPath) {
-    let kind = checker.member(slice, "type", at, "CFG-SLICE-TYPE", &vocab::CONFIG_TYPE);
+    let kind = checker.member(slice, "type", at, Code::CfgSliceType, &vocab::CONFIG_TYPE);
     let values = slice.get("values");
     let enum_values: Option<Vec<&str>> = values
         .and_then(Value::as_array)
@@ -40,21 +41,26 @@ fn check_slice(checker: &mut Checker, slice: &Map<String, Value>, at: &FieldPath
         .and_then(|items| items.iter().map(Value::as_str).collect());
     if kind == Some("enum") && enum_values.is_none() {
         checker.error(
-            "CFG-SLICE-ENUM-VALUES",
+            Code::CfgSliceEnumValues,
             at.key("values"),
             "must be a non-empty array of strings",
             values,
         );
     }
     match slice.get("default") {
-        None => checker.error("CFG-SLICE-DEFAULT", at.key("default"), "is required", None),
+        None => checker.error(
+            Code::CfgSliceDefault,
+            at.key("default"),
+            "is required",
+            None,
+        ),
         Some(default) => check_default(checker, kind, default, enum_values.as_deref(), at),
     }
     checker.non_empty_string(
         slice,
         "description",
         at,
-        "CFG-SLICE-DESCRIPTION",
+        Code::CfgSliceDescription,
         "must be a non-empty string",
     );
 }
@@ -79,7 +85,7 @@ fn check_default(
     };
     if !fits {
         checker.error(
-            "CFG-SLICE-DEFAULT-TYPE",
+            Code::CfgSliceDefaultType,
             field,
             &format!("must be {wanted} for its type"),
             Some(default),
@@ -89,7 +95,7 @@ fn check_default(
     if let (Some(values), Some(text)) = (enum_values, default.as_str()) {
         if kind == Some("enum") && !values.contains(&text) {
             checker.error(
-                "CFG-SLICE-ENUM-DEFAULT",
+                Code::CfgSliceEnumDefault,
                 field,
                 &format!("\"{text}\" is not among values [{}]", values.join(", ")),
                 None,

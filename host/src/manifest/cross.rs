@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::central;
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::facts::CapabilityFacts;
 use super::path::FieldPath;
 
@@ -32,7 +32,7 @@ pub fn check(members: &[CapabilityFacts]) -> Vec<CrossFinding> {
     findings
 }
 
-fn finding(member: usize, code: &'static str, field: FieldPath, message: String) -> CrossFinding {
+fn finding(member: usize, code: Code, field: FieldPath, message: String) -> CrossFinding {
     CrossFinding {
         member,
         diagnostic: Diagnostic::error(code, field, message),
@@ -45,7 +45,7 @@ fn check_ids(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>) {
         if first.insert(member.id.as_str(), index).is_some() {
             findings.push(finding(
                 index,
-                "X-ID-DUP",
+                Code::XIdDup,
                 FieldPath::root().key("id"),
                 format!(
                     "id \"{}\" is already registered by another capability",
@@ -59,16 +59,16 @@ fn check_ids(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>) {
 /// The three lane namespaces: (code, label, field, keys of a member).
 type KeysOf = fn(&CapabilityFacts) -> Vec<String>;
 
-const LANE_NAMESPACES: [(&str, &str, &str, KeysOf); 3] = [
-    ("X-SLUG-DUP", "slug", "slug", |m| {
+const LANE_NAMESPACES: [(Code, &str, &str, KeysOf); 3] = [
+    (Code::XSlugDup, "slug", "slug", |m| {
         m.lane.iter().filter_map(|l| l.slug.clone()).collect()
     }),
-    ("X-FLAG-DUP", "flag", "flags", |m| {
+    (Code::XFlagDup, "flag", "flags", |m| {
         let mut flags: Vec<String> = m.lane.iter().flat_map(|l| l.flags.clone()).collect();
         flags.dedup();
         flags
     }),
-    ("X-SECTION-DUP", "reviewsSection", "reviewsSection", |m| {
+    (Code::XSectionDup, "reviewsSection", "reviewsSection", |m| {
         m.lane.iter().filter_map(|l| l.section.clone()).collect()
     }),
 ];
@@ -118,14 +118,14 @@ fn check_config_keys(members: &[CapabilityFacts], findings: &mut Vec<CrossFindin
             if central::is_exact(key) {
                 findings.push(finding(
                     index,
-                    "X-CONFIG-CENTRAL",
+                    Code::XConfigCentral,
                     field,
                     format!("config key \"{key}\" is reserved by the central configuration schema"),
                 ));
             } else if central::matches_pattern(key) {
                 findings.push(finding(
                     index,
-                    "X-CONFIG-PATTERN",
+                    Code::XConfigPattern,
                     field,
                     format!(
                         "config key \"{key}\" falls under a central schema pattern (such a slice would never take effect)"
@@ -134,7 +134,7 @@ fn check_config_keys(members: &[CapabilityFacts], findings: &mut Vec<CrossFindin
             } else if let Some(previous) = owner.get(key.as_str()).filter(|id| **id != member.id) {
                 findings.push(finding(
                     index,
-                    "X-CONFIG-OWNED",
+                    Code::XConfigOwned,
                     field,
                     format!("config key \"{key}\" already belongs to \"{previous}\""),
                 ));
@@ -158,7 +158,7 @@ fn check_requires(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>)
             match by_id.get(required.as_str()).and_then(|i| members.get(*i)) {
                 None => findings.push(finding(
                     index,
-                    "X-REQUIRES-MISSING",
+                    Code::XRequiresMissing,
                     field,
                     format!("requires: depends on unknown capability \"{required}\""),
                 )),
@@ -167,7 +167,7 @@ fn check_requires(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>)
                         if own < theirs {
                             findings.push(finding(
                                 index,
-                                "X-TIER",
+                                Code::XTier,
                                 field,
                                 format!(
                                     "tier order violation: \"{}\" may not require \"{}\", which is in a higher tier",
@@ -194,7 +194,7 @@ fn check_requires(members: &[CapabilityFacts], findings: &mut Vec<CrossFinding>)
         }
         findings.push(finding(
             last,
-            "X-REQUIRES-CYCLE",
+            Code::XRequiresCycle,
             FieldPath::root().key("requires"),
             format!("requires cycle: {}", names.join(" → ")),
         ));
@@ -278,7 +278,7 @@ mod tests {
         let found = check(&members);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].member, 1);
-        assert_eq!(found[0].diagnostic.code, "X-FLAG-DUP");
+        assert_eq!(found[0].diagnostic.code, Code::XFlagDup);
         assert!(found[0].diagnostic.message.contains("\"cap-a\", \"cap-b\""));
     }
 
@@ -289,12 +289,12 @@ mod tests {
             facts(json!({"id": "b", "tier": "full", "requires": ["a"]})),
             facts(json!({"id": "c", "tier": "core", "requires": ["a", "nope"]})),
         ];
-        let codes: Vec<&str> = check(&members).iter().map(|f| f.diagnostic.code).collect();
-        assert!(codes.contains(&"X-REQUIRES-CYCLE"));
-        assert!(codes.contains(&"X-TIER"));
-        assert!(codes.contains(&"X-REQUIRES-MISSING"));
+        let codes: Vec<Code> = check(&members).iter().map(|f| f.diagnostic.code).collect();
+        assert!(codes.contains(&Code::XRequiresCycle));
+        assert!(codes.contains(&Code::XTier));
+        assert!(codes.contains(&Code::XRequiresMissing));
         assert_eq!(
-            codes.iter().filter(|c| **c == "X-REQUIRES-CYCLE").count(),
+            codes.iter().filter(|c| **c == Code::XRequiresCycle).count(),
             1
         );
     }
@@ -307,10 +307,14 @@ mod tests {
                 json!({"id": "b", "config": {"review.models.a": {}, "review.default_reviewers": {}, "review.reviewer_instances.x.cli": {}}}),
             ),
         ];
-        let codes: Vec<&str> = check(&members).iter().map(|f| f.diagnostic.code).collect();
+        let codes: Vec<Code> = check(&members).iter().map(|f| f.diagnostic.code).collect();
         assert_eq!(
             codes,
-            vec!["X-CONFIG-OWNED", "X-CONFIG-CENTRAL", "X-CONFIG-PATTERN"]
+            vec![
+                Code::XConfigOwned,
+                Code::XConfigCentral,
+                Code::XConfigPattern
+            ]
         );
     }
 }

@@ -9,6 +9,10 @@ use serde_json::Value;
 use super::path::FieldPath;
 use crate::jsonpos::Position;
 
+mod code;
+
+pub use code::{Code, Origin};
+
 /// Whether a finding rejects the capability or only informs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -22,8 +26,8 @@ pub enum Severity {
 /// One finding, carrying the catalogue code of manifest.md §8.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    /// Stable catalogue code (`SP-OUTPUTARG-REQUIRED`, `W-BODY-UNKNOWN`, …).
-    pub code: &'static str,
+    /// Stable catalogue code ([`Code::SpOutputargRequired`], [`Code::WBodyUnknown`], …).
+    pub code: Code,
     /// Error or warning.
     pub severity: Severity,
     /// The manifest's `id` when it is a string, else `(unknown)`.
@@ -44,17 +48,17 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error with `code` about `field`.
-    pub fn error(code: &'static str, field: FieldPath, message: impl Into<String>) -> Diagnostic {
+    pub fn error(code: Code, field: FieldPath, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Error, field, message)
     }
 
     /// A warning with `code` about `field`.
-    pub fn warning(code: &'static str, field: FieldPath, message: impl Into<String>) -> Diagnostic {
+    pub fn warning(code: Code, field: FieldPath, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Warning, field, message)
     }
 
     fn new(
-        code: &'static str,
+        code: Code,
         severity: Severity,
         field: FieldPath,
         message: impl Into<String>,
@@ -176,7 +180,7 @@ mod tests {
     #[test]
     fn detail_lists_members_and_value() {
         let d = Diagnostic::error(
-            "RB-TRANSPORT",
+            Code::RbTransport,
             FieldPath::root().key("reviewer").key("transport"),
             "is not a known transport",
         )

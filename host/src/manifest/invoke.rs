@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;
@@ -15,7 +15,7 @@ pub(crate) fn check(
     at: &FieldPath,
 ) {
     let Some(object) = invoke.and_then(Value::as_object) else {
-        checker.error("INV-TYPE", at.clone(), "must be an object", invoke);
+        checker.error(Code::InvType, at.clone(), "must be an object", invoke);
         return;
     };
     let has_any = |fields: &[&str]| fields.iter().any(|field| object.contains_key(*field));
@@ -25,7 +25,7 @@ pub(crate) fn check(
             vocab::SPAWN_ONLY.join(", "),
             vocab::HTTP_ONLY.join(", ")
         );
-        checker.push(Diagnostic::error("INV-MIXED", at.clone(), message));
+        checker.push(Diagnostic::error(Code::InvMixed, at.clone(), message));
     }
     match transport {
         Some("spawn") => {
@@ -51,7 +51,7 @@ pub(crate) fn check(
     for key in unknown {
         let field = at.key(key);
         let message = "unrecognised invoke field, ignored";
-        checker.push(Diagnostic::warning("W-INVOKE-UNKNOWN", field, message));
+        checker.push(Diagnostic::warning(Code::WInvokeUnknown, field, message));
     }
 }
 
@@ -65,7 +65,7 @@ fn forbid(
     for field in fields {
         if object.contains_key(*field) {
             checker.error(
-                "INV-FORBIDDEN",
+                Code::InvForbidden,
                 at.key(field),
                 &format!("is not allowed when transport is \"{transport}\""),
                 None,
@@ -74,21 +74,50 @@ fn forbid(
     }
 }
 
+/// The spawn fields, in the order the spec gives.
 fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     checker.non_empty_string(
         object,
         "binary",
         at,
-        "SP-BINARY",
+        Code::SpBinary,
         "must be given as a non-empty string when transport is \"spawn\"",
     );
+    check_args(checker, object, at);
+    checker.member(
+        object,
+        "promptChannel",
+        at,
+        Code::SpPromptchannel,
+        &vocab::PROMPT_CHANNEL,
+    );
+    let output = checker.member(
+        object,
+        "outputChannel",
+        at,
+        Code::SpOutputchannel,
+        &vocab::OUTPUT_CHANNEL,
+    );
+    check_output_arg(checker, object, output, at);
+    check_model_arg(checker, object, at);
+    checker.member(
+        object,
+        "effortChannel",
+        at,
+        Code::SpEffort,
+        &vocab::EFFORT_CHANNEL,
+    );
+}
+
+/// `args`: a list of strings.
+fn check_args(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let args = object.get("args");
     match args.and_then(Value::as_array) {
         Some(entries) => {
             for (index, entry) in entries.iter().enumerate() {
                 if !entry.is_string() {
                     checker.error(
-                        "SP-ARGS-ENTRY",
+                        Code::SpArgsEntry,
                         at.key("args").index(index),
                         "must be a string",
                         Some(entry),
@@ -97,46 +126,45 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
             }
         }
         None => checker.error(
-            "SP-ARGS",
+            Code::SpArgs,
             at.key("args"),
             "must be a list of strings (write [] for none)",
             args,
         ),
     }
-    checker.member(
-        object,
-        "promptChannel",
-        at,
-        "SP-PROMPTCHANNEL",
-        &vocab::PROMPT_CHANNEL,
-    );
-    let output = checker.member(
-        object,
-        "outputChannel",
-        at,
-        "SP-OUTPUTCHANNEL",
-        &vocab::OUTPUT_CHANNEL,
-    );
+}
+
+/// `outputArg`: required with outputChannel `file-arg`, forbidden with any other channel.
+fn check_output_arg(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    output: Option<&str>,
+    at: &FieldPath,
+) {
     let output_arg = object.get("outputArg");
     let output_arg_given = output_arg
         .and_then(Value::as_str)
         .is_some_and(|arg| !arg.is_empty());
     match output {
         Some("file-arg") if !output_arg_given => checker.error(
-            "SP-OUTPUTARG-REQUIRED",
+            Code::SpOutputargRequired,
             at.key("outputArg"),
             "must be a non-empty string because outputChannel is \"file-arg\"",
             output_arg,
         ),
         Some("file-arg") => {}
         Some(other) if output_arg.is_some() => checker.error(
-            "SP-OUTPUTARG-FORBIDDEN",
+            Code::SpOutputargForbidden,
             at.key("outputArg"),
             &format!("is allowed only together with outputChannel \"file-arg\" (outputChannel is \"{other}\")"),
             None,
         ),
         _ => {}
     }
+}
+
+/// `modelArg`: a non-empty string or null.
+fn check_model_arg(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let model_arg = object.get("modelArg");
     let model_arg_ok = match model_arg {
         Some(Value::Null) => true,
@@ -145,19 +173,12 @@ fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
     };
     if !model_arg_ok {
         checker.error(
-            "SP-MODELARG",
+            Code::SpModelarg,
             at.key("modelArg"),
             "must be a non-empty string or null",
             model_arg,
         );
     }
-    checker.member(
-        object,
-        "effortChannel",
-        at,
-        "SP-EFFORT",
-        &vocab::EFFORT_CHANNEL,
-    );
 }
 
 fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
@@ -165,29 +186,29 @@ fn check_http(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath
         object,
         "hostConfigKey",
         at,
-        "HT-HOSTKEY",
+        Code::HtHostkey,
         "must name the configuration key that holds the base URL (non-empty) when transport is \"openai-http\"",
     );
-    optional_text(checker, object, "defaultHost", at, "HT-DEFAULTHOST");
+    optional_text(checker, object, "defaultHost", at, Code::HtDefaulthost);
     checker.non_empty_string(
         object,
         "path",
         at,
-        "HT-PATH",
+        Code::HtPath,
         "must be given as a non-empty string, such as \"/v1/chat/completions\", when transport is \"openai-http\"",
     );
     checker.member(
         object,
         "modelDiscovery",
         at,
-        "HT-DISCOVERY",
+        Code::HtDiscovery,
         &vocab::MODEL_DISCOVERY,
     );
-    optional_text(checker, object, "fallbackModel", at, "HT-FALLBACKMODEL");
+    optional_text(checker, object, "fallbackModel", at, Code::HtFallbackmodel);
     let effort = object.get("effortChannel");
     if effort.and_then(Value::as_str) != Some("none") {
         checker.error(
-            "HT-EFFORT",
+            Code::HtEffort,
             at.key("effortChannel"),
             "must be exactly \"none\" when transport is \"openai-http\"",
             effort,
@@ -200,7 +221,7 @@ fn optional_text(
     object: &Map<String, Value>,
     key: &str,
     at: &FieldPath,
-    code: &'static str,
+    code: Code,
 ) {
     if object.contains_key(key) {
         checker.non_empty_string(object, key, at, code, "must be a non-empty string");

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;
@@ -19,32 +19,59 @@ pub(crate) fn check_body(
     let transport = body.get("transport").and_then(Value::as_str);
     if let (Some(invoke), Some("spawn")) = (invoke, transport) {
         check_placeholders(checker, invoke, &at.key("invoke"));
-        let model_key = body.get("modelConfigKey").and_then(Value::as_str);
-        if model_key.is_some_and(|key| !key.is_empty())
-            && invoke.get("modelArg") == Some(&Value::Null)
-        {
-            let field = at.key("modelConfigKey");
-            let message =
-                "is set but invoke.modelArg is null; a configured model can never be passed"
-                    .to_string();
-            checker.push(Diagnostic::warning(
-                "W-MODELKEY-NO-MODELARG",
-                field,
-                message,
-            ));
-        }
+        check_model_arg(checker, body, invoke, at);
     }
+    check_handler_owned(checker, body, at);
+    check_key_references(checker, body, invoke, probe, config, at);
+    check_paths(checker, invoke, probe, at);
+    check_section(checker, body, at);
+}
+
+/// W-MODELKEY-NO-MODELARG: a model key on a spawn lane that can never pass the model.
+fn check_model_arg(
+    checker: &mut Checker,
+    body: &Map<String, Value>,
+    invoke: &Map<String, Value>,
+    at: &FieldPath,
+) {
+    let model_key = body.get("modelConfigKey").and_then(Value::as_str);
+    if model_key.is_some_and(|key| !key.is_empty()) && invoke.get("modelArg") == Some(&Value::Null)
+    {
+        let field = at.key("modelConfigKey");
+        let message = "is set but invoke.modelArg is null; a configured model can never be passed"
+            .to_string();
+        checker.push(Diagnostic::warning(
+            Code::WModelkeyNoModelarg,
+            field,
+            message,
+        ));
+    }
+}
+
+/// W-HANDLER-OWNED-NO-HANDLER: handler-owned empty output without a handler.
+fn check_handler_owned(checker: &mut Checker, body: &Map<String, Value>, at: &FieldPath) {
     if body.get("emptyOutput").and_then(Value::as_str) == Some("handler-owned")
         && body.get("handler") == Some(&Value::Null)
     {
         let field = at.key("emptyOutput");
         let message = "\"handler-owned\" has no handler; the generic stub is used";
         checker.push(Diagnostic::warning(
-            "W-HANDLER-OWNED-NO-HANDLER",
+            Code::WHandlerOwnedNoHandler,
             field,
             message,
         ));
     }
+}
+
+/// W-KEY-UNDECLARED: a configuration key the lane reads that its `config` does not declare.
+fn check_key_references(
+    checker: &mut Checker,
+    body: &Map<String, Value>,
+    invoke: Option<&Map<String, Value>>,
+    probe: Option<&Map<String, Value>>,
+    config: Option<&Value>,
+    at: &FieldPath,
+) {
     let declared = |key: &str| {
         config
             .and_then(Value::as_object)
@@ -68,9 +95,18 @@ pub(crate) fn check_body(
             let message = format!(
                 "names \"{name}\", which this capability does not declare; the setting will resolve to nothing"
             );
-            checker.push(Diagnostic::warning("W-KEY-UNDECLARED", field, message));
+            checker.push(Diagnostic::warning(Code::WKeyUndeclared, field, message));
         }
     }
+}
+
+/// W-PATH-SLASH: an invoke or probe path that does not start with `/`.
+fn check_paths(
+    checker: &mut Checker,
+    invoke: Option<&Map<String, Value>>,
+    probe: Option<&Map<String, Value>>,
+    at: &FieldPath,
+) {
     for (object, field) in [
         (invoke, at.key("invoke").key("path")),
         (probe, at.key("probe").key("path")),
@@ -78,15 +114,19 @@ pub(crate) fn check_body(
         let path = object.and_then(|o| o.get("path")).and_then(Value::as_str);
         if path.is_some_and(|path| !path.is_empty() && !path.starts_with('/')) {
             let message = "should start with \"/\" (it is appended to the host)".to_string();
-            checker.push(Diagnostic::warning("W-PATH-SLASH", field, message));
+            checker.push(Diagnostic::warning(Code::WPathSlash, field, message));
         }
     }
+}
+
+/// W-SECTION-CHARS: a reviewsSection with surrounding whitespace or control characters.
+fn check_section(checker: &mut Checker, body: &Map<String, Value>, at: &FieldPath) {
     if let Some(section) = body.get("reviewsSection").and_then(Value::as_str) {
         let bad = section.trim() != section || section.chars().any(char::is_control);
         if !section.is_empty() && bad {
             let field = at.key("reviewsSection");
             let message = "has surrounding whitespace or control characters; headings and tab-separated listings will break".to_string();
-            checker.push(Diagnostic::warning("W-SECTION-CHARS", field, message));
+            checker.push(Diagnostic::warning(Code::WSectionChars, field, message));
         }
     }
 }
@@ -120,7 +160,7 @@ fn check_placeholders(checker: &mut Checker, invoke: &Map<String, Value>, at: &F
     let field = at.key("args");
     for what in missing {
         checker.push(Diagnostic::warning(
-            "W-PLACEHOLDER-MISSING",
+            Code::WPlaceholderMissing,
             field.clone(),
             what,
         ));
@@ -131,7 +171,11 @@ fn check_placeholders(checker: &mut Checker, invoke: &Map<String, Value>, at: &F
                 let item = field.index(index);
                 let message =
                     "contains `{{` but is not exactly a placeholder; it is passed literally";
-                checker.push(Diagnostic::warning("W-PLACEHOLDER-EMBEDDED", item, message));
+                checker.push(Diagnostic::warning(
+                    Code::WPlaceholderEmbedded,
+                    item,
+                    message,
+                ));
             }
         }
     }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::diagnostic::Code;
 use super::path::FieldPath;
 use super::validate::Checker;
 use super::vocab;
@@ -14,12 +15,12 @@ enum Rule {
 }
 
 /// `(field, code when missing, code when forbidden)` in report order.
-const FIELDS: [(&str, &str, &str); 5] = [
-    ("binary", "PR-BINARY", "PR-BINARY-FORBIDDEN"),
-    ("needle", "PR-NEEDLE", "PR-NEEDLE-FORBIDDEN"),
-    ("timeoutMs", "PR-TIMEOUT", "PR-TIMEOUT-FORBIDDEN"),
-    ("hostConfigKey", "PR-HOSTKEY", "PR-HOSTKEY-FORBIDDEN"),
-    ("path", "PR-PATH", "PR-PATH-FORBIDDEN"),
+const FIELDS: [(&str, Code, Code); 5] = [
+    ("binary", Code::PrBinary, Code::PrBinaryForbidden),
+    ("needle", Code::PrNeedle, Code::PrNeedleForbidden),
+    ("timeoutMs", Code::PrTimeout, Code::PrTimeoutForbidden),
+    ("hostConfigKey", Code::PrHostkey, Code::PrHostkeyForbidden),
+    ("path", Code::PrPath, Code::PrPathForbidden),
 ];
 
 /// The required/forbidden matrix of §2.4, in `FIELDS` order.
@@ -37,13 +38,13 @@ pub(crate) fn check(checker: &mut Checker, probe: Option<&Value>, at: &FieldPath
     let Some(object) = probe.and_then(Value::as_object) else {
         let message = "must be an object whose `kind` is a probe kind";
         checker.push(
-            super::diagnostic::Diagnostic::error("PR-TYPE", at.clone(), message)
+            super::diagnostic::Diagnostic::error(Code::PrType, at.clone(), message)
                 .members(&vocab::PROBE_KIND)
                 .got(probe),
         );
         return;
     };
-    let Some(kind) = checker.member(object, "kind", at, "PR-KIND", &vocab::PROBE_KIND) else {
+    let Some(kind) = checker.member(object, "kind", at, Code::PrKind, &vocab::PROBE_KIND) else {
         return;
     };
     let mut unknown: Vec<&String> = object
@@ -53,7 +54,7 @@ pub(crate) fn check(checker: &mut Checker, probe: Option<&Value>, at: &FieldPath
     unknown.sort();
     for key in unknown {
         checker.error(
-            "PR-UNKNOWN",
+            Code::PrUnknown,
             at.key(key),
             &format!(
                 "is an unrecognised probe field (recognised: {})",

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::diagnostic::{type_name, Diagnostic};
+use super::diagnostic::{type_name, Code, Diagnostic};
 use super::path::FieldPath;
 use super::{lint, semver, vocab};
 
@@ -23,19 +23,13 @@ impl Checker {
         self.found.push(diagnostic);
     }
 
-    pub(crate) fn error(
-        &mut self,
-        code: &'static str,
-        field: FieldPath,
-        what: &str,
-        got: Option<&Value>,
-    ) {
+    pub(crate) fn error(&mut self, code: Code, field: FieldPath, what: &str, got: Option<&Value>) {
         self.push(Diagnostic::error(code, field, what).got(got));
     }
 
     pub(crate) fn enum_error(
         &mut self,
-        code: &'static str,
+        code: Code,
         field: FieldPath,
         members: &'static [&'static str],
         got: Option<&Value>,
@@ -53,7 +47,7 @@ impl Checker {
         object: &'v Map<String, Value>,
         key: &str,
         at: &FieldPath,
-        code: &'static str,
+        code: Code,
         what: &str,
     ) -> Option<&'v str> {
         let value = object.get(key);
@@ -72,7 +66,7 @@ impl Checker {
         object: &'v Map<String, Value>,
         key: &str,
         at: &FieldPath,
-        code: &'static str,
+        code: Code,
         members: &'static [&'static str],
     ) -> Option<&'v str> {
         let value = object.get(key);
@@ -92,7 +86,7 @@ pub fn validate_value(value: &Value, folder: Option<&str>) -> Vec<Diagnostic> {
     let Some(manifest) = value.as_object() else {
         checker.push(
             Diagnostic::error(
-                "ENV-OBJECT",
+                Code::EnvObject,
                 root,
                 "the manifest root has to be a JSON object",
             )
@@ -112,7 +106,7 @@ pub fn validate_value(value: &Value, folder: Option<&str>) -> Vec<Diagnostic> {
         Some("feature") => {
             if manifest.contains_key("reviewer") {
                 checker.error(
-                    "ROLE-FEATURE-REVIEWER",
+                    Code::RoleFeatureReviewer,
                     root.key("reviewer"),
                     "is only allowed on roles runtime and reviewer",
                     None,
@@ -150,7 +144,7 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
         Some(text) if vocab::is_id(text) => {
             if let Some(folder) = folder.filter(|folder| *folder != text) {
                 checker.error(
-                    "ENV-ID-FOLDER",
+                    Code::EnvIdFolder,
                     root.key("id"),
                     &format!("\"{text}\" does not match its folder \"{folder}\""),
                     None,
@@ -158,20 +152,20 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
             }
         }
         _ => checker.error(
-            "ENV-ID",
+            Code::EnvId,
             root.key("id"),
             "must be lower-case kebab text matching ^[a-z][a-z0-9-]*$",
             id,
         ),
     }
-    checker.member(manifest, "role", &root, "ENV-ROLE", &vocab::ROLE);
+    checker.member(manifest, "role", &root, Code::EnvRole, &vocab::ROLE);
     let version = manifest.get("version");
     if !version
         .and_then(Value::as_str)
         .is_some_and(semver::is_strict_semver)
     {
         checker.error(
-            "ENV-VERSION",
+            Code::EnvVersion,
             root.key("version"),
             "must be a strict semver string, e.g. \"1.2.3\"",
             version,
@@ -181,17 +175,17 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
         manifest,
         "title",
         &root,
-        "ENV-TITLE",
+        Code::EnvTitle,
         "must be a non-empty string",
     );
     checker.non_empty_string(
         manifest,
         "description",
         &root,
-        "ENV-DESCRIPTION",
+        Code::EnvDescription,
         "must be a non-empty string",
     );
-    checker.member(manifest, "tier", &root, "ENV-TIER", &vocab::TIER);
+    checker.member(manifest, "tier", &root, Code::EnvTier, &vocab::TIER);
     check_requires(checker, manifest.get("requires"));
     check_engines(checker, manifest.get("engines"));
     check_compat(checker, manifest.get("compatVersions"));
@@ -203,7 +197,7 @@ fn check_requires(checker: &mut Checker, requires: Option<&Value>) {
     let at = FieldPath::root().key("requires");
     let Some(entries) = requires.and_then(Value::as_array) else {
         checker.error(
-            "ENV-REQUIRES",
+            Code::EnvRequires,
             at,
             "must be a list of capability ids (write [] for none)",
             requires,
@@ -213,7 +207,7 @@ fn check_requires(checker: &mut Checker, requires: Option<&Value>) {
     for (index, entry) in entries.iter().enumerate() {
         if !entry.is_string() {
             checker.error(
-                "ENV-REQUIRES-ENTRY",
+                Code::EnvRequiresEntry,
                 at.index(index),
                 "must be a string",
                 Some(entry),
@@ -227,7 +221,7 @@ fn check_engines(checker: &mut Checker, engines: Option<&Value>) {
     let at = FieldPath::root().key("engines");
     let Some(object) = engines.as_object() else {
         checker.error(
-            "ENV-ENGINES",
+            Code::EnvEngines,
             at,
             "must be a JSON object such as {\"gsd\": \">=1.8.0\"}",
             Some(engines),
@@ -237,7 +231,7 @@ fn check_engines(checker: &mut Checker, engines: Option<&Value>) {
     if let Some(range) = object.get("gsd") {
         if !range.as_str().is_some_and(semver::range_shape_ok) {
             checker.error(
-                "ENV-ENGINES-GSD",
+                Code::EnvEnginesGsd,
                 at.key("gsd"),
                 "must be a semver range string",
                 Some(range),
@@ -251,7 +245,7 @@ fn check_compat(checker: &mut Checker, compat: Option<&Value>) {
     let at = FieldPath::root().key("compatVersions");
     let Some(object) = compat.as_object() else {
         checker.error(
-            "ENV-COMPAT",
+            Code::EnvCompat,
             at,
             "must be an object of version → range",
             Some(compat),
@@ -261,14 +255,14 @@ fn check_compat(checker: &mut Checker, compat: Option<&Value>) {
     for (key, value) in object {
         if !semver::is_strict_semver(key) {
             checker.error(
-                "ENV-COMPAT",
+                Code::EnvCompat,
                 at.key(key),
                 "key must be a strict semver version",
                 None,
             );
         } else if !value.as_str().is_some_and(semver::range_shape_ok) {
             checker.error(
-                "ENV-COMPAT",
+                Code::EnvCompat,
                 at.key(key),
                 "value must be a semver range string",
                 Some(value),
@@ -291,7 +285,7 @@ fn check_integrity(checker: &mut Checker, integrity: Option<&Value>) {
         });
     if !valid {
         checker.error(
-            "ENV-INTEGRITY",
+            Code::EnvIntegrity,
             FieldPath::root().key("integrity"),
             "must be \"sha512-\" followed by 86 base64 characters and \"==\"",
             Some(integrity),
@@ -304,7 +298,7 @@ fn check_provenance(checker: &mut Checker, provenance: Option<&Value>) {
     let at = FieldPath::root().key("provenance");
     let Some(object) = provenance.as_object() else {
         checker.error(
-            "ENV-PROVENANCE",
+            Code::EnvProvenance,
             at,
             "must be an object with non-empty sourceRepo and commit",
             Some(provenance),
@@ -316,7 +310,7 @@ fn check_provenance(checker: &mut Checker, provenance: Option<&Value>) {
             object,
             key,
             &at,
-            "ENV-PROVENANCE",
+            Code::EnvProvenance,
             "must be a non-empty string",
         );
     }
@@ -327,7 +321,7 @@ fn check_reviewer_role(checker: &mut Checker, manifest: &Map<String, Value>) {
     match manifest.get("reviewer") {
         Some(body) => check_body(checker, body, manifest),
         None => checker.error(
-            "ROLE-REVIEWER-NOBODY",
+            Code::RoleReviewerNobody,
             root.key("reviewer"),
             "is missing, but role \"reviewer\" declares a lane",
             None,
@@ -335,7 +329,7 @@ fn check_reviewer_role(checker: &mut Checker, manifest: &Map<String, Value>) {
     }
     if manifest.contains_key("runtime") {
         checker.error(
-            "ROLE-REVIEWER-RUNTIME",
+            Code::RoleReviewerRuntime,
             root.key("runtime"),
             "is not allowed: lane-only capabilities have no runtime body",
             None,
@@ -344,7 +338,7 @@ fn check_reviewer_role(checker: &mut Checker, manifest: &Map<String, Value>) {
     for key in vocab::FEATURE_ONLY {
         if manifest.contains_key(*key) {
             checker.error(
-                "ROLE-REVIEWER-FEATUREFIELD",
+                Code::RoleReviewerFeaturefield,
                 root.key(key),
                 "is a feature-only field, not allowed on role reviewer",
                 None,
@@ -361,18 +355,50 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
             "must be a JSON object (got: {}); to declare no lane, leave the key out",
             type_name(body)
         );
-        checker.push(Diagnostic::error("RB-TYPE", at, message));
+        checker.push(Diagnostic::error(Code::RbType, at, message));
         return;
     };
     check_slug(checker, object, &at);
     check_flags(checker, object, &at);
-    let transport = checker.member(object, "transport", &at, "RB-TRANSPORT", &vocab::TRANSPORT);
+    let transport = checker.member(
+        object,
+        "transport",
+        &at,
+        Code::RbTransport,
+        &vocab::TRANSPORT,
+    );
     super::probe::check(checker, object.get("probe"), &at.key("probe"));
     super::invoke::check(checker, object.get("invoke"), transport, &at.key("invoke"));
+    check_lane_scalars(checker, object, &at);
+    check_required_binaries(checker, object, &at);
+    check_config_key(
+        checker,
+        object,
+        "promptBudgetKey",
+        &at,
+        Code::RbBudgetkey,
+        true,
+    );
+    check_config_key(
+        checker,
+        object,
+        "modelConfigKey",
+        &at,
+        Code::RbModelkey,
+        false,
+    );
+    check_handler(checker, object, &at);
+    check_host_options(checker, object, &at);
+    warn_unknown_fields(checker, object, &at);
+    lint::check_body(checker, object, manifest.get("config"), &at);
+}
+
+/// `timeoutFloorMs`, `emptyOutput`, `reviewsSection` and `evidenceClass`.
+fn check_lane_scalars(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let timeout = object.get("timeoutFloorMs");
     if vocab::positive_integer(timeout).is_none() {
         checker.error(
-            "RB-TIMEOUT",
+            Code::RbTimeout,
             at.key("timeoutFloorMs"),
             "must be an integer number of milliseconds ≥ 1",
             timeout,
@@ -381,47 +407,44 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     checker.member(
         object,
         "emptyOutput",
-        &at,
-        "RB-EMPTYOUTPUT",
+        at,
+        Code::RbEmptyoutput,
         &vocab::EMPTY_OUTPUT,
     );
     checker.non_empty_string(
         object,
         "reviewsSection",
-        &at,
-        "RB-SECTION",
+        at,
+        Code::RbSection,
         "must be a non-empty string",
     );
     checker.member(
         object,
         "evidenceClass",
-        &at,
-        "RB-EVIDENCE",
+        at,
+        Code::RbEvidence,
         &vocab::EVIDENCE_CLASS,
     );
-    check_required_binaries(checker, object, &at);
-    check_config_key(
-        checker,
-        object,
-        "promptBudgetKey",
-        &at,
-        "RB-BUDGETKEY",
-        true,
-    );
-    check_config_key(checker, object, "modelConfigKey", &at, "RB-MODELKEY", false);
-    check_handler(checker, object, &at);
+}
+
+/// gsd-lane's optional body fields: `rateLimit` and `posture`.
+fn check_host_options(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     if let Some(value) = object.get("rateLimit") {
         for (field, message) in crate::run::rate_limit::validate(value) {
             let mut path = at.key("rateLimit");
             if !field.is_empty() {
                 path = path.key(&field);
             }
-            checker.push(Diagnostic::error("RB-RATELIMIT", path, message).got(Some(value)));
+            checker.push(Diagnostic::error(Code::RbRatelimit, path, message).got(Some(value)));
         }
     }
     if object.contains_key("posture") {
-        checker.member(object, "posture", &at, "RB-POSTURE", &vocab::POSTURE);
+        checker.member(object, "posture", at, Code::RbPosture, &vocab::POSTURE);
     }
+}
+
+/// W-BODY-UNKNOWN for every unrecognised body field, in key order.
+fn warn_unknown_fields(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let mut unknown: Vec<&String> = object
         .keys()
         .filter(|key| !vocab::BODY_FIELDS.contains(&key.as_str()))
@@ -433,24 +456,23 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
             "unrecognised reviewer field, ignored by this version; recognised fields are {}",
             vocab::BODY_FIELDS.join(", ")
         );
-        checker.push(Diagnostic::warning("W-BODY-UNKNOWN", field, message));
+        checker.push(Diagnostic::warning(Code::WBodyUnknown, field, message));
     }
-    lint::check_body(checker, object, manifest.get("config"), &at);
 }
 
 fn check_slug(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let value = object.get("slug");
     let field = at.key("slug");
     match value.and_then(Value::as_str) {
-        None | Some("") => checker.error("RB-SLUG", field, "must be a non-empty string", value),
+        None | Some("") => checker.error(Code::RbSlug, field, "must be a non-empty string", value),
         Some(slug) if vocab::RESERVED_WORDS.contains(&slug) => checker.error(
-            "RB-SLUG-RESERVED",
+            Code::RbSlugReserved,
             field,
             &format!("may not be \"{slug}\" (reserved)"),
             None,
         ),
         Some(slug) if !vocab::is_slug(slug) => checker.error(
-            "RB-SLUG-GRAMMAR",
+            Code::RbSlugGrammar,
             field,
             "must match ^[a-z0-9][a-z0-9_-]*$ (slug grammar; differs from the id and flag grammars)",
             value,
@@ -463,12 +485,12 @@ fn check_flags(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
     let value = object.get("flags");
     let field = at.key("flags");
     let Some(flags) = value.and_then(Value::as_array) else {
-        checker.error("RB-FLAGS", field, "must be an array of flags", value);
+        checker.error(Code::RbFlags, field, "must be an array of flags", value);
         return;
     };
     if flags.is_empty() {
         checker.error(
-            "RB-FLAGS-EMPTY",
+            Code::RbFlagsEmpty,
             field,
             "is empty; at least one flag is needed so the lane can be requested",
             None,
@@ -481,7 +503,7 @@ fn check_flags(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
             Some(text) if vocab::is_flag(text) => {
                 if seen.contains(&text) {
                     checker.error(
-                        "RB-FLAG-DUP",
+                        Code::RbFlagDup,
                         field.index(index),
                         &format!("repeats \"{text}\"; each flag may appear once"),
                         None,
@@ -491,7 +513,7 @@ fn check_flags(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPat
                 }
             }
             _ => checker.error(
-                "RB-FLAG-GRAMMAR",
+                Code::RbFlagGrammar,
                 field.index(index),
                 "must match ^--[a-z0-9][a-z0-9-]*$, e.g. \"--acme\"",
                 Some(flag),
@@ -505,7 +527,7 @@ fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, a
     let field = at.key("requiresBinaries");
     let Some(entries) = value.and_then(Value::as_array) else {
         checker.error(
-            "RB-REQBIN",
+            Code::RbReqbin,
             field,
             "must be a list of executable names (write [] for none; capability ids belong in the envelope's `requires`)",
             value,
@@ -515,7 +537,7 @@ fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, a
     for (index, entry) in entries.iter().enumerate() {
         if entry.as_str().is_none_or(|text| text.is_empty()) {
             checker.error(
-                "RB-REQBIN-ENTRY",
+                Code::RbReqbinEntry,
                 field.index(index),
                 "must be a non-empty string",
                 Some(entry),
@@ -529,7 +551,7 @@ fn check_config_key(
     object: &Map<String, Value>,
     key: &str,
     at: &FieldPath,
-    code: &'static str,
+    code: Code,
     required: bool,
 ) {
     let value = object.get(key);
@@ -557,7 +579,7 @@ fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldP
         let field = at.key("handler");
         checker.push(
             Diagnostic::error(
-                "RB-HANDLER",
+                Code::RbHandler,
                 field,
                 "must be null or a built-in module name",
             )

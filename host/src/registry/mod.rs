@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::manifest::cross::MergedIndex;
+use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic, LaneSpec};
 
@@ -49,7 +50,7 @@ impl Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skip {
     /// Load-time code (`LD-ENGINES`, `LD-UNCONSENTED`, …).
-    pub code: &'static str,
+    pub code: Code,
     /// Human-readable reason.
     pub reason: String,
     /// The diagnostics behind the skip (validation or cross-capability errors).
@@ -61,15 +62,15 @@ impl Skip {
     /// `skipped`.
     pub fn status(&self) -> &'static str {
         match self.code {
-            "LD-UNCONSENTED" => "inactive",
-            "LD-ENGINES" => "incompatible",
+            Code::LdUnconsented => "inactive",
+            Code::LdEngines => "incompatible",
             _ => "skipped",
         }
     }
 
     /// `unconsented` for the consent case, else `None`.
     pub fn kind(&self) -> Option<&'static str> {
-        (self.code == "LD-UNCONSENTED").then_some("unconsented")
+        (self.code == Code::LdUnconsented).then_some("unconsented")
     }
 }
 
@@ -171,7 +172,7 @@ impl Registry {
                 slug: None,
                 flags: Vec::new(),
                 skip: Some(Skip {
-                    code: "LD-FALLBACK",
+                    code: Code::LdFallback,
                     reason: "overlays dropped; first-party lanes only".into(),
                     diagnostics: Vec::new(),
                 }),
@@ -192,7 +193,7 @@ impl Registry {
             let (errors, warnings): (Vec<_>, Vec<_>) =
                 diagnostics.into_iter().partition(Diagnostic::is_error);
             let skip = (!errors.is_empty()).then(|| Skip {
-                code: "LD-INVALID",
+                code: Code::LdInvalid,
                 reason: join_errors(&errors, usize::MAX),
                 diagnostics: errors,
             });
@@ -276,7 +277,7 @@ impl Registry {
 /// validator accepted; kept total rather than trusted).
 fn unplannable(refusal: &crate::plan::Refusal) -> Skip {
     Skip {
-        code: "LD-INVALID",
+        code: Code::LdInvalid,
         reason: refusal.to_string(),
         diagnostics: Vec::new(),
     }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::read::{self, ManifestFile};
 use super::{join_errors, LoadOptions, Registry, Scope, Skip};
+use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, semver, Diagnostic};
 
@@ -38,7 +39,7 @@ pub(super) fn load_overlays(registry: &mut Registry, options: &LoadOptions<'_>) 
             }));
             let (value, skip, warnings) = step.unwrap_or_else(|_| {
                 let diagnostic = Diagnostic::error(
-                    "RB-INTERNAL",
+                    Code::RbInternal,
                     manifest::FieldPath::root().key("reviewer"),
                     "internal validator failure on the reviewer body",
                 );
@@ -156,7 +157,7 @@ fn truthy(value: &Value) -> bool {
 
 type Admission = (Value, Option<Skip>, Vec<Diagnostic>);
 
-fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
+fn skip(code: Code, reason: impl Into<String>) -> Option<Skip> {
     Some(Skip {
         code,
         reason: reason.into(),
@@ -166,7 +167,7 @@ fn skip(code: &'static str, reason: impl Into<String>) -> Option<Skip> {
 
 fn invalid(errors: Vec<Diagnostic>) -> Skip {
     Skip {
-        code: "LD-INVALID",
+        code: Code::LdInvalid,
         reason: format!(
             "rejected by validation: {}",
             join_errors(&errors, usize::MAX)
@@ -199,7 +200,7 @@ fn admit(
     };
     if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| name.starts_with(**p)) {
         let reason = format!("ids starting with {prefix} (gsd-, gsd-core- or anthropic-) are reserved for first-party capabilities");
-        return (file.value, skip("LD-RESERVED", reason), Vec::new());
+        return (file.value, skip(Code::LdReserved, reason), Vec::new());
     }
     let mut diagnostics = manifest::validate_value(&file.value, Some(name));
     read::locate(&mut diagnostics, &file);
@@ -213,15 +214,15 @@ fn admit(
         .check_candidate(&CapabilityFacts::of(&file.value));
     read::locate(&mut findings, &file);
     // Steps 5 and 6: id collision, config key already owned.
-    let gate = cross_skip(&["X-ID-DUP"], &findings)
-        .or_else(|| cross_skip(&["X-CONFIG-OWNED"], &findings))
+    let gate = cross_skip(&[Code::XIdDup], &findings)
+        .or_else(|| cross_skip(&[Code::XConfigOwned], &findings))
         // Step 7: engines.gsd.
         .or_else(|| engines_gate(&file.value, &options.host_version))
         // Step 8: consent gate for project scope.
         .or_else(|| consent_gate(options, scope, name, folder))
         // Step 9: every other cross-capability rule.
         .or_else(|| {
-            let all: Vec<&str> = findings.iter().map(|d| d.code).collect();
+            let all: Vec<Code> = findings.iter().map(|d| d.code).collect();
             cross_skip(&all, &findings)
         });
     if let Some(skip) = gate {
@@ -234,13 +235,13 @@ fn admit(
 fn folder_gate(scope: Scope, name: &str, folder: &Path, pending: &[String]) -> Option<Skip> {
     if pending.iter().any(|id| id == name) {
         return skip(
-            "LD-PENDING",
+            Code::LdPending,
             "an install or upgrade of this id is still pending; not loaded",
         );
     }
     if scope == Scope::Project && is_symlink(folder) {
         return skip(
-            "LD-SYMLINK",
+            Code::LdSymlink,
             "the capability folder is a symbolic link: refused and never approvable (trust.md §5.7); install the capability as a real folder",
         );
     }
@@ -248,14 +249,14 @@ fn folder_gate(scope: Scope, name: &str, folder: &Path, pending: &[String]) -> O
 }
 
 /// The cross-capability skip for the findings whose code is in `codes`, if any.
-fn cross_skip(codes: &[&str], findings: &[Diagnostic]) -> Option<Skip> {
+fn cross_skip(codes: &[Code], findings: &[Diagnostic]) -> Option<Skip> {
     let hits: Vec<Diagnostic> = findings
         .iter()
         .filter(|d| codes.contains(&d.code))
         .cloned()
         .collect();
     (!hits.is_empty()).then(|| Skip {
-        code: "LD-CROSS",
+        code: Code::LdCross,
         reason: format!(
             "rejected by cross-capability checks: {}",
             join_errors(&hits, 3)
@@ -271,7 +272,7 @@ fn engines_gate(manifest: &Value, host_version: &str) -> Option<Skip> {
         return None;
     }
     let reason = format!("engines.gsd \"{range}\" is not satisfied by host version {host_version}");
-    skip("LD-ENGINES", reason)
+    skip(Code::LdEngines, reason)
 }
 
 /// Step 8: a project-scope overlay needs the user's consent.
@@ -289,7 +290,7 @@ fn consent_gate(
         return None;
     }
     skip(
-        "LD-UNCONSENTED",
+        Code::LdUnconsented,
         "found but not activated: no consent recorded for this project",
     )
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::jsonpos;
+use crate::manifest::diagnostic::Code;
 use crate::manifest::{Diagnostic, FieldPath};
 
 /// Largest manifest read (manifest.md §6.2 step 2).
@@ -41,10 +42,10 @@ pub enum ReadError {
 
 impl ReadError {
     /// The load-time code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            ReadError::Missing(_) => "LD-MISSING",
-            ReadError::Parse { .. } => "LD-PARSE",
+            ReadError::Missing(_) => Code::LdMissing,
+            ReadError::Parse { .. } => Code::LdParse,
         }
     }
 

@@ -138,16 +138,17 @@ impl ReviewArgs {
     }
 }
 
-/// Parses `review` arguments (without the command name) against the lanes of `registry`, as
-/// the command line would: the run record's arguments are read back this way.
+/// Parses `review` arguments (without the command name) against `root` (the command line's
+/// clap model) with the lanes of `registry`, as the command line would: the run record's
+/// arguments are read back this way.
 ///
 /// # Errors
 ///
 /// Clap's message when they do not parse (a lane flag that no longer exists, …).
-pub fn parse(argv: &[String], registry: &Registry) -> Result<ReviewArgs, String> {
-    use clap::{CommandFactory, FromArgMatches};
+pub fn parse(root: Command, argv: &[String], registry: &Registry) -> Result<ReviewArgs, String> {
+    use clap::FromArgMatches;
     let lanes = lane_flags(registry);
-    let command = with_lane_flags(crate::cli::Cli::command(), &lanes);
+    let command = with_lane_flags(root, &lanes);
     let full = ["gsd-lane", "review"]
         .into_iter()
         .map(str::to_owned)
@@ -353,7 +354,12 @@ mod tests {
     fn the_recorded_selection_parses_back_to_the_same_request() {
         let registry = Registry::first_party();
         let r = parse(&["--phase", "3", "--gemini", "--agy", "--self", "claude"]).expect("parses");
-        let again = super::parse(&r.selection_argv(&registry), &registry).expect("reparses");
+        let again = super::parse(
+            crate::cli::Cli::command(),
+            &r.selection_argv(&registry),
+            &registry,
+        )
+        .expect("reparses");
         assert_eq!(
             (again.phase, again.lanes, again.self_slug),
             (r.phase, r.lanes, r.self_slug)

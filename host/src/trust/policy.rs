@@ -9,6 +9,7 @@ use std::path::Path;
 use gsd_lane_sdk::{HandlerName, Probe};
 use serde_json::Value;
 
+use crate::manifest::diagnostic::Code;
 use crate::manifest::LaneSpec;
 
 use crate::plan::{Reason, Refusal};
@@ -18,7 +19,7 @@ use crate::registry::{Lane, Scope};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// Stable code (`TR-BINARY-PATH`, …).
-    pub code: &'static str,
+    pub code: Code,
     /// The field, as a dotted path from the manifest root.
     pub field: String,
     /// What is wrong and how to fix it.
@@ -113,7 +114,7 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
     }
     if transport == "spawn" && declared.http_probe {
         found.push(Violation {
-            code: "TR-SPAWN-HTTP-PROBE",
+            code: Code::TrSpawnHttpProbe,
             field: "reviewer.probe.kind".into(),
             message: "an http-reachable probe on a spawn lane contacts a destination nothing pins; use command-exists or command-capability".into(),
         });
@@ -126,7 +127,7 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
         };
         if !fits {
             found.push(Violation {
-                code: "TR-HANDLER-TRANSPORT",
+                code: Code::TrHandlerTransport,
                 field: "reviewer.handler".into(),
                 message: format!(
                     "handler {handler} does not drive {transport:?} lanes (openai-compatible goes with openai-http; antigravity and opencode with spawn)"
@@ -140,7 +141,7 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
     ] {
         if let Some(path) = path.filter(|p| !p.is_empty() && !p.starts_with('/')) {
             found.push(Violation {
-                code: "TR-PATH-AUTHORITY",
+                code: Code::TrPathAuthority,
                 field: field.into(),
                 message: format!(
                     "{:?} must start with \"/\"; anything else can move the request to another host",
@@ -170,7 +171,7 @@ fn binary_violation(field: &str, binary: &str, install_root: Option<&Path>) -> O
         return None;
     }
     Some(Violation {
-        code: "TR-BINARY-PATH",
+        code: Code::TrBinaryPath,
         field: field.into(),
         message: format!(
             "{:?} is a path outside the capability's install folder; a third-party lane names a command on PATH (e.g. \"acme\") or an absolute path inside its own folder, so a repository file that any pull request can change is never run",
@@ -249,7 +250,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn codes(manifest: &Value, root: Option<&Path>) -> Vec<&'static str> {
+    fn codes(manifest: &Value, root: Option<&Path>) -> Vec<Code> {
         violations(manifest, root)
             .into_iter()
             .map(|v| v.code)
@@ -259,9 +260,9 @@ mod tests {
     #[test]
     fn w14_repo_relative_binary_is_refused_for_third_party_lanes() {
         let relative = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "./scripts/review.sh"}}});
-        assert_eq!(codes(&relative, None), vec!["TR-BINARY-PATH"]);
+        assert_eq!(codes(&relative, None), vec![Code::TrBinaryPath]);
         let climbing = json!({"reviewer": {"transport": "spawn", "probe": {"binary": "../x"}, "invoke": {"binary": "acme"}}});
-        assert_eq!(codes(&climbing, None), vec!["TR-BINARY-PATH"]);
+        assert_eq!(codes(&climbing, None), vec![Code::TrBinaryPath]);
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\n").expect("write");
         let inside = dir.path().join("run.sh").display().to_string();
@@ -270,7 +271,7 @@ mod tests {
         let elsewhere = tempfile::tempdir().expect("tempdir");
         assert_eq!(
             codes(&pinned, Some(elsewhere.path())),
-            vec!["TR-BINARY-PATH"]
+            vec![Code::TrBinaryPath]
         );
         let bare = json!({"reviewer": {"transport": "spawn", "invoke": {"binary": "acme"}}});
         assert!(codes(&bare, None).is_empty());
@@ -335,9 +336,9 @@ mod tests {
         let m = json!({"reviewer": {"transport": "spawn", "probe": {"kind": "http-reachable", "path": "v1"}}});
         assert_eq!(
             codes(&m, None),
-            vec!["TR-SPAWN-HTTP-PROBE", "TR-PATH-AUTHORITY"]
+            vec![Code::TrSpawnHttpProbe, Code::TrPathAuthority]
         );
         let m = json!({"reviewer": {"transport": "openai-http", "invoke": {"path": "@evil.example/v1"}}});
-        assert_eq!(codes(&m, None), vec!["TR-PATH-AUTHORITY"]);
+        assert_eq!(codes(&m, None), vec![Code::TrPathAuthority]);
     }
 }

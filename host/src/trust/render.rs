@@ -103,87 +103,16 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
         ];
     }
     let mut lines = vec!["This capability ships executable surfaces:".to_owned()];
-    if !disclosure.hooks.is_empty() {
-        lines.push(format!(
-            "  hooks ({}): run on the named events",
-            disclosure.hooks.len()
-        ));
-        for hook in &disclosure.hooks {
-            lines.push(format!(
-                "    - {} -> {}",
-                escape_text(&hook.event),
-                quote_if_needed(&hook.script)
-            ));
-        }
-    }
-    if !disclosure.command_modules.is_empty() {
-        lines.push(format!(
-            "  command modules ({}): code loaded into the host",
-            disclosure.command_modules.len()
-        ));
-        for module in &disclosure.command_modules {
-            lines.push(format!(
-                "    - {} -> {} {}",
-                escape_text(&module.family),
-                quote_if_needed(&module.module),
-                quote_if_needed(&module.router)
-            ));
-        }
-    }
-    if !disclosure.mcp_servers.is_empty() {
-        lines.push(format!(
-            "  MCP servers ({}): started or contacted by the agent",
-            disclosure.mcp_servers.len()
-        ));
-        for server in &disclosure.mcp_servers {
-            let target = if server.command.is_empty() {
-                escape_text(&server.url)
-            } else {
-                std::iter::once(escape_text(&server.command))
-                    .chain(server.raw_args.iter().map(render_arg))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            lines.push(format!("    - {} -> {target}", escape_text(&server.name)));
-        }
-    }
+    hook_lines(disclosure, &mut lines);
+    module_lines(disclosure, &mut lines);
+    mcp_lines(disclosure, &mut lines);
     if !disclosure.reviewer_lanes.is_empty() {
         lines.push(format!(
             "  reviewer lane ({}): each review run hands your plans to this outside reviewer",
             disclosure.reviewer_lanes.len()
         ));
         for lane in &disclosure.reviewer_lanes {
-            let slug = if lane.slug.is_empty() {
-                "(slug?)".to_owned()
-            } else {
-                escape_text(&lane.slug)
-            };
-            lines.push(format!("    - {slug} -> {}", lane_target(lane)));
-            if !lane.is_http_shaped() && !lane.binary.is_empty() {
-                lines.push(format!(
-                    "        argv (JSON): {}",
-                    json_argv(&lane.binary, &lane.raw_args)
-                ));
-            }
-            if !lane.handler.is_empty() {
-                lines.push(format!("        handler: {}", escape_text(&lane.handler)));
-            }
-            if !lane.is_http_shaped() {
-                lines.push(format!(
-                    "        posture: {}",
-                    posture_line(lane.posture.as_ref())
-                ));
-            }
-            lines.push(format!(
-                "        sends: {}",
-                lane.egress_payload_classes.join(", ")
-            ));
-            if !lane.additional_egress.is_empty() {
-                lines.push(format!(
-                    "        also reaches it: {}",
-                    lane.additional_egress.join(", ")
-                ));
-            }
+            lane_lines(lane, &mut lines);
         }
     }
     if !disclosure.missing_artifacts.is_empty() {
@@ -193,6 +122,100 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The hooks of a disclosure and the events they run on.
+fn hook_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
+    if disclosure.hooks.is_empty() {
+        return;
+    }
+    lines.push(format!(
+        "  hooks ({}): run on the named events",
+        disclosure.hooks.len()
+    ));
+    for hook in &disclosure.hooks {
+        lines.push(format!(
+            "    - {} -> {}",
+            escape_text(&hook.event),
+            quote_if_needed(&hook.script)
+        ));
+    }
+}
+
+/// The command modules of a disclosure: code loaded into the host.
+fn module_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
+    if disclosure.command_modules.is_empty() {
+        return;
+    }
+    lines.push(format!(
+        "  command modules ({}): code loaded into the host",
+        disclosure.command_modules.len()
+    ));
+    for module in &disclosure.command_modules {
+        lines.push(format!(
+            "    - {} -> {} {}",
+            escape_text(&module.family),
+            quote_if_needed(&module.module),
+            quote_if_needed(&module.router)
+        ));
+    }
+}
+
+/// The MCP servers of a disclosure: what the agent starts or contacts.
+fn mcp_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
+    if disclosure.mcp_servers.is_empty() {
+        return;
+    }
+    lines.push(format!(
+        "  MCP servers ({}): started or contacted by the agent",
+        disclosure.mcp_servers.len()
+    ));
+    for server in &disclosure.mcp_servers {
+        let target = if server.command.is_empty() {
+            escape_text(&server.url)
+        } else {
+            std::iter::once(escape_text(&server.command))
+                .chain(server.raw_args.iter().map(render_arg))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        lines.push(format!("    - {} -> {target}", escape_text(&server.name)));
+    }
+}
+
+/// One reviewer lane: its target, argv, handler, posture and what it sends.
+fn lane_lines(lane: &LaneSurface, lines: &mut Vec<String>) {
+    let slug = if lane.slug.is_empty() {
+        "(slug?)".to_owned()
+    } else {
+        escape_text(&lane.slug)
+    };
+    lines.push(format!("    - {slug} -> {}", lane_target(lane)));
+    if !lane.is_http_shaped() && !lane.binary.is_empty() {
+        lines.push(format!(
+            "        argv (JSON): {}",
+            json_argv(&lane.binary, &lane.raw_args)
+        ));
+    }
+    if !lane.handler.is_empty() {
+        lines.push(format!("        handler: {}", escape_text(&lane.handler)));
+    }
+    if !lane.is_http_shaped() {
+        lines.push(format!(
+            "        posture: {}",
+            posture_line(lane.posture.as_ref())
+        ));
+    }
+    lines.push(format!(
+        "        sends: {}",
+        lane.egress_payload_classes.join(", ")
+    ));
+    if !lane.additional_egress.is_empty() {
+        lines.push(format!(
+            "        also reaches it: {}",
+            lane.additional_egress.join(", ")
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -5,18 +5,20 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::super::Context;
-use super::prompt::{ask, Answer};
+use super::consent_flow::{
+    ask_consent, assess, print_result, report_refusal, show_disclosure, Assessment,
+};
 use super::view::policy_messages;
-use super::{ConsentArgs, InstallArgs, RemoveArgs, ScopeArgs};
+use super::{InstallArgs, RemoveArgs, ScopeArgs};
 use crate::error::Failure;
 use crate::output;
 use crate::registry::{self, read, Scope};
 use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
-use crate::trust::disclosure::{disclose, Disclosure};
+use crate::trust::disclosure::Disclosure;
 use crate::trust::pins::{Pin, PinSource, PinStore};
-use crate::trust::render::{escape_text, summary_lines};
+use crate::trust::render::escape_text;
 use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
-use crate::trust::{bundle, canonical_root, fingerprint, host_resolver, lane_host};
+use crate::trust::{bundle, canonical_root};
 
 /// Id prefixes reserved for first-party capabilities (trust.md §2.3).
 const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
@@ -52,64 +54,6 @@ fn scope_dirs(context: &Context, scope: Scope) -> Result<(PathBuf, PathBuf), Fai
             let base = home.join(".gsd");
             Ok((base.join("capabilities"), base.join(".staging")))
         }
-    }
-}
-
-/// Prints a refusal (consent declined, policy gate) and returns status 1.
-pub(super) fn report_refusal(
-    json_output: bool,
-    envelope: &Value,
-    lines: &[String],
-    problems: &[String],
-    hint: &str,
-) -> u8 {
-    if json_output {
-        output::print_json(envelope);
-    } else {
-        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-    }
-    for line in lines {
-        if json_output {
-            output::eprint_line(line);
-        }
-    }
-    for problem in problems {
-        output::eprint_line(&format!("refused: {}", escape_text(problem)));
-    }
-    if !hint.is_empty() {
-        output::eprint_line(hint);
-    }
-    1
-}
-
-/// Asks for consent after the disclosure was printed; `Err` carries the reason code.
-pub(super) fn obtain_consent(
-    args: &ConsentArgs,
-    computed: &str,
-    question: &str,
-) -> Result<(), &'static str> {
-    if let Some(expected) = &args.fingerprint {
-        if !expected.eq_ignore_ascii_case(computed) {
-            return Err("fingerprint-mismatch");
-        }
-    }
-    match ask(question, args.yes) {
-        Answer::Yes => Ok(()),
-        Answer::No => Err("declined"),
-        Answer::NoTerminal => Err("no-terminal"),
-    }
-}
-
-/// The hint printed when consent was not given.
-pub(super) fn consent_hint(reason: &str, fingerprint: &str) -> String {
-    match reason {
-        "fingerprint-mismatch" => format!(
-            "the capability or its destination changed since you were shown fingerprint {fingerprint}: read the disclosure again"
-        ),
-        "no-terminal" => format!(
-            "consent is needed and there is no terminal to ask: re-run with --yes --fingerprint {fingerprint} once you have read the disclosure"
-        ),
-        _ => "nothing was written".to_owned(),
     }
 }
 
@@ -180,20 +124,21 @@ fn gate(
     problems
 }
 
-/// Runs `install`.
-///
-/// # Errors
-///
-/// An unreadable folder or manifest, or a failed promotion.
-pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
-    let json_output = args.consent.json;
-    let scope = scope_of(&args.scope);
-    let source = context.env.cwd.join(&args.folder);
-    let manifest_path = source.join("capability.json");
-    if !source.is_dir() {
+/// The capability folder `install` was given: its path, its manifest and the manifest's id.
+struct Source {
+    folder: PathBuf,
+    file: read::ManifestFile,
+    id: String,
+}
+
+/// Reads the folder and manifest `install` was given.
+fn read_source(context: &Context, args: &InstallArgs) -> Result<Source, Failure> {
+    let folder = context.env.cwd.join(&args.folder);
+    let manifest_path = folder.join("capability.json");
+    if !folder.is_dir() {
         return Err(Failure::new(format!(
             "{}: not a capability folder (give the folder that holds capability.json)",
-            source.display()
+            folder.display()
         )));
     }
     let file = read::read_manifest(&manifest_path)
@@ -204,166 +149,252 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    let mut early = Vec::new();
-    if !valid_id(&id) {
-        early.push(format!(
+    Ok(Source { folder, file, id })
+}
+
+/// Why `id` cannot be installed at all: bad grammar, a reserved prefix, a first-party id.
+fn id_problems(id: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !valid_id(id) {
+        problems.push(format!(
             "capability.json id {:?} must match ^[a-z][a-z0-9-]*$",
-            escape_text(&id)
+            escape_text(id)
         ));
     }
     if let Some(prefix) = RESERVED_PREFIXES
         .iter()
         .find(|p| id.to_ascii_lowercase().starts_with(**p))
     {
-        early.push(format!("capability.json id: the prefix {prefix} is reserved for first-party capabilities; choose another id"));
+        problems.push(format!("capability.json id: the prefix {prefix} is reserved for first-party capabilities; choose another id"));
     }
-    if first_party_ids().contains(&id) {
-        early.push(format!("capability.json id: {id} is a first-party capability; a third-party capability needs its own id"));
+    if first_party_ids().iter().any(|known| known == id) {
+        problems.push(format!("capability.json id: {id} is a first-party capability; a third-party capability needs its own id"));
     }
-    let envelope_base = json!({"id": id, "scope": scope.as_str()});
+    problems
+}
+
+/// The `changes` member: what installing into `destination` changes against the copy
+/// installed there and its consent record in `root`.
+fn changes(
+    context: &Context,
+    destination: &Path,
+    root: &str,
+    id: &str,
+    value: &Value,
+    assessment: &Assessment,
+) -> Value {
+    let previous = read::read_manifest(&destination.join("capability.json"))
+        .ok()
+        .map(|f| f.value);
+    let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
+    let old_record = store.as_ref().and_then(|s| s.read().get(root, id).cloned());
+    let host_text = assessment.host_text();
+    json!({
+        "update": previous.is_some(),
+        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != assessment.signature),
+        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
+        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
+    })
+}
+
+/// Records consent for a project-scope install; `Err` says why it could not be.
+fn record_consent(
+    store: Option<&ConsentStore>,
+    root: &str,
+    id: &str,
+    value: &Value,
+    destination: &Path,
+    assessment: &Assessment,
+) -> Result<(), String> {
+    let installed_hash = hash::content_hash(destination);
+    match (store, installed_hash) {
+        (Some(store), Ok(installed_hash)) => store
+            .record(Record::new(NewRecord {
+                project_root: root.to_owned(),
+                id: id.to_owned(),
+                integrity: assessment.content_hash.clone(),
+                disclosure_signature: assessment.signature.clone(),
+                content_hash: installed_hash,
+                consented_at: iso_now(),
+                reviewer_host: assessment.host.as_ref().map(|(_, h)| h.clone()),
+                lane_binding_v2: lane_binding_v2(value),
+            }))
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        (None, _) => Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned()),
+        (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
+    }
+}
+
+/// Pins the destination of a global-scope openai-http lane; a warning when it cannot.
+fn pin_host(context: &Context, root: &str, id: &str, assessment: &Assessment) -> Option<String> {
+    let (Some(home), Some((_, resolved))) = (context.env.gsd_home(), &assessment.host) else {
+        return None;
+    };
+    let pins = PinStore::new(&home);
+    let pin = Pin {
+        project_root: root.to_owned(),
+        id: id.to_owned(),
+        host: resolved.clone(),
+        pinned_at: iso_now(),
+        source: PinSource::Approved.as_str().to_owned(),
+    };
+    pins.set(&ConsentStore::new(&home).lock_path(), pin, false)
+        .err()
+        .map(|err| format!("the destination could not be pinned ({err})"))
+}
+
+/// Prints the result of a finished install.
+fn report_installed(
+    json_output: bool,
+    id: &str,
+    destination: &Path,
+    envelope: &mut Value,
+    warnings: &[String],
+) {
+    envelope["status"] = json!("installed");
+    envelope["path"] = json!(destination.display().to_string());
+    envelope["warnings"] = json!(warnings);
+    for warning in warnings {
+        output::eprint_line(&format!("warning: {warning}"));
+    }
+    let text = format!("installed {id} into {}\n", destination.display());
+    print_result(json_output, envelope, &text);
+}
+
+/// Runs `install`.
+///
+/// # Errors
+///
+/// An unreadable folder or manifest, or a failed promotion.
+pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
+    let json_output = args.consent.json;
+    let scope = scope_of(&args.scope);
+    let Source { folder, file, id } = read_source(context, args)?;
+    let early = id_problems(&id);
+    let mut envelope = json!({"id": id, "scope": scope.as_str()});
     if !early.is_empty() {
-        let mut envelope = envelope_base;
         envelope["status"] = json!("refused");
         envelope["problems"] = json!(early);
         return Ok(report_refusal(json_output, &envelope, &[], &early, ""));
     }
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let destination = caps_dir.join(&id);
-    let staged = bundle::stage(&source, &staging_root, &id).map_err(Failure::new)?;
-    let config = context.config();
-    let resolver = host_resolver(&file.value, &config);
-    let disclosure = disclose(&file.value, Some(&resolver), Some(staged.dir()));
-    let lines = summary_lines(&disclosure);
-    let mut problems = gate(
-        context,
-        &file.value,
-        staged.dir(),
-        &destination,
-        &disclosure,
-    );
-    let host = lane_host(&file.value, &config);
-    if let Some((key, resolved)) = &host {
-        if resolved.is_empty() {
-            problems.push(format!(
-                "the destination of this openai-http lane cannot be resolved ({key} is unset and there is no defaultHost); consent would bind no host"
-            ));
-        }
-    }
-    let content_hash = hash::content_hash(staged.dir())
-        .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
-        .unwrap_or_default();
-    let signature = signature_for_manifest(&file.value);
-    let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
-    let fp = fingerprint(&signature, &host_text, &content_hash);
-    let previous = read::read_manifest(&destination.join("capability.json"))
-        .ok()
-        .map(|f| f.value);
-    let root = canonical_root(&context.project_root);
-    let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
-    let old_record = store
-        .as_ref()
-        .and_then(|s| s.read().get(&root, &id).cloned());
-    let changes = json!({
-        "update": previous.is_some(),
-        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != signature),
-        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(&file.value)),
-        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
+    let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
+    let assessment = assess(context, &file.value, staged.dir(), |disclosure| {
+        gate(context, &file.value, staged.dir(), &destination, disclosure)
     });
-    let mut envelope = envelope_base;
+    let root = canonical_root(&context.project_root);
     envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
-    envelope["disclosure"] = json!(lines);
-    envelope["requiresConsent"] = json!(disclosure.has_executable);
-    envelope["fingerprint"] = json!(fp);
-    envelope["changes"] = changes;
-    if !problems.is_empty() {
+    envelope["disclosure"] = json!(assessment.lines);
+    envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
+    envelope["fingerprint"] = json!(assessment.fingerprint);
+    envelope["changes"] = changes(context, &destination, &root, &id, &file.value, &assessment);
+    if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
-        envelope["problems"] = json!(problems);
+        envelope["problems"] = json!(assessment.problems);
         return Ok(report_refusal(
             json_output,
             &envelope,
-            &lines,
-            &problems,
+            &assessment.lines,
+            &assessment.problems,
             "nothing was installed",
         ));
     }
-    if disclosure.has_executable {
-        if !json_output {
-            output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-            output::print(&format!("fingerprint {fp}\n"));
-            output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
-        }
+    if assessment.disclosure.has_executable {
+        show_disclosure(json_output, &assessment);
         let question = format!(
             "install {id} into the {} scope and let it run on every review?",
             scope.as_str()
         );
-        if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
-            envelope["status"] = json!("aborted");
-            envelope["reason"] = json!(reason);
-            let hint = consent_hint(reason, &fp);
-            let shown: &[String] = if json_output { &lines } else { &[] };
-            return Ok(report_refusal(json_output, &envelope, shown, &[], &hint));
+        let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
+        if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
+            return Ok(status);
         }
     }
     bundle::promote(&staged, &destination).map_err(Failure::new)?;
     drop(staged);
     let mut warnings = Vec::new();
-    match scope {
-        Scope::Project => {
-            let installed_hash = hash::content_hash(&destination);
-            let recorded = match (&store, installed_hash) {
-                (Some(store), Ok(installed_hash)) => store
-                    .record(Record::new(NewRecord {
-                        project_root: root.clone(),
-                        id: id.clone(),
-                        integrity: content_hash.clone(),
-                        disclosure_signature: signature.clone(),
-                        content_hash: installed_hash,
-                        consented_at: iso_now(),
-                        reviewer_host: host.as_ref().map(|(_, h)| h.clone()),
-                        lane_binding_v2: lane_binding_v2(&file.value),
-                    }))
-                    .map_err(|e| e.to_string()),
-                (None, _) => {
-                    Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned())
-                }
-                (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
-            };
-            envelope["consentRecorded"] = json!(recorded.is_ok());
-            if let Err(why) = recorded {
-                warnings.push(format!(
-                    "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
-                    store.as_ref().map_or_else(|| "the consent store".to_owned(), |s| s.path().display().to_string())
-                ));
-            }
+    if scope == Scope::Project {
+        let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
+        let recorded = record_consent(
+            store.as_ref(),
+            &root,
+            &id,
+            &file.value,
+            &destination,
+            &assessment,
+        );
+        envelope["consentRecorded"] = json!(recorded.is_ok());
+        if let Err(why) = recorded {
+            warnings.push(format!(
+                "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
+                store.as_ref().map_or_else(|| "the consent store".to_owned(), |s| s.path().display().to_string())
+            ));
         }
-        _ => {
-            if let (Some(home), Some((_, resolved))) = (context.env.gsd_home(), &host) {
-                let pins = PinStore::new(&home);
-                let pin = Pin {
-                    project_root: root.clone(),
-                    id: id.clone(),
-                    host: resolved.clone(),
-                    pinned_at: iso_now(),
-                    source: PinSource::Approved.as_str().to_owned(),
-                };
-                if let Err(err) = pins.set(&ConsentStore::new(&home).lock_path(), pin, false) {
-                    warnings.push(format!("the destination could not be pinned ({err})"));
-                }
-            }
-        }
-    }
-    envelope["status"] = json!("installed");
-    envelope["path"] = json!(destination.display().to_string());
-    envelope["warnings"] = json!(warnings);
-    for warning in &warnings {
-        output::eprint_line(&format!("warning: {warning}"));
-    }
-    if json_output {
-        output::print_json(&envelope);
     } else {
-        output::print(&format!("installed {id} into {}\n", destination.display()));
+        warnings.extend(pin_host(context, &root, &id, &assessment));
     }
+    report_installed(json_output, &id, &destination, &mut envelope, &warnings);
     Ok(0)
+}
+
+/// The one scope `args.id` is installed in (narrowed by `--global` / `--project`).
+fn installed_scope(context: &Context, args: &RemoveArgs) -> Result<Scope, Failure> {
+    let candidates: Vec<Scope> = [Scope::Global, Scope::Project]
+        .into_iter()
+        .filter(|s| match s {
+            Scope::Global => !args.scope.project_scope,
+            _ => !args.scope.global,
+        })
+        .filter(|s| {
+            scope_dirs(context, *s)
+                .map(|(dir, _)| dir.join(&args.id).is_dir())
+                .unwrap_or(false)
+        })
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Failure::new(format!(
+            "{} is not installed{}",
+            args.id,
+            if args.scope.global {
+                " in the global scope"
+            } else if args.scope.project_scope {
+                " in the project scope"
+            } else {
+                ""
+            }
+        ))),
+        _ => Err(Failure::usage(format!(
+            "{} is installed in both scopes: say --global or --project",
+            args.id
+        ))),
+    }
+}
+
+/// Revokes the consent record of a removed project-scope capability:
+/// `(revoked, clean, hint)`, where a record that could not be revoked is not clean.
+fn revoke_consent(context: &Context, scope: Scope, id: &str) -> (bool, bool, Option<String>) {
+    if scope != Scope::Project {
+        return (false, true, None);
+    }
+    let root = canonical_root(&context.project_root);
+    match context
+        .env
+        .gsd_home()
+        .map(|home| ConsentStore::new(&home).revoke(&root, id))
+    {
+        Some(Ok(removed)) => (removed, true, None),
+        Some(Err(err)) => (
+            false,
+            false,
+            Some(format!(
+                "the consent record was not revoked ({err}); run `gsd-lane trust revoke {id}`"
+            )),
+        ),
+        None => (false, true, None),
+    }
 }
 
 /// Runs `remove`.
@@ -385,64 +416,11 @@ pub fn remove(context: &Context, args: &RemoveArgs) -> Result<u8, Failure> {
             escape_text(&args.id)
         )));
     }
-    let candidates: Vec<Scope> = [Scope::Global, Scope::Project]
-        .into_iter()
-        .filter(|s| match s {
-            Scope::Global => !args.scope.project_scope,
-            _ => !args.scope.global,
-        })
-        .filter(|s| {
-            scope_dirs(context, *s)
-                .map(|(dir, _)| dir.join(&args.id).is_dir())
-                .unwrap_or(false)
-        })
-        .collect();
-    let scope = match candidates.as_slice() {
-        [one] => *one,
-        [] => {
-            return Err(Failure::new(format!(
-                "{} is not installed{}",
-                args.id,
-                if args.scope.global {
-                    " in the global scope"
-                } else if args.scope.project_scope {
-                    " in the project scope"
-                } else {
-                    ""
-                }
-            )))
-        }
-        _ => {
-            return Err(Failure::usage(format!(
-                "{} is installed in both scopes: say --global or --project",
-                args.id
-            )))
-        }
-    };
+    let scope = installed_scope(context, args)?;
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let folder = caps_dir.join(&args.id);
     bundle::remove(&folder, &staging_root).map_err(Failure::new)?;
-    let root = canonical_root(&context.project_root);
-    let (revoked, clean, hint) = if scope == Scope::Project {
-        match context
-            .env
-            .gsd_home()
-            .map(|home| ConsentStore::new(&home).revoke(&root, &args.id))
-        {
-            Some(Ok(removed)) => (removed, true, None),
-            Some(Err(err)) => (
-                false,
-                false,
-                Some(format!(
-                    "the consent record was not revoked ({err}); run `gsd-lane trust revoke {}`",
-                    args.id
-                )),
-            ),
-            None => (false, true, None),
-        }
-    } else {
-        (false, true, None)
-    };
+    let (revoked, clean, hint) = revoke_consent(context, scope, &args.id);
     let envelope = json!({"status": "removed", "id": args.id, "scope": scope.as_str(),
         "path": folder.display().to_string(), "revoked": revoked, "clean": clean, "hint": hint});
     if let Some(hint) = &hint {

@@ -4,6 +4,7 @@
 //! Human output by default, one JSON document with `--json`. Every prompt is skipped by `--yes`
 //! and refused without a terminal unless `--yes` is given, so scripts never hang on a question.
 
+mod consent_flow;
 mod disclose;
 mod install;
 mod prompt;

@@ -1,24 +1,26 @@
 //! `gsd-lane trust list|approve|revoke|rebind-host`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::super::Context;
-use super::install::{consent_hint, obtain_consent, report_refusal};
+use super::consent_flow::{
+    ask_consent, assess, print_lines, print_result, report_refusal, show_disclosure, Assessment,
+};
 use super::view::policy_messages;
 use super::{IdArgs, IdConsentArgs, ListArgs};
 use crate::config::normalize_host;
 use crate::error::Failure;
 use crate::output;
 use crate::registry::{self, read};
-use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
-use crate::trust::disclosure::disclose;
+use crate::trust::consent::{iso_now, valid_id, ConsentStore, NewRecord, Record};
+use crate::trust::disclosure::Disclosure;
 use crate::trust::egress::class_of;
 use crate::trust::pins::{Pin, PinSource, PinStore};
-use crate::trust::render::{escape_text, summary_lines};
+use crate::trust::render::escape_text;
 use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
-use crate::trust::{canonical_root, fingerprint, host_resolver, lane_host};
+use crate::trust::{canonical_root, fingerprint, lane_host};
 
 fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
     let home = context.env.gsd_home().ok_or_else(|| {
@@ -28,53 +30,44 @@ fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
     Ok((home, store))
 }
 
-/// Runs `trust list`.
-///
-/// # Errors
-///
-/// No GSD home.
-pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
-    let (home, store) = home_store(context)?;
-    let root = canonical_root(&context.project_root);
-    let records: Vec<Value> = store
+/// The consent records `trust list` shows (this project's, or every one with `--all`).
+fn record_rows(store: &ConsentStore, root: &str, all: bool) -> Vec<Value> {
+    store
         .read()
         .all()
         .iter()
-        .filter(|r| args.all || r.project_root() == root)
+        .filter(|r| all || r.project_root() == root)
         .map(|r| {
             let mut row = r.to_json();
             row["reviewerHostClass"] = json!(r.reviewer_host().map(class_of));
             row["thisProject"] = json!(r.project_root() == root);
             row
         })
-        .collect();
-    let pins: Vec<Value> = PinStore::new(&home)
-        .read()
+        .collect()
+}
+
+/// The destination pins `trust list` shows (this project's, or every one with `--all`).
+fn pin_rows(pins: &PinStore, root: &str, all: bool) -> Vec<Value> {
+    pins.read()
         .iter()
-        .filter(|p| args.all || p.project_root == root)
+        .filter(|p| all || p.project_root == root)
         .map(|p| {
             let mut row = p.to_json();
             row["hostClass"] = json!(class_of(&p.host));
             row
         })
-        .collect();
-    let damaged: Vec<_> = [store.load().err(), PinStore::new(&home).load().err()]
-        .into_iter()
-        .flatten()
-        .collect();
-    if args.json {
-        let damaged: Vec<Value> = damaged
-            .iter()
-            .map(|d| json!({"path": d.path, "why": d.why, "fix": d.fix()}))
-            .collect();
-        output::print_json(
-            &json!({"store": store.path().display().to_string(), "projectRoot": root,
-            "records": records, "pins": pins, "damaged": damaged}),
-        );
-        return Ok(0);
-    }
+        .collect()
+}
+
+/// `trust list` for a person: damage first, then the records, then the pins.
+fn list_text(
+    store: &ConsentStore,
+    damaged: &[crate::trust::consent::Damage],
+    records: &[Value],
+    pins: &[Value],
+) -> String {
     let mut text = String::new();
-    for damage in &damaged {
+    for damage in damaged {
         text.push_str(&format!(
             "DAMAGED: {damage}; lanes that depend on it are blocked; fix: {}\n",
             damage.fix()
@@ -84,7 +77,7 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
     if records.is_empty() {
         text.push_str("  (none)\n");
     }
-    for r in &records {
+    for r in records {
         let s = |k: &str| escape_text(r[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} (project {})\n    consented {}  content {}\n    destination {}\n    signature {}\n",
@@ -103,7 +96,7 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
     if pins.is_empty() {
         text.push_str("  (none)\n");
     }
-    for p in &pins {
+    for p in pins {
         let s = |k: &str| escape_text(p[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} -> {} ({}) {} {}\n",
@@ -114,7 +107,35 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
             s("pinnedAt")
         ));
     }
-    output::print(&text);
+    text
+}
+
+/// Runs `trust list`.
+///
+/// # Errors
+///
+/// No GSD home.
+pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
+    let (home, store) = home_store(context)?;
+    let root = canonical_root(&context.project_root);
+    let records = record_rows(&store, &root, args.all);
+    let pins = pin_rows(&PinStore::new(&home), &root, args.all);
+    let damaged: Vec<_> = [store.load().err(), PinStore::new(&home).load().err()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if args.json {
+        let damaged: Vec<Value> = damaged
+            .iter()
+            .map(|d| json!({"path": d.path, "why": d.why, "fix": d.fix()}))
+            .collect();
+        output::print_json(
+            &json!({"store": store.path().display().to_string(), "projectRoot": root,
+            "records": records, "pins": pins, "damaged": damaged}),
+        );
+        return Ok(0);
+    }
+    output::print(&list_text(&store, &damaged, &records, &pins));
     Ok(0)
 }
 
@@ -161,6 +182,69 @@ fn project_folder(context: &Context, id: &str) -> Option<(String, PathBuf)> {
         .and_then(|e| Some((e.id.clone(), e.path.parent()?.to_path_buf())))
 }
 
+/// The global-scope manifests, sorted: the set an approved project lane must fit into.
+fn global_manifests(context: &Context) -> Vec<PathBuf> {
+    let Some(global) = context.env.global_capabilities() else {
+        return Vec::new();
+    };
+    let Ok(listing) = std::fs::read_dir(global) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = listing
+        .flatten()
+        .map(|e| e.path().join("capability.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Every reason the project-scope capability in `folder` may not be approved: validation
+/// against the global set, the third-party policy, missing declared files.
+fn approve_problems(
+    context: &Context,
+    value: &Value,
+    folder: &Path,
+    disclosure: &Disclosure,
+) -> Vec<String> {
+    let manifest_path = folder.join("capability.json");
+    let mut problems = Vec::new();
+    let mut paths = global_manifests(context);
+    paths.push(manifest_path.clone());
+    for diagnostic in registry::validate_files(&paths)
+        .errors
+        .iter()
+        .filter(|d| d.file.as_deref() == Some(manifest_path.as_path()))
+    {
+        problems.push(format!(
+            "capability.json {} [{}]: {}",
+            diagnostic.field,
+            diagnostic.code,
+            diagnostic.detail()
+        ));
+    }
+    problems.extend(
+        policy_messages(value, folder)
+            .into_iter()
+            .map(|m| format!("capability.json {m}")),
+    );
+    for artifact in &disclosure.missing_artifacts {
+        problems.push(format!(
+            "declared file {artifact:?} is missing from the bundle (or escapes it)"
+        ));
+    }
+    problems
+}
+
+/// Whether `existing` already binds this content and destination.
+fn already_approved(existing: Option<&Record>, assessment: &Assessment) -> bool {
+    existing.is_some_and(|r| {
+        r.content_hash() == assessment.content_hash
+            && r.reviewer_host().map(normalize_host)
+                == assessment.host.as_ref().map(|(_, h)| normalize_host(h))
+    })
+}
+
 /// Runs `trust approve`: activates a project-scope lane already on disk.
 ///
 /// # Errors
@@ -179,130 +263,168 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     let manifest_path = folder.join("capability.json");
     let file = read::read_manifest(&manifest_path)
         .map_err(|err| Failure::new(format!("{}: {err}", manifest_path.display())))?;
-    let config = context.config();
-    let resolver = host_resolver(&file.value, &config);
-    let disclosure = disclose(&file.value, Some(&resolver), Some(&folder));
-    let lines = summary_lines(&disclosure);
-    let mut problems = Vec::new();
-    let mut paths: Vec<PathBuf> = Vec::new();
-    if let Some(global) = context.env.global_capabilities() {
-        if let Ok(listing) = std::fs::read_dir(global) {
-            let mut found: Vec<PathBuf> = listing
-                .flatten()
-                .map(|e| e.path().join("capability.json"))
-                .filter(|p| p.is_file())
-                .collect();
-            found.sort();
-            paths.extend(found);
-        }
-    }
-    paths.push(manifest_path.clone());
-    for diagnostic in registry::validate_files(&paths)
-        .errors
-        .iter()
-        .filter(|d| d.file.as_deref() == Some(manifest_path.as_path()))
-    {
-        problems.push(format!(
-            "capability.json {} [{}]: {}",
-            diagnostic.field,
-            diagnostic.code,
-            diagnostic.detail()
-        ));
-    }
-    problems.extend(
-        policy_messages(&file.value, &folder)
-            .into_iter()
-            .map(|m| format!("capability.json {m}")),
-    );
-    for artifact in &disclosure.missing_artifacts {
-        problems.push(format!(
-            "declared file {artifact:?} is missing from the bundle (or escapes it)"
-        ));
-    }
-    let host = lane_host(&file.value, &config);
-    if let Some((key, resolved)) = &host {
-        if resolved.is_empty() {
-            problems.push(format!(
-                "the destination of this openai-http lane cannot be resolved ({key} is unset and there is no defaultHost); consent would bind no host"
-            ));
-        }
-    }
-    let content_hash = hash::content_hash(&folder)
-        .map_err(|err| problems.push(format!("the bundle cannot be hashed: {err}")))
-        .unwrap_or_default();
-    let signature = signature_for_manifest(&file.value);
-    let host_text = host.as_ref().map(|(_, h)| h.clone()).unwrap_or_default();
-    let fp = fingerprint(&signature, &host_text, &content_hash);
+    let assessment = assess(context, &file.value, &folder, |disclosure| {
+        approve_problems(context, &file.value, &folder, disclosure)
+    });
     let root = canonical_root(&context.project_root);
+    let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
     let mut envelope = json!({"id": id, "projectRoot": root, "scope": "project", "disclosure": lines,
-        "requiresConsent": disclosure.has_executable, "fingerprint": fp, "contentHash": content_hash,
-        "reviewerHost": host.as_ref().map(|(_, h)| h.clone())});
-    if !problems.is_empty() {
+        "requiresConsent": assessment.disclosure.has_executable, "fingerprint": fp,
+        "contentHash": assessment.content_hash,
+        "reviewerHost": assessment.host.as_ref().map(|(_, h)| h.clone())});
+    if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
-        envelope["problems"] = json!(problems);
+        envelope["problems"] = json!(assessment.problems);
         return Ok(report_refusal(
             json_output,
             &envelope,
-            &lines,
-            &problems,
+            lines,
+            &assessment.problems,
             "nothing was recorded",
         ));
     }
     let existing = store.read().get(&root, &id).cloned();
-    let unchanged = existing.as_ref().is_some_and(|r| {
-        r.content_hash() == content_hash
-            && r.reviewer_host().map(normalize_host)
-                == host.as_ref().map(|(_, h)| normalize_host(h))
-    });
-    if unchanged {
+    if already_approved(existing.as_ref(), &assessment) {
         envelope["status"] = json!("already-approved");
-        if json_output {
-            output::print_json(&envelope);
-        } else {
-            output::print(&format!(
-                "{id} is already approved for {root}; nothing changed\n"
-            ));
-        }
+        let text = format!("{id} is already approved for {root}; nothing changed\n");
+        print_result(json_output, &envelope, &text);
         return Ok(0);
     }
-    if !json_output {
-        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
-        output::print(&format!("fingerprint {fp}\n"));
-        output::print(&format!("sandbox: {}\n", super::view::SANDBOX_POSTURE));
-    }
+    show_disclosure(json_output, &assessment);
     let question = format!("activate {id} for {root} and let it run on every review?");
-    if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
-        envelope["status"] = json!("aborted");
-        envelope["reason"] = json!(reason);
-        let shown: &[String] = if json_output { &lines } else { &[] };
-        return Ok(report_refusal(
-            json_output,
-            &envelope,
-            shown,
-            &[],
-            &consent_hint(reason, &fp),
-        ));
+    if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
+        return Ok(status);
     }
     let record = Record::new(NewRecord {
         project_root: root.clone(),
         id: id.clone(),
-        integrity: content_hash.clone(),
-        disclosure_signature: signature,
-        content_hash,
+        integrity: assessment.content_hash.clone(),
+        disclosure_signature: assessment.signature,
+        content_hash: assessment.content_hash,
         consented_at: iso_now(),
-        reviewer_host: host.map(|(_, h)| h),
+        reviewer_host: assessment.host.map(|(_, h)| h),
         lane_binding_v2: lane_binding_v2(&file.value),
     });
     store
         .record(record)
         .map_err(|err| Failure::new(err.to_string()))?;
     envelope["status"] = json!("approved");
-    if json_output {
-        output::print_json(&envelope);
-    } else {
-        output::print(&format!("approved {id} for {root}\n"));
-    }
+    print_result(
+        json_output,
+        &envelope,
+        &format!("approved {id} for {root}\n"),
+    );
     Ok(0)
+}
+
+/// The capability id and manifest of the lane `rebind-host` names (id or slug): from the
+/// registry, else a project-scope folder not yet active.
+fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value), Failure> {
+    let registry = context.registry();
+    let from_registry = registry
+        .lanes
+        .iter()
+        .find(|l| l.capability_id == wanted || l.slug == wanted)
+        .map(|l| (l.capability_id.clone(), l.manifest().clone()));
+    if let Some(found) = from_registry {
+        return Ok(found);
+    }
+    let (id, folder) = project_folder(context, wanted).ok_or_else(|| {
+        Failure::new(format!("no lane with id or slug {:?}", escape_text(wanted)))
+    })?;
+    let path = folder.join("capability.json");
+    let file = read::read_manifest(&path)
+        .map_err(|err| Failure::new(format!("{}: {err}", path.display())))?;
+    Ok((id, file.value))
+}
+
+/// What binds the destination of `id` today: its consent record (`"consent"`) or a pin
+/// (`"pin"`), and the host it binds.
+struct Binding {
+    record: Option<Record>,
+    kind: &'static str,
+    old_host: Option<String>,
+}
+
+/// Reads the binding of `id` in `root`; a damaged store stops the command.
+fn current_binding(
+    store: &ConsentStore,
+    pins: &PinStore,
+    root: &str,
+    id: &str,
+) -> Result<Binding, Failure> {
+    let damaged = |d: crate::trust::consent::Damage| {
+        Failure::new(format!("{d}; nothing was changed; {}", d.fix()))
+    };
+    let record = store.load().map_err(damaged)?.get(root, id).cloned();
+    let pin = pins.get(root, id).map_err(damaged)?;
+    let (kind, old_host) = match (&record, pin) {
+        (Some(r), _) if r.reviewer_host().is_some() => {
+            ("consent", r.reviewer_host().map(str::to_owned))
+        }
+        (Some(_), pin) => ("consent", pin.map(|p| p.host)),
+        (None, pin) => ("pin", pin.map(|p| p.host)),
+    };
+    Ok(Binding {
+        record,
+        kind,
+        old_host,
+    })
+}
+
+/// What `rebind-host` shows before asking.
+fn rebind_lines(
+    slug: &str,
+    id: &str,
+    key: &str,
+    old_host: Option<&String>,
+    new_host: &str,
+    fp: &str,
+) -> Vec<String> {
+    vec![
+        format!("lane {} ({id}) takes its destination from {}", escape_text(slug), escape_text(key)),
+        format!(
+            "  approved: {}",
+            old_host.map_or_else(|| "(nothing yet)".to_owned(), |h| format!("{} ({})", escape_text(h), class_of(h)))
+        ),
+        format!("  now:      {} ({})", escape_text(new_host), class_of(new_host)),
+        "  every later review sends plan text, requirements, research findings and CONTEXT.md decisions there".to_owned(),
+        format!("fingerprint {fp}"),
+    ]
+}
+
+/// Writes the new destination: into the consent record when there is one, else as a pin.
+fn store_rebinding(
+    store: &ConsentStore,
+    pins: &PinStore,
+    binding: &Binding,
+    root: &str,
+    id: &str,
+    new_host: &str,
+) -> Result<(), Failure> {
+    let now = iso_now();
+    if binding.record.is_some() {
+        store
+            .update(|records| {
+                if let Some(mut current) = records.get(root, id).cloned() {
+                    current.rebind(new_host, &now);
+                    records.put(current)?;
+                }
+                Ok(())
+            })
+            .map_err(|err| Failure::new(err.to_string()))
+    } else {
+        let pin = Pin {
+            project_root: root.to_owned(),
+            id: id.to_owned(),
+            host: new_host.to_owned(),
+            pinned_at: now,
+            source: PinSource::Approved.as_str().to_owned(),
+        };
+        pins.set(&store.lock_path(), pin, false)
+            .map(|_| ())
+            .map_err(|err| Failure::new(err.to_string()))
+    }
 }
 
 /// Runs `trust rebind-host`: re-approves a changed destination, rewriting only the host.
@@ -313,27 +435,7 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
 /// cannot be written.
 pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     let json_output = args.consent.json;
-    let registry = context.registry();
-    let from_registry = registry
-        .lanes
-        .iter()
-        .find(|l| l.capability_id == args.id || l.slug == args.id)
-        .map(|l| (l.capability_id.clone(), l.manifest().clone()));
-    let (id, manifest) = match from_registry {
-        Some(found) => found,
-        None => {
-            let (id, folder) = project_folder(context, &args.id).ok_or_else(|| {
-                Failure::new(format!(
-                    "no lane with id or slug {:?}",
-                    escape_text(&args.id)
-                ))
-            })?;
-            let path = folder.join("capability.json");
-            let file = read::read_manifest(&path)
-                .map_err(|err| Failure::new(format!("{}: {err}", path.display())))?;
-            (id, file.value)
-        }
-    };
+    let (id, manifest) = rebind_target(context, &args.id)?;
     let config = context.config();
     let (key, new_host) = lane_host(&manifest, &config).ok_or_else(|| {
         Failure::new(format!(
@@ -347,95 +449,40 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
     }
     let (home, store) = home_store(context)?;
     let root = canonical_root(&context.project_root);
-    let damaged = |d: crate::trust::consent::Damage| {
-        Failure::new(format!("{d}; nothing was changed; {}", d.fix()))
-    };
-    let record = store.load().map_err(damaged)?.get(&root, &id).cloned();
     let pins = PinStore::new(&home);
-    let pin = pins.get(&root, &id).map_err(damaged)?;
-    let (binding, old_host) = match (&record, pin) {
-        (Some(r), _) if r.reviewer_host().is_some() => {
-            ("consent", r.reviewer_host().map(str::to_owned))
-        }
-        (Some(_), pin) => ("consent", pin.map(|p| p.host)),
-        (None, pin) => ("pin", pin.map(|p| p.host)),
-    };
+    let binding = current_binding(&store, &pins, &root, &id)?;
+    let old_host = binding.old_host.clone();
     let old_text = old_host.clone().unwrap_or_default();
     let slug = manifest["reviewer"]["slug"]
         .as_str()
         .unwrap_or("")
         .to_owned();
     let mut envelope = json!({"id": id, "slug": slug, "hostConfigKey": key, "projectRoot": root,
-        "binding": binding,
+        "binding": binding.kind,
         "old": old_host.as_ref().map(|h| json!({"host": h, "local": class_of(h) == "local"})),
         "new": {"host": new_host, "local": class_of(&new_host) == "local"}});
     if old_host.as_deref().map(normalize_host) == Some(normalize_host(&new_host)) {
         envelope["status"] = json!("unchanged");
-        if json_output {
-            output::print_json(&envelope);
-        } else {
-            output::print(&format!(
-                "{id}: the approved destination is already {}\n",
-                escape_text(&new_host)
-            ));
-        }
+        let text = format!(
+            "{id}: the approved destination is already {}\n",
+            escape_text(&new_host)
+        );
+        print_result(json_output, &envelope, &text);
         return Ok(0);
     }
     let fp = fingerprint(&signature_for_manifest(&manifest), &new_host, &old_text);
     envelope["fingerprint"] = json!(fp);
-    let lines = vec![
-        format!("lane {} ({id}) takes its destination from {}", escape_text(&slug), escape_text(&key)),
-        format!(
-            "  approved: {}",
-            old_host.as_ref().map_or_else(|| "(nothing yet)".to_owned(), |h| format!("{} ({})", escape_text(h), class_of(h)))
-        ),
-        format!("  now:      {} ({})", escape_text(&new_host), class_of(&new_host)),
-        "  every later review sends plan text, requirements, research findings and CONTEXT.md decisions there".to_owned(),
-        format!("fingerprint {fp}"),
-    ];
+    let lines = rebind_lines(&slug, &id, &key, old_host.as_ref(), &new_host, &fp);
     if !json_output {
-        output::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        print_lines(&lines);
     }
     let question = format!("send every future review of {slug} to {new_host}?");
-    if let Err(reason) = obtain_consent(&args.consent, &fp, &question) {
-        envelope["status"] = json!("aborted");
-        envelope["reason"] = json!(reason);
-        let shown: &[String] = if json_output { &lines } else { &[] };
-        return Ok(report_refusal(
-            json_output,
-            &envelope,
-            shown,
-            &[],
-            &consent_hint(reason, &fp),
-        ));
+    if let Some(status) = ask_consent(&args.consent, &question, &lines, &fp, &mut envelope) {
+        return Ok(status);
     }
-    let now = iso_now();
-    if record.is_some() {
-        store
-            .update(|records| {
-                if let Some(mut current) = records.get(&root, &id).cloned() {
-                    current.rebind(&new_host, &now);
-                    records.put(current)?;
-                }
-                Ok(())
-            })
-            .map_err(|err| Failure::new(err.to_string()))?;
-    } else {
-        let pin = Pin {
-            project_root: root.clone(),
-            id: id.clone(),
-            host: new_host.clone(),
-            pinned_at: now,
-            source: PinSource::Approved.as_str().to_owned(),
-        };
-        pins.set(&store.lock_path(), pin, false)
-            .map_err(|err| Failure::new(err.to_string()))?;
-    }
+    store_rebinding(&store, &pins, &binding, &root, &id, &new_host)?;
     envelope["status"] = json!("rebound");
-    if json_output {
-        output::print_json(&envelope);
-    } else {
-        output::print(&format!("{id} now sends to {}\n", escape_text(&new_host)));
-    }
+    let text = format!("{id} now sends to {}\n", escape_text(&new_host));
+    print_result(json_output, &envelope, &text);
     Ok(0)
 }

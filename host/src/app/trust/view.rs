@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use gsd_lane_sdk::{HttpPlan, LanePlan, SpawnPlan};
 use serde_json::{json, Value};
 
 use super::super::Context;
@@ -192,7 +193,36 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
     };
     let mut run = json!({"ok": true, "plan": plan, "timeoutMs": plan.timeout_ms});
     let model_key = lane.model_config_key.as_deref();
-    let model_line = match (model_key, config.configured_string(model_key.unwrap_or(""))) {
+    let model_line = model_line(model_key, config, &plan);
+    lines.push(format!("  model:       {model_line}"));
+    run["model"] = json!(model_line);
+    if let Some(spawn) = plan.spawn() {
+        describe_spawn(context, subject.scope, spawn, &mut run, &mut lines);
+        lines.push(format!(
+            "  bounds:      killed with its whole process tree after {} s; output capped",
+            plan.timeout_ms / 1000
+        ));
+        lines.push(format!("  sandbox:     {SANDBOX_POSTURE}"));
+    }
+    if let Some(http_plan) = plan.http() {
+        let requests = http_requests(http_plan, &plan.probe);
+        describe_http(
+            context,
+            config,
+            &subject.id,
+            http_plan,
+            requests,
+            &mut run,
+            &mut lines,
+        );
+    }
+    (run, lines)
+}
+
+/// Where the lane's model comes from with the current config (`model_key` is the lane's
+/// `modelConfigKey`).
+fn model_line(model_key: Option<&str>, config: &ProjectConfig, plan: &LanePlan) -> String {
+    match (model_key, config.configured_string(model_key.unwrap_or(""))) {
         (None, _) => "the lane accepts no model setting".to_owned(),
         (Some(key), Some(model)) => {
             format!("{} from {}", quote_if_needed(&model), escape_text(key))
@@ -210,108 +240,129 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
             ),
             None => format!("{} is unset: the tool's own default", escape_text(key)),
         },
-    };
-    lines.push(format!("  model:       {model_line}"));
-    run["model"] = json!(model_line);
-    if let Some(spawn) = plan.spawn() {
-        let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
-        let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
-        let raw: Vec<Value> = spawn.argv.iter().map(|a| json!(a)).collect();
-        lines.push(format!(
-            "  runs now:    {}",
-            crate::output::shell_join(all.map(String::as_str))
-        ));
-        lines.push(format!(
-            "  argv (JSON): {}",
-            crate::trust::render::json_argv(&spawn.binary, &raw)
-        ));
-        lines.push(format!(
-            "  program:     {}",
-            found.as_ref().map_or_else(
-                || format!("{} is not on PATH here", escape_text(&spawn.binary)),
-                |p| escape_text(&p.display().to_string())
-            )
-        ));
-        lines.push(format!(
-            "  prompt:      {}",
-            match &spawn.stdin {
-                Some(path) => format!("streamed on stdin from {}", escape_text(path)),
-                None => "named on the command line (a file path; plan text never goes in argv)"
-                    .to_owned(),
-            }
-        ));
-        lines.push(format!(
-            "  review:      {}",
-            match &spawn.output_target {
-                gsd_lane_sdk::OutputTarget::Stdout => "its standard output".to_owned(),
-                gsd_lane_sdk::OutputTarget::File(path) =>
-                    format!("the file it writes ({})", escape_text(path)),
-            }
-        ));
-        let env = environment(subject.scope);
-        let variables: Vec<&str> = env["variables"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        lines.push(format!(
-            "  environment: {} — {}{}",
-            env["kind"].as_str().unwrap_or(""),
-            env["detail"].as_str().unwrap_or(""),
-            if variables.is_empty() {
-                String::new()
-            } else {
-                format!("\n               listed: {}", variables.join(", "))
-            }
-        ));
-        run["program"] = json!(found.map(|p| p.display().to_string()));
-        run["environment"] = env;
-        lines.push(format!(
-            "  bounds:      killed with its whole process tree after {} s; output capped",
-            plan.timeout_ms / 1000
-        ));
-        lines.push(format!("  sandbox:     {SANDBOX_POSTURE}"));
     }
-    if let Some(http_plan) = plan.http() {
-        let class = class_of(&http_plan.host);
-        let configured = config
-            .configured_string(&http_plan.host_config_key)
-            .is_some();
-        lines.push(format!(
-            "  destination: {} ({class}) from {}{}",
-            escape_text(&http_plan.host),
-            escape_text(&http_plan.host_config_key),
-            if configured {
-                ""
-            } else {
-                " (unset, so the manifest's defaultHost)"
-            }
-        ));
-        let mut requests = vec![format!("POST {} (the whole prompt as JSON)", http_plan.url)];
-        if let Some(models) = &http_plan.models_url {
-            requests.push(format!("GET {models} (model discovery)"));
+}
+
+/// A spawn lane: the command it runs, where the program is, how prompt and review travel,
+/// and the environment it starts with (`scope` is the capability's).
+fn describe_spawn(
+    context: &Context,
+    scope: &str,
+    spawn: &SpawnPlan,
+    run: &mut Value,
+    lines: &mut Vec<String>,
+) {
+    let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
+    let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
+    let raw: Vec<Value> = spawn.argv.iter().map(|a| json!(a)).collect();
+    lines.push(format!(
+        "  runs now:    {}",
+        crate::output::shell_join(all.map(String::as_str))
+    ));
+    lines.push(format!(
+        "  argv (JSON): {}",
+        crate::trust::render::json_argv(&spawn.binary, &raw)
+    ));
+    lines.push(format!(
+        "  program:     {}",
+        found.as_ref().map_or_else(
+            || format!("{} is not on PATH here", escape_text(&spawn.binary)),
+            |p| escape_text(&p.display().to_string())
+        )
+    ));
+    lines.push(format!(
+        "  prompt:      {}",
+        match &spawn.stdin {
+            Some(path) => format!("streamed on stdin from {}", escape_text(path)),
+            None =>
+                "named on the command line (a file path; plan text never goes in argv)".to_owned(),
         }
-        if let gsd_lane_sdk::Probe::HttpReachable { path, .. } = &plan.probe {
-            requests.push(format!("GET {}{path} (reachability probe)", http_plan.host));
+    ));
+    lines.push(format!(
+        "  review:      {}",
+        match &spawn.output_target {
+            gsd_lane_sdk::OutputTarget::Stdout => "its standard output".to_owned(),
+            gsd_lane_sdk::OutputTarget::File(path) =>
+                format!("the file it writes ({})", escape_text(path)),
         }
-        for request in &requests {
-            lines.push(format!("  request:     {}", escape_text(request)));
+    ));
+    let env = environment(scope);
+    lines.push(environment_line(&env));
+    run["program"] = json!(found.map(|p| p.display().to_string()));
+    run["environment"] = env;
+}
+
+/// The `environment:` line of a spawn lane, with the variables it keeps.
+fn environment_line(env: &Value) -> String {
+    let variables: Vec<&str> = env["variables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    format!(
+        "  environment: {} — {}{}",
+        env["kind"].as_str().unwrap_or(""),
+        env["detail"].as_str().unwrap_or(""),
+        if variables.is_empty() {
+            String::new()
+        } else {
+            format!("\n               listed: {}", variables.join(", "))
         }
-        let binding = binding(context, &subject.id, &http_plan.host);
-        lines.push(format!("  pinned:      {}", describe_binding(&binding)));
-        lines.push(
-            "  transport:   no redirects followed, no proxy used, response capped at 16 MiB"
-                .to_owned(),
-        );
-        if class == "local" {
-            lines.push("  note:        a loopback port can belong to a different program than the one you have in mind".to_owned());
-        }
-        run["destination"] = json!({"host": http_plan.host, "local": class == "local",
-            "hostConfigKey": http_plan.host_config_key, "configured": configured, "requests": requests});
-        run["binding"] = binding;
+    )
+}
+
+/// Every request an HTTP lane sends: the review, model discovery, the reachability probe.
+fn http_requests(http_plan: &HttpPlan, probe: &gsd_lane_sdk::Probe) -> Vec<String> {
+    let mut requests = vec![format!("POST {} (the whole prompt as JSON)", http_plan.url)];
+    if let Some(models) = &http_plan.models_url {
+        requests.push(format!("GET {models} (model discovery)"));
     }
-    (run, lines)
+    if let gsd_lane_sdk::Probe::HttpReachable { path, .. } = probe {
+        requests.push(format!("GET {}{path} (reachability probe)", http_plan.host));
+    }
+    requests
+}
+
+/// An HTTP lane: its destination, the requests it sends, and the binding the next run
+/// compares against.
+fn describe_http(
+    context: &Context,
+    config: &ProjectConfig,
+    id: &str,
+    http_plan: &HttpPlan,
+    requests: Vec<String>,
+    run: &mut Value,
+    lines: &mut Vec<String>,
+) {
+    let class = class_of(&http_plan.host);
+    let configured = config
+        .configured_string(&http_plan.host_config_key)
+        .is_some();
+    lines.push(format!(
+        "  destination: {} ({class}) from {}{}",
+        escape_text(&http_plan.host),
+        escape_text(&http_plan.host_config_key),
+        if configured {
+            ""
+        } else {
+            " (unset, so the manifest's defaultHost)"
+        }
+    ));
+    for request in &requests {
+        lines.push(format!("  request:     {}", escape_text(request)));
+    }
+    let binding = binding(context, id, &http_plan.host);
+    lines.push(format!("  pinned:      {}", describe_binding(&binding)));
+    lines.push(
+        "  transport:   no redirects followed, no proxy used, response capped at 16 MiB".to_owned(),
+    );
+    if class == "local" {
+        lines.push("  note:        a loopback port can belong to a different program than the one you have in mind".to_owned());
+    }
+    run["destination"] = json!({"host": http_plan.host, "local": class == "local",
+        "hostConfigKey": http_plan.host_config_key, "configured": configured, "requests": requests});
+    run["binding"] = binding;
 }
 
 fn describe_binding(binding: &Value) -> String {
