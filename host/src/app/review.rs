@@ -259,12 +259,10 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
         if let Some(entry) = lane_entries.last() {
             recorded.push(resume::identity_record(&identity.id, lane, entry.clone()));
         }
-        let checked = preflight::resolve(lane, &probing, &instance).and_then(|_| {
-            match detected.get(&identity.cli) {
-                Some(Err(refusal)) => Err(refusal.clone()),
-                _ => Ok(()),
-            }
-        });
+        let budget = budget_of(lane, &config);
+        let id = crate::plan::safe_instance_name(&identity.id);
+        let prompt_file = budget::prompt_file(&run_dir, &id, budget, plan_names.is_some());
+        let checked = preflight::clear(lane, &probing, (&instance, prompt_file), &mut detected);
         match checked {
             Err(refusal) if explicit => blocked.push((identity.id.clone(), refusal)),
             Err(refusal) => {
@@ -283,12 +281,13 @@ pub fn run(context: &Context, request: &ReviewArgs) -> Result<u8, Failure> {
                     },
                 ));
             }
-            Ok(()) => jobs.push(Job {
+            Ok(cleared) => jobs.push(Job {
                 index: jobs.len(),
                 identity: identity.clone(),
                 lane: lane.clone(),
                 explicit,
-                budget: budget_of(lane, &config),
+                budget,
+                cleared,
             }),
         }
     }

@@ -319,10 +319,8 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
 /// The result of the budget step for one identity.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// Run the lane with this prompt file.
+    /// Run the lane with the prompt file [`prompt_file`] names.
     Run {
-        /// Absolute path of `gsd-review-prompt-<id>.md`.
-        prompt_file: String,
         /// Metadata (for `trimmed_reviewers`).
         metadata: Option<Metadata>,
     },
@@ -380,7 +378,7 @@ fn write_metadata(run_dir: &RunDir, id: &str, metadata: &Metadata) -> Result<(),
 
 fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
     let written = write_metadata(run_dir, id, &metadata)
-        .and_then(|()| run_dir.write(&format!("gsd-review-prompt-{id}.md"), "").map_err(|f| f.message))
+        .and_then(|()| run_dir.write(&trimmed_prompt_name(id), "").map_err(|f| f.message))
         .and_then(|()| {
             run_dir
                 .write(
@@ -427,12 +425,11 @@ pub fn phase_step(run_dir: &RunDir, id: &str, budget: i64, plan_names: &[String]
     match trim(&sections, budget) {
         Trim::TooSmall(metadata) => too_small(run_dir, id, metadata),
         Trim::Fits { prompt, metadata } => {
-            let name = format!("gsd-review-prompt-{id}.md");
+            let name = trimmed_prompt_name(id);
             match write_metadata(run_dir, id, &metadata)
                 .and_then(|()| run_dir.write(&name, &prompt).map_err(|f| f.message))
             {
                 Ok(()) => Step::Run {
-                    prompt_file: run_dir.file(&name).display().to_string(),
                     metadata: Some(metadata),
                 },
                 Err(detail) => tool_failed(run_dir, id, &detail),
@@ -466,10 +463,25 @@ pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64) -> Step {
             },
         );
     }
-    Step::Run {
-        prompt_file: run_dir.file("gsd-review-prompt.md").display().to_string(),
-        metadata: None,
-    }
+    Step::Run { metadata: None }
+}
+
+/// The file the budget step of identity `id` (file-safe) writes its trimmed prompt to.
+fn trimmed_prompt_name(id: &str) -> String {
+    format!("gsd-review-prompt-{id}.md")
+}
+
+/// The prompt file the lane of identity `id` (file-safe) reads when its budget `B > 0`: the
+/// trimmed prompt of a phase review, the run's prompt in the `--prompt-file` form. `None`
+/// without a budget (the plan's default, the run's prompt).
+pub fn prompt_file(run_dir: &RunDir, id: &str, budget: Option<i64>, phase: bool) -> Option<String> {
+    budget.filter(|b| *b > 0)?;
+    let name = if phase {
+        trimmed_prompt_name(id)
+    } else {
+        "gsd-review-prompt.md".to_owned()
+    };
+    Some(run_dir.file(&name).display().to_string())
 }
 
 #[cfg(test)]

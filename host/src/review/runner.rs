@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use super::budget::{self, Metadata, Step};
 use super::interrupt;
 use super::journal::{self, Journal, Line, Status};
+use super::preflight::Cleared;
 use super::rundir::RunDir;
 use super::selection::Identity;
 use crate::config::ProjectConfig;
-use crate::plan::{Instance, PlanInputs, Refusal};
+use crate::plan::{PlanInputs, Refusal};
 use crate::project::HostEnv;
 use crate::registry::Lane;
 use crate::run::lane::{Outcome, RunSetup};
@@ -43,6 +44,8 @@ pub struct Job {
     pub explicit: bool,
     /// The budget `B` when `> 0`.
     pub budget: Option<i64>,
+    /// Its admitted plan and its lane's probe verdict (pre-flight).
+    pub cleared: Cleared,
 }
 
 /// What every lane thread shares.
@@ -401,20 +404,13 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
 fn execute(job: &Job, shared: &Shared) -> LaneResult {
     let id = crate::plan::safe_instance_name(&job.identity.id);
     let mut metadata = None;
-    let mut prompt_file = None;
     if let Some(b) = job.budget.filter(|b| *b > 0) {
         let step = match &shared.plan_names {
             Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
             None => budget::prompt_file_step(&shared.run_dir, &id, b),
         };
         match step {
-            Step::Run {
-                prompt_file: file,
-                metadata: meta,
-            } => {
-                metadata = meta;
-                prompt_file = Some(file);
-            }
+            Step::Run { metadata: meta } => metadata = meta,
             Step::Skip {
                 refusal,
                 metadata: meta,
@@ -435,13 +431,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         inputs: PlanInputs {
             run_dir: shared.run_dir.as_str(),
             repo_root: shared.repo_root.clone(),
-            prompt_file,
-            instance: Instance {
-                name: job.identity.instance.then(|| job.identity.id.clone()),
-                model: job.identity.model.clone(),
-                agent: job.identity.agent.clone(),
-            },
-            effort: None,
+            ..PlanInputs::default()
         },
         path_var: shared.env.path.clone(),
         home: shared.env.home.clone(),
@@ -473,8 +463,14 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
             retry.wait.as_millis()
         ));
     };
-    let attempts =
-        rate_limit::run_lane_retrying(&job.lane, &setup, &mut on_retry, &interrupt::interrupted);
+    let attempts = rate_limit::run_lane_retrying(
+        &job.lane,
+        &job.cleared.plan,
+        &job.cleared.probe,
+        &setup,
+        &mut on_retry,
+        &interrupt::interrupted,
+    );
     let retries = attempts.retries;
     let mut repository_changes = Vec::new();
     let done = match attempts.outcome {
