@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::http_server::{json_text_reply, Server};
 use crate::review::Lab;
+use crate::util::Scope;
 
 /// The needle the probe binaries print in their help text.
 const NEEDLE: &str = "--review-needle";
@@ -112,4 +114,81 @@ fn run_probes_its_lane_once() {
     out.assert_no_panic().assert_status(0);
     assert!(lab.started("alpha"), "{}", out.stderr);
     assert_eq!(probes(&lab, "alpha"), 1, "{}", out.stderr);
+}
+
+/// An OpenAI-compatible loopback server for the `ollama` lane (probe, discovery, chat).
+fn openai_server() -> Server {
+    let completion = json!({"model": "acme-7b", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": "looks fine"}}]});
+    Server::start(&[
+        (
+            "GET",
+            "/v1/models",
+            json_text_reply(200, json!({"data": [{"id": "acme-7b"}]}).to_string()),
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            json_text_reply(200, completion.to_string()),
+        ),
+    ])
+}
+
+/// Pre-flight admits the HTTP lane `acme_local` against its first-use pin; then, while the
+/// review runs (`--jobs 1`), the lane before it re-pins `acme_local` elsewhere: the runner's
+/// re-verification blocks it before any request is sent, although pre-flight found it fine.
+#[test]
+fn a_destination_changed_after_pre_flight_is_still_blocked() {
+    let lab = Lab::new();
+    let server = openai_server();
+    let mut http = crate::util::read_json(&crate::util::fixture(
+        "run/http/acme-review/capability.json",
+    ));
+    http["id"] = json!("zz-acme");
+    lab.env.write_overlay(Scope::Global, "zz-acme", &http);
+    lab.config(&json!({"review": {"acme_host": server.url()}}));
+    let pins = lab.env.gsd_home.join(".gsd/egress-pins.json");
+    let run_dir = lab.env.root.path().join("run-dir");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review this.\n").expect("prompt");
+    let dir = run_dir.display().to_string();
+    lab.gsd(&["run", "acme_local", "--run-dir", &dir, "--json"])
+        .assert_no_panic()
+        .assert_status(0);
+    let pinned = std::fs::read_to_string(&pins).expect("first-use pin");
+    assert!(pinned.contains(&server.url()), "{pinned}");
+    let moved = lab.env.root.path().join("moved-pins.json");
+    std::fs::write(&moved, pinned.replace(&server.url(), "http://127.0.0.1:9")).expect("moved");
+    // `alpha` runs first and moves the pin, as another process could while the review runs.
+    lab.lane("alpha", |_| {});
+    let script = lab.bin.join("fake-alpha");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\ncp '{}' '{}'\nprintf '# alpha review\\n\\nFine.\\n'\n",
+            moved.display(),
+            pins.display()
+        ),
+    )
+    .expect("alpha script");
+    make_executable(&script);
+    let posts = server.post_count();
+    let out = lab.review(&[
+        "--phase",
+        "3",
+        "--alpha",
+        "--acme-local",
+        "--jobs",
+        "1",
+        "--sandbox",
+        "off",
+    ]);
+    out.assert_no_panic().assert_status(2);
+    assert!(
+        out.stderr
+            .contains("error: explicit reviewer 'acme_local' could not run (egress_host_changed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.post_count(), posts, "nothing was sent to acme_local");
 }
