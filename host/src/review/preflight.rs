@@ -33,6 +33,25 @@ pub struct Probing<'a> {
 }
 
 impl<'a> Probing<'a> {
+    /// The probing of a review's lanes, with plans pointing into `run_dir`.
+    pub fn for_review(
+        context: &crate::app::Context,
+        request: &'a super::request::Request,
+        egress: &'a dyn EgressCheck,
+        run_dir: String,
+    ) -> Probing<'a> {
+        Probing {
+            config: &request.config,
+            run_dir,
+            repo_root: super::subject::repo_root(&context.env.cwd),
+            path_var: context.env.path.clone(),
+            home: context.env.home.clone(),
+            lock_dir: context.lock_dir(),
+            egress,
+            sandbox: request.sandbox,
+        }
+    }
+
     /// The run setup the pipeline takes, for one identity.
     fn setup(&self, instance: &Instance) -> RunSetup<'a> {
         RunSetup {

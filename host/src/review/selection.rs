@@ -50,6 +50,17 @@ pub struct Identity {
     pub agent: Option<String>,
 }
 
+impl Identity {
+    /// The plan overrides of this identity (instance name, model, agent).
+    pub fn overrides(&self) -> crate::plan::Instance {
+        crate::plan::Instance {
+            name: self.instance.then(|| self.id.clone()),
+            model: self.model.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
 /// A valid `review.reviewer_instances` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceSpec {
@@ -268,7 +279,8 @@ pub const NO_CLI_MESSAGE: &str = "No external AI CLIs found. Install at least on
   cursor: https://cursor.com
   antigravity (agy): curl -fsSL https://antigravity.google/cli/install.sh | bash";
 
-fn builtin(slug: &str) -> Identity {
+/// The built-in identity of lane `slug` (no instance).
+pub fn builtin(slug: &str) -> Identity {
     Identity {
         id: slug.to_owned(),
         instance: false,
