@@ -402,29 +402,10 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
 
 /// Budget step, then the run pipeline.
 fn execute(job: &Job, shared: &Shared) -> LaneResult {
-    let id = crate::plan::safe_instance_name(&job.identity.id);
-    let mut metadata = None;
-    if let Some(b) = job.budget.filter(|b| *b > 0) {
-        let step = match &shared.plan_names {
-            Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
-            None => budget::prompt_file_step(&shared.run_dir, &id, b),
-        };
-        match step {
-            Step::Run { metadata: meta } => metadata = meta,
-            Step::Skip {
-                refusal,
-                metadata: meta,
-            } => {
-                return LaneResult {
-                    done: Done::Budget(refusal),
-                    metadata: meta,
-                    started: true,
-                    retries: 0,
-                    repository_changes: Vec::new(),
-                }
-            }
-        }
-    }
+    let metadata = match budget_step(job, shared) {
+        Ok(metadata) => metadata,
+        Err(skipped) => return skipped,
+    };
     let egress = crate::trust::egress_check(&shared.env, &shared.project_root);
     let setup = RunSetup {
         config: &shared.config,
@@ -448,20 +429,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     let mut retried = 0;
     let mut on_retry = |retry: &Retrying| {
         retried += 1;
-        if let Some(journal) = &shared.journal {
-            let mut line = Line::new(&job.identity.id, prior + retried, Status::RateLimited)
-                .with_detail(&retry.why);
-            line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
-            if let Err(failure) = journal.append(&line) {
-                crate::output::eprint_line(&format!("warning: {failure}"));
-            }
-        }
-        crate::output::eprint_line(&format!(
-            "info: reviewer {} rate-limited ({}); retrying in {} ms",
-            job.identity.id,
-            retry.why,
-            retry.wait.as_millis()
-        ));
+        note_retry(job, shared, prior + retried, retry);
     };
     let attempts = rate_limit::run_lane_retrying(
         &job.lane,
@@ -495,4 +463,45 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         retries,
         repository_changes,
     }
+}
+
+/// The budget step (§8) when the lane's budget `B > 0`: its metadata when the lane runs, the
+/// identity's result when it does not.
+fn budget_step(job: &Job, shared: &Shared) -> Result<Option<Metadata>, LaneResult> {
+    let Some(b) = job.budget.filter(|b| *b > 0) else {
+        return Ok(None);
+    };
+    let id = crate::plan::safe_instance_name(&job.identity.id);
+    let step = match &shared.plan_names {
+        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
+        None => budget::prompt_file_step(&shared.run_dir, &id, b),
+    };
+    match step {
+        Step::Run { metadata } => Ok(metadata),
+        Step::Skip { refusal, metadata } => Err(LaneResult {
+            done: Done::Budget(refusal),
+            metadata,
+            started: true,
+            retries: 0,
+            repository_changes: Vec::new(),
+        }),
+    }
+}
+
+/// A rate-limited attempt about to be retried: journalled as attempt `attempt`, and said.
+fn note_retry(job: &Job, shared: &Shared, attempt: u32, retry: &Retrying) {
+    if let Some(journal) = &shared.journal {
+        let mut line =
+            Line::new(&job.identity.id, attempt, Status::RateLimited).with_detail(&retry.why);
+        line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
+        if let Err(failure) = journal.append(&line) {
+            crate::output::eprint_line(&format!("warning: {failure}"));
+        }
+    }
+    crate::output::eprint_line(&format!(
+        "info: reviewer {} rate-limited ({}); retrying in {} ms",
+        job.identity.id,
+        retry.why,
+        retry.wait.as_millis()
+    ));
 }
