@@ -403,8 +403,17 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
 /// Budget step, then the run pipeline.
 fn execute(job: &Job, shared: &Shared) -> LaneResult {
     let metadata = match budget_step(job, shared) {
-        Ok(metadata) => metadata,
-        Err(skipped) => return skipped,
+        None => None,
+        Some(Step::Run { metadata }) => metadata,
+        Some(Step::Skip { refusal, metadata }) => {
+            return LaneResult {
+                done: Done::Budget(refusal),
+                metadata,
+                started: true,
+                retries: 0,
+                repository_changes: Vec::new(),
+            }
+        }
     };
     let egress = crate::trust::egress_check(&shared.env, &shared.project_root);
     let setup = RunSetup {
@@ -465,27 +474,14 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     }
 }
 
-/// The budget step (§8) when the lane's budget `B > 0`: its metadata when the lane runs, the
-/// identity's result when it does not.
-fn budget_step(job: &Job, shared: &Shared) -> Result<Option<Metadata>, LaneResult> {
-    let Some(b) = job.budget.filter(|b| *b > 0) else {
-        return Ok(None);
-    };
+/// The budget step (§8) when the lane's budget `B > 0`.
+fn budget_step(job: &Job, shared: &Shared) -> Option<Step> {
+    let b = job.budget.filter(|b| *b > 0)?;
     let id = crate::plan::safe_instance_name(&job.identity.id);
-    let step = match &shared.plan_names {
+    Some(match &shared.plan_names {
         Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
         None => budget::prompt_file_step(&shared.run_dir, &id, b),
-    };
-    match step {
-        Step::Run { metadata } => Ok(metadata),
-        Step::Skip { refusal, metadata } => Err(LaneResult {
-            done: Done::Budget(refusal),
-            metadata,
-            started: true,
-            retries: 0,
-            repository_changes: Vec::new(),
-        }),
-    }
+    })
 }
 
 /// A rate-limited attempt about to be retried: journalled as attempt `attempt`, and said.
