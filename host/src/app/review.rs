@@ -39,10 +39,10 @@ fn review(context: &Context, args: &ReviewArgs) -> Result<Exit, Failure> {
         run_dir: prepared.run_dir.as_str(),
         ..detecting
     };
-    let cleared = match verdicts::preflight(context, &request, &mut chosen, &prepared, &probing)? {
-        Ok(cleared) => cleared,
+    let checked = match verdicts::preflight(context, &request, &mut chosen, &prepared, &probing)? {
+        Ok(checked) => checked,
         Err(exit) => return Ok(exit),
     };
-    let done = results::run(context, &request, &chosen, &prepared, &cleared)?;
-    document::finish(&request.subject, &prepared.run_dir, &done, cleared.not_run)
+    let done = results::run(context, &request, &chosen, &prepared, &checked)?;
+    document::finish(&request.subject, &prepared.run_dir, &done, checked.not_run)
 }

@@ -34,7 +34,7 @@ pub struct Verdicts {
 }
 
 /// The pre-flight of every identity, before the run record is written.
-struct Cleared {
+struct Admissions {
     jobs: Vec<Job>,
     not_run: Vec<Entry>,
     blocked: Vec<(String, Refusal)>,
@@ -55,18 +55,18 @@ pub fn preflight(
     prepared: &Prepared,
     probing: &Probing<'_>,
 ) -> Result<Result<Verdicts, Exit>, Failure> {
-    let mut cleared = clear_all(context, request, chosen, prepared, probing);
+    let mut admitted = admit_all(context, request, chosen, prepared, probing);
     let _ = prepared.run_dir.write(
         "gsd-review-lanes.json",
         &format!(
             "{}\n",
-            serde_json::to_string_pretty(&Value::Array(std::mem::take(&mut cleared.plans)))
+            serde_json::to_string_pretty(&Value::Array(std::mem::take(&mut admitted.plans)))
                 .unwrap_or_default()
         ),
     );
-    let decision = record(context, request, chosen, prepared, cleared.recorded)?;
-    if !cleared.blocked.is_empty() {
-        for (id, refusal) in &cleared.blocked {
+    let decision = record(context, request, chosen, prepared, admitted.recorded)?;
+    if !admitted.blocked.is_empty() {
+        for (id, refusal) in &admitted.blocked {
             output::eprint_line(&format!(
                 "error: explicit reviewer '{id}' cannot run ({}: {}); nothing was invoked",
                 refusal.reason,
@@ -76,7 +76,7 @@ pub fn preflight(
         prepared::say_kept(&prepared.run_dir);
         return Ok(Err(Exit::ExplicitBlocked));
     }
-    let mut not_run = cleared.not_run;
+    let mut not_run = admitted.not_run;
     for (slug, reason) in &chosen.selection.not_run {
         if let Some(lane) = request.registry.lane(slug) {
             let fate = Fate::NotRun {
@@ -91,7 +91,7 @@ pub fn preflight(
         }
     }
     Ok(Ok(Verdicts {
-        jobs: cleared.jobs,
+        jobs: admitted.jobs,
         not_run,
         decision,
     }))
@@ -99,15 +99,15 @@ pub fn preflight(
 
 /// Admits every identity once (its plan, its lane's probe verdict): a job, a skipped entry or,
 /// for an explicit identity, a block.
-fn clear_all(
+fn admit_all(
     context: &Context,
     request: &Request,
     chosen: &mut Chosen,
     prepared: &Prepared,
     probing: &Probing<'_>,
-) -> Cleared {
+) -> Admissions {
     let explicit = chosen.source == Source::ExplicitFlags;
-    let mut out = Cleared {
+    let mut out = Admissions {
         jobs: Vec::new(),
         not_run: Vec::new(),
         blocked: Vec::new(),
