@@ -17,6 +17,7 @@ mod http_shapes;
 mod kimi_code;
 mod overlays;
 mod plan;
+mod probe_once;
 mod reference;
 mod resume;
 mod review;

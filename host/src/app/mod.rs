@@ -11,7 +11,7 @@ pub(crate) mod list;
 mod manpage;
 mod options;
 pub(crate) mod plan;
-mod resume;
+pub(crate) mod resume;
 pub mod review;
 pub(crate) mod roster;
 pub(crate) mod run;

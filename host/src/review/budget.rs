@@ -189,125 +189,27 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
         return Trim::TooSmall(metadata);
     }
     metadata.hard_failed = false;
-    let mut project = s.project.clone();
-    let mut plans: Vec<(String, String)> = s.plans.clone();
-    let mut context = s.context.clone();
-    let mut research = s.research.clone();
-    let mut requirements = s.requirements.clone();
-    let cost = |wrapper: &str, content: &str, required: bool| {
-        if required || !content.is_empty() {
-            est(wrapper) + est(content)
-        } else {
-            0
-        }
+    let mut draft = Draft {
+        project: s.project.clone(),
+        plans: s.plans.clone(),
+        context: s.context.clone(),
+        research: s.research.clone(),
+        requirements: s.requirements.clone(),
     };
-    let total = |project: &str,
-                 plans: &[(String, String)],
-                 context: &str,
-                 research: &str,
-                 requirements: &str| {
-        est(&s.instructions)
-            + cost("## Roadmap\n\n", &s.roadmap, true)
-            + cost("## Project\n\n", project, false)
-            + cost("## Plans\n\n", "", true)
-            + plans
-                .iter()
-                .map(|(name, content)| cost(&format!("### {name}\n\n"), content, true))
-                .sum::<i64>()
-            + cost("## Context\n\n", context, false)
-            + cost("## Research\n\n", research, false)
-            + cost("## Requirements\n\n", requirements, false)
+    let c = if draft.total(s) > e {
+        e - NOTE_RESERVE
+    } else {
+        e
     };
-    let initial = total(&project, &plans, &context, &research, &requirements);
-    let c = if initial > e { e - NOTE_RESERVE } else { e };
-    // projectMd
-    if total(&project, &plans, &context, &research, &requirements) > c && !project.is_empty() {
-        let shrunk = match project.match_indices('\n').nth(PROJECT_LINES - 1) {
-            Some((at, _)) => project.get(..at).unwrap_or(&project).to_owned(),
-            None => project.clone(),
-        };
-        if shrunk != project {
-            metadata.project_md_shrunk = true;
-            project = shrunk;
-        }
-    }
-    // plans
-    let now = total(&project, &plans, &context, &research, &requirements);
-    if now > c {
-        let m: i64 = plans.iter().map(|(_, p)| est(p)).sum();
-        let g = c - (now - m);
-        if 0 < g && g < m {
-            let o: usize = plans.iter().map(|(_, p)| utf16_len(p)).sum();
-            #[allow(clippy::cast_precision_loss)]
-            let chars = (g * 4) as f64;
-            let mut new_total = 0;
-            for (_, content) in &mut plans {
-                let len = utf16_len(content);
-                #[allow(
-                    clippy::cast_precision_loss,
-                    clippy::cast_possible_truncation,
-                    clippy::cast_sign_loss
-                )]
-                let share = if o == 0 {
-                    0
-                } else {
-                    ((len as f64 / o as f64) * chars).floor() as usize
-                };
-                let keep = share.max(PLAN_FLOOR);
-                let cut = cut16(content, keep).to_owned();
-                new_total += utf16_len(&cut);
-                *content = cut;
-            }
-            if o > 0 {
-                #[allow(clippy::cast_precision_loss)]
-                let pct = (o - new_total) as f64 / o as f64 * 100.0;
-                metadata.plan_truncation_pct = pct;
-            }
-        }
-    }
-    if total(&project, &plans, &context, &research, &requirements) > c && !context.is_empty() {
-        context.clear();
-        metadata.omitted.push("context".to_owned());
-    }
-    if total(&project, &plans, &context, &research, &requirements) > c && !research.is_empty() {
-        research.clear();
-        metadata.omitted.push("research".to_owned());
-    }
-    if total(&project, &plans, &context, &research, &requirements) > c && !requirements.is_empty() {
-        requirements.clear();
-        metadata.omitted.push("requirements".to_owned());
-    }
+    draft.shrink_project(s, c, &mut metadata);
+    draft.truncate_plans(s, c, &mut metadata);
+    draft.drop_optional(s, c, &mut metadata);
     let trimmed = !metadata.omitted.is_empty()
         || metadata.project_md_shrunk
         || metadata.plan_truncation_pct > 0.0;
-    let mut blocks = vec![s.instructions.clone()];
-    if trimmed {
-        blocks.push(note(
-            budget,
-            &metadata.omitted,
-            metadata.plan_truncation_pct,
-        ));
-        metadata.note_injected = true;
-    }
-    blocks.push(format!("## Roadmap\n\n{}", s.roadmap));
-    if !project.is_empty() {
-        blocks.push(format!("## Project\n\n{project}"));
-    }
-    let plan_blocks: Vec<String> = plans
-        .iter()
-        .map(|(name, content)| format!("### {name}\n\n{content}"))
-        .collect();
-    blocks.push(format!("## Plans\n\n{}", plan_blocks.join("\n\n")));
-    for (heading, text) in [
-        ("## Context", &context),
-        ("## Research", &research),
-        ("## Requirements", &requirements),
-    ] {
-        if !text.is_empty() {
-            blocks.push(format!("{heading}\n\n{text}"));
-        }
-    }
-    let prompt = blocks.join("\n\n");
+    let notice = trimmed.then(|| note(budget, &metadata.omitted, metadata.plan_truncation_pct));
+    metadata.note_injected = notice.is_some();
+    let prompt = draft.render(s, notice);
     metadata.estimated_tokens = est(&prompt);
     if metadata.estimated_tokens > e {
         metadata.hard_failed = true;
@@ -316,13 +218,143 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
     Trim::Fits { prompt, metadata }
 }
 
+/// The sections as trimming leaves them (instructions and roadmap are never trimmed).
+struct Draft {
+    project: String,
+    plans: Vec<(String, String)>,
+    context: String,
+    research: String,
+    requirements: String,
+}
+
+/// The estimate of a block: its heading and content, nothing for an absent optional block.
+fn cost(wrapper: &str, content: &str, required: bool) -> i64 {
+    if required || !content.is_empty() {
+        est(wrapper) + est(content)
+    } else {
+        0
+    }
+}
+
+impl Draft {
+    /// The estimate of the prompt this draft makes (without the trimming note).
+    fn total(&self, s: &Sections) -> i64 {
+        est(&s.instructions)
+            + cost("## Roadmap\n\n", &s.roadmap, true)
+            + cost("## Project\n\n", &self.project, false)
+            + cost("## Plans\n\n", "", true)
+            + self
+                .plans
+                .iter()
+                .map(|(name, content)| cost(&format!("### {name}\n\n"), content, true))
+                .sum::<i64>()
+            + cost("## Context\n\n", &self.context, false)
+            + cost("## Research\n\n", &self.research, false)
+            + cost("## Requirements\n\n", &self.requirements, false)
+    }
+
+    /// Over `c`: PROJECT.md keeps its first [`PROJECT_LINES`] lines.
+    fn shrink_project(&mut self, s: &Sections, c: i64, metadata: &mut Metadata) {
+        if self.total(s) <= c || self.project.is_empty() {
+            return;
+        }
+        let shrunk = match self.project.match_indices('\n').nth(PROJECT_LINES - 1) {
+            Some((at, _)) => self.project.get(..at).unwrap_or(&self.project).to_owned(),
+            None => self.project.clone(),
+        };
+        if shrunk != self.project {
+            metadata.project_md_shrunk = true;
+            self.project = shrunk;
+        }
+    }
+
+    /// Over `c`: the plans are cut proportionally to fit, each keeping at least [`PLAN_FLOOR`].
+    fn truncate_plans(&mut self, s: &Sections, c: i64, metadata: &mut Metadata) {
+        let now = self.total(s);
+        if now <= c {
+            return;
+        }
+        let m: i64 = self.plans.iter().map(|(_, p)| est(p)).sum();
+        let g = c - (now - m);
+        if !(0 < g && g < m) {
+            return;
+        }
+        let o: usize = self.plans.iter().map(|(_, p)| utf16_len(p)).sum();
+        #[allow(clippy::cast_precision_loss)]
+        let chars = (g * 4) as f64;
+        let mut new_total = 0;
+        for (_, content) in &mut self.plans {
+            let len = utf16_len(content);
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            let share = if o == 0 {
+                0
+            } else {
+                ((len as f64 / o as f64) * chars).floor() as usize
+            };
+            let keep = share.max(PLAN_FLOOR);
+            let cut = cut16(content, keep).to_owned();
+            new_total += utf16_len(&cut);
+            *content = cut;
+        }
+        if o > 0 {
+            #[allow(clippy::cast_precision_loss)]
+            let pct = (o - new_total) as f64 / o as f64 * 100.0;
+            metadata.plan_truncation_pct = pct;
+        }
+    }
+
+    /// Over `c`: context, then research, then requirements are omitted, one at a time.
+    fn drop_optional(&mut self, s: &Sections, c: i64, metadata: &mut Metadata) {
+        for name in ["context", "research", "requirements"] {
+            let over = self.total(s) > c;
+            let section = match name {
+                "context" => &mut self.context,
+                "research" => &mut self.research,
+                _ => &mut self.requirements,
+            };
+            if over && !section.is_empty() {
+                section.clear();
+                metadata.omitted.push(name.to_owned());
+            }
+        }
+    }
+
+    /// The prompt: instructions, the trimming note when there is one, then the blocks.
+    fn render(&self, s: &Sections, notice: Option<String>) -> String {
+        let mut blocks = vec![s.instructions.clone()];
+        blocks.extend(notice);
+        blocks.push(format!("## Roadmap\n\n{}", s.roadmap));
+        if !self.project.is_empty() {
+            blocks.push(format!("## Project\n\n{}", self.project));
+        }
+        let plan_blocks: Vec<String> = self
+            .plans
+            .iter()
+            .map(|(name, content)| format!("### {name}\n\n{content}"))
+            .collect();
+        blocks.push(format!("## Plans\n\n{}", plan_blocks.join("\n\n")));
+        for (heading, text) in [
+            ("## Context", &self.context),
+            ("## Research", &self.research),
+            ("## Requirements", &self.requirements),
+        ] {
+            if !text.is_empty() {
+                blocks.push(format!("{heading}\n\n{text}"));
+            }
+        }
+        blocks.join("\n\n")
+    }
+}
+
 /// The result of the budget step for one identity.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// Run the lane with this prompt file.
+    /// Run the lane with the prompt file [`prompt_file`] names.
     Run {
-        /// Absolute path of `gsd-review-prompt-<id>.md`.
-        prompt_file: String,
         /// Metadata (for `trimmed_reviewers`).
         metadata: Option<Metadata>,
     },
@@ -380,7 +412,7 @@ fn write_metadata(run_dir: &RunDir, id: &str, metadata: &Metadata) -> Result<(),
 
 fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
     let written = write_metadata(run_dir, id, &metadata)
-        .and_then(|()| run_dir.write(&format!("gsd-review-prompt-{id}.md"), "").map_err(|f| f.message))
+        .and_then(|()| run_dir.write(&trimmed_prompt_name(id), "").map_err(|f| f.message))
         .and_then(|()| {
             run_dir
                 .write(
@@ -427,12 +459,11 @@ pub fn phase_step(run_dir: &RunDir, id: &str, budget: i64, plan_names: &[String]
     match trim(&sections, budget) {
         Trim::TooSmall(metadata) => too_small(run_dir, id, metadata),
         Trim::Fits { prompt, metadata } => {
-            let name = format!("gsd-review-prompt-{id}.md");
+            let name = trimmed_prompt_name(id);
             match write_metadata(run_dir, id, &metadata)
                 .and_then(|()| run_dir.write(&name, &prompt).map_err(|f| f.message))
             {
                 Ok(()) => Step::Run {
-                    prompt_file: run_dir.file(&name).display().to_string(),
                     metadata: Some(metadata),
                 },
                 Err(detail) => tool_failed(run_dir, id, &detail),
@@ -466,10 +497,25 @@ pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64) -> Step {
             },
         );
     }
-    Step::Run {
-        prompt_file: run_dir.file("gsd-review-prompt.md").display().to_string(),
-        metadata: None,
-    }
+    Step::Run { metadata: None }
+}
+
+/// The file the budget step of identity `id` (file-safe) writes its trimmed prompt to.
+fn trimmed_prompt_name(id: &str) -> String {
+    format!("gsd-review-prompt-{id}.md")
+}
+
+/// The prompt file the lane of identity `id` (file-safe) reads when its budget `B > 0`: the
+/// trimmed prompt of a phase review, the run's prompt in the `--prompt-file` form. `None`
+/// without a budget (the plan's default, the run's prompt).
+pub fn prompt_file(run_dir: &RunDir, id: &str, budget: Option<i64>, phase: bool) -> Option<String> {
+    budget.filter(|b| *b > 0)?;
+    let name = if phase {
+        trimmed_prompt_name(id)
+    } else {
+        "gsd-review-prompt.md".to_owned()
+    };
+    Some(run_dir.file(&name).display().to_string())
 }
 
 #[cfg(test)]

@@ -326,31 +326,8 @@ pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, String> {
     }
     let p = planning_dir(env)?;
     let cwd = &env.cwd;
-    let x = norm(arg);
-    let code = split_code(arg).map(|(c, _)| c.to_owned());
-    let foreign = code.as_ref().is_some_and(|c| {
-        env.project_code
-            .as_deref()
-            .map(str::trim)
-            .is_none_or(|pc| pc.is_empty() || !pc.eq_ignore_ascii_case(c))
-    });
-    let mut archived: Option<String> = None;
-    let mut found = search_base(&p.join("phases"), &x, cwd)?;
-    if matches!(found, Found::None) {
-        if let Some(names) = list_dirs(&p.join("milestones"), cwd)? {
-            let mut archives: Vec<String> =
-                names.into_iter().filter(|n| is_archive_name(n)).collect();
-            archives.sort_by(|a, b| b.cmp(a));
-            for archive in archives {
-                let hit = search_base(&p.join("milestones").join(&archive), &x, cwd)?;
-                if !matches!(hit, Found::None) {
-                    archived = archive.strip_suffix("-phases").map(str::to_owned);
-                    found = hit;
-                    break;
-                }
-            }
-        }
-    }
+    let foreign = is_foreign(arg, env);
+    let (mut found, archived) = search(&p, &norm(arg), cwd)?;
     if foreign {
         let upper_a = arg.to_ascii_uppercase();
         found = match found {
@@ -379,30 +356,83 @@ pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, String> {
                 names.join(", ")
             ))
         }
-        Found::None => {
-            return Err(match &roadmap {
-                Some(section) => format!(
-                    "phase {arg} ({}) has no directory under {}/phases/; plan it first{}",
-                    section.name,
-                    rel(&p, cwd),
-                    archive_note.map_or_else(String::new, |dir| format!(
-                        " (archived copy {dir} ignored: ROADMAP.md lists the phase)"
-                    ))
-                ),
-                None => format!(
-                    "phase {arg} not found in {0}/phases/, {0}/milestones/v*-phases/ or ROADMAP.md",
-                    rel(&p, cwd)
-                ),
-            })
-        }
+        Found::None => return Err(not_found(arg, roadmap.as_ref(), archive_note, &p, cwd)),
     };
-    let dir = base.join(&name);
-    let (token, part) = tok(&name);
+    read_phase(arg, p, (&base, &name), roadmap, archived.as_deref(), cwd)
+}
+
+/// Whether `arg` carries a project code other than this project's (or this project has none).
+fn is_foreign(arg: &str, env: &PhaseEnv) -> bool {
+    split_code(arg).is_some_and(|(code, _)| {
+        env.project_code
+            .as_deref()
+            .map(str::trim)
+            .is_none_or(|pc| pc.is_empty() || !pc.eq_ignore_ascii_case(code))
+    })
+}
+
+/// The phase directories matching `x`: under `phases/`, else in the newest archive holding
+/// one (with the archive's milestone version).
+fn search(p: &Path, x: &str, cwd: &Path) -> Result<(Found, Option<String>), String> {
+    let found = search_base(&p.join("phases"), x, cwd)?;
+    if !matches!(found, Found::None) {
+        return Ok((found, None));
+    }
+    let Some(names) = list_dirs(&p.join("milestones"), cwd)? else {
+        return Ok((found, None));
+    };
+    let mut archives: Vec<String> = names.into_iter().filter(|n| is_archive_name(n)).collect();
+    archives.sort_by(|a, b| b.cmp(a));
+    for archive in archives {
+        let hit = search_base(&p.join("milestones").join(&archive), x, cwd)?;
+        if !matches!(hit, Found::None) {
+            return Ok((hit, archive.strip_suffix("-phases").map(str::to_owned)));
+        }
+    }
+    Ok((found, None))
+}
+
+/// The message of a phase without a directory (P3, P4).
+fn not_found(
+    arg: &str,
+    roadmap: Option<&Section>,
+    archive_note: Option<String>,
+    p: &Path,
+    cwd: &Path,
+) -> String {
+    match roadmap {
+        Some(section) => format!(
+            "phase {arg} ({}) has no directory under {}/phases/; plan it first{}",
+            section.name,
+            rel(p, cwd),
+            archive_note.map_or_else(String::new, |dir| format!(
+                " (archived copy {dir} ignored: ROADMAP.md lists the phase)"
+            ))
+        ),
+        None => format!(
+            "phase {arg} not found in {0}/phases/, {0}/milestones/v*-phases/ or ROADMAP.md",
+            rel(p, cwd)
+        ),
+    }
+}
+
+/// Reads the phase directory `base/name`: its plans, context and research files, the
+/// REVIEWS.md it gets and the notices about it.
+fn read_phase(
+    arg: &str,
+    p: PathBuf,
+    (base, name): (&Path, &str),
+    roadmap: Option<Section>,
+    archived: Option<&str>,
+    cwd: &Path,
+) -> Result<Phase, String> {
+    let dir = base.join(name);
+    let (token, part) = tok(name);
     let padded = norm(&token);
     let phase_name = match &roadmap {
         Some(section) => section.name.clone(),
         None if !part.is_empty() => part,
-        None => name.clone(),
+        None => name.to_owned(),
     };
     let files = list_files(&dir, cwd)?;
     let pick = |suffix: &str| -> Vec<PathBuf> {
@@ -422,7 +452,7 @@ pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, String> {
     let output_name = format!("{padded}-REVIEWS.md");
     let output = dir.join(&output_name);
     let mut notices = Vec::new();
-    if let Some(version) = &archived {
+    if let Some(version) = archived {
         notices.push(format!(
             "info: phase {arg} resolved to archived milestone {version}: {}",
             rel(&dir, cwd)

@@ -1,6 +1,7 @@
 //! Detection and pre-flight (review-workflow.md §4, §9): the same plan resolution, egress check
 //! and probe the run pipeline uses (`run::lane`), without invoking anything.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -32,6 +33,25 @@ pub struct Probing<'a> {
 }
 
 impl<'a> Probing<'a> {
+    /// The probing of a review's lanes, with plans pointing into `run_dir`.
+    pub fn for_review(
+        context: &crate::app::Context,
+        request: &'a super::request::Request,
+        egress: &'a dyn EgressCheck,
+        run_dir: String,
+    ) -> Probing<'a> {
+        Probing {
+            config: &request.config,
+            run_dir,
+            repo_root: super::subject::repo_root(&context.env.cwd),
+            path_var: context.env.path.clone(),
+            home: context.env.home.clone(),
+            lock_dir: context.lock_dir(),
+            egress,
+            sandbox: request.sandbox,
+        }
+    }
+
     /// The run setup the pipeline takes, for one identity.
     fn setup(&self, instance: &Instance) -> RunSetup<'a> {
         RunSetup {
@@ -53,14 +73,41 @@ impl<'a> Probing<'a> {
     }
 }
 
-/// Resolves the plan of `lane` (with instance overrides) through the run pipeline's own
-/// admission (trust policy, plan, handler, egress); nothing runs.
+/// An identity that passed pre-flight: its admitted plan and its lane's probe verdict, which
+/// the runner runs without planning or probing again.
+#[derive(Debug, Clone)]
+pub struct Cleared {
+    /// The plan, admitted with the identity's overrides and prompt file.
+    pub plan: LanePlan,
+    /// What the lane's probe found.
+    pub probe: String,
+}
+
+/// Pre-flight of one identity (§9): its plan resolved and admitted once through the run
+/// pipeline's own admission (trust policy, plan, handler, egress), then the verdict detection's
+/// probe gave its lane; a lane detection did not reach is probed now, once (`verdicts` keeps
+/// the verdict for the lane's other identities). Nothing is invoked.
 ///
 /// # Errors
 ///
 /// The first refusal, in pipeline order.
-pub fn resolve(lane: &Lane, p: &Probing<'_>, instance: &Instance) -> Result<LanePlan, Refusal> {
-    lane::admit(lane, &p.setup(instance)).map(|admitted| admitted.plan)
+pub fn clear(
+    lane: &Lane,
+    p: &Probing<'_>,
+    (instance, prompt_file): (&Instance, Option<String>),
+    verdicts: &mut BTreeMap<String, Result<String, Refusal>>,
+) -> Result<Cleared, Refusal> {
+    let mut setup = p.setup(instance);
+    setup.inputs.prompt_file = prompt_file;
+    let admitted = lane::admit(lane, &setup)?;
+    let verdict = verdicts
+        .entry(lane.slug.clone())
+        .or_insert_with(|| lane::probe_lane(lane, &admitted, &setup));
+    let probe = verdict.clone()?;
+    Ok(Cleared {
+        plan: admitted.plan,
+        probe,
+    })
 }
 
 /// Detects `lane` (§4): admitted by the pipeline and its probe reports it available.

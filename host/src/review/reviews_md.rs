@@ -134,6 +134,40 @@ fn names(list: &[String]) -> String {
 
 /// Renders the whole file.
 pub fn render(doc: &Doc) -> String {
+    let mut out = frontmatter(doc);
+    let notes = shared_adapter_notes(&doc.entries);
+    if !notes.is_empty() {
+        out.push_str(&notes.join("\n"));
+        out.push_str("\n\n");
+    }
+    let not_run: Vec<String> = doc
+        .entries
+        .iter()
+        .filter_map(|e| match &e.fate {
+            Fate::NotRun { reason } => Some(format!("{} ({reason})", e.display())),
+            _ => None,
+        })
+        .collect();
+    if !not_run.is_empty() {
+        out.push_str(&format!("> Not run: {}\n\n", not_run.join(", ")));
+    }
+    out.push_str(&format!("# Cross-AI Plan Review — {}\n\n", doc.subject));
+    let mut down_weighted = Vec::new();
+    for e in &doc.entries {
+        if let Some(section) = section(e) {
+            out.push_str(&section);
+        }
+        if let Some(kind) = down_weight(e) {
+            down_weighted.push(format!("- {} — {kind}", e.display()));
+        }
+    }
+    out.push_str(&consensus_skeleton(&down_weighted));
+    // Lane-supplied names (ids, sections, reasons) pass through the same filter as reviews.
+    strip_controls(&out)
+}
+
+/// The YAML frontmatter, with `trimmed_reviewers` when a budget trimmed a prompt.
+fn frontmatter(doc: &Doc) -> String {
     let mut out = String::from("---\n");
     out.push_str(&format!("phase: {}\n", scalar(&doc.phase)));
     let reviewers: Vec<String> = doc
@@ -171,9 +205,12 @@ pub fn render(doc: &Doc) -> String {
         }
     }
     out.push_str("---\n\n");
-    // Shared-adapter notes: one line per cli with ≥2 instances among the identities that ran.
-    let ran_instances: Vec<&Entry> = doc
-        .entries
+    out
+}
+
+/// Shared-adapter notes: one line per cli with ≥2 instances among the identities that ran.
+fn shared_adapter_notes(entries: &[Entry]) -> Vec<String> {
+    let ran_instances: Vec<&Entry> = entries
         .iter()
         .filter(|e| e.instance && matches!(e.fate, Fate::Ran { .. }))
         .collect();
@@ -197,55 +234,47 @@ pub fn render(doc: &Doc) -> String {
             ));
         }
     }
-    if !notes.is_empty() {
-        out.push_str(&notes.join("\n"));
+    notes
+}
+
+/// An identity's section (heading, diff-only caveat, nested content); none when it did not run.
+fn section(e: &Entry) -> Option<String> {
+    let content = match &e.fate {
+        Fate::Ran { content, .. }
+        | Fate::BudgetFailed { content }
+        | Fate::Interrupted { content } => content,
+        Fate::NotRun { .. } => return None,
+    };
+    let mut out = format!("## {}\n\n", e.heading());
+    if e.diff_only {
+        out.push_str(DIFF_ONLY_CAVEAT);
         out.push_str("\n\n");
     }
-    let not_run: Vec<String> = doc
-        .entries
-        .iter()
-        .filter_map(|e| match &e.fate {
-            Fate::NotRun { reason } => Some(format!("{} ({reason})", e.display())),
-            _ => None,
-        })
-        .collect();
-    if !not_run.is_empty() {
-        out.push_str(&format!("> Not run: {}\n\n", not_run.join(", ")));
+    out.push_str(nest_headings(&strip_controls(content)).trim_end_matches('\n'));
+    out.push_str("\n\n---\n\n");
+    Some(out)
+}
+
+/// Why an identity's verdict must not count at full consensus weight, if it must not.
+fn down_weight(e: &Entry) -> Option<&'static str> {
+    match &e.fate {
+        Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
+        Fate::Interrupted { .. } => Some("not completed (review run interrupted)"),
+        Fate::Ran { .. } if e.diff_only => Some("diff-only (never received the review prompt)"),
+        Fate::Ran { content, .. } if is_blind(content) => Some("reviewed-without-repo-access"),
+        _ => None,
     }
-    out.push_str(&format!("# Cross-AI Plan Review — {}\n\n", doc.subject));
-    let mut down_weighted = Vec::new();
-    for e in &doc.entries {
-        let content = match &e.fate {
-            Fate::Ran { content, .. }
-            | Fate::BudgetFailed { content }
-            | Fate::Interrupted { content } => content,
-            Fate::NotRun { .. } => continue,
-        };
-        out.push_str(&format!("## {}\n\n", e.heading()));
-        if e.diff_only {
-            out.push_str(DIFF_ONLY_CAVEAT);
-            out.push_str("\n\n");
-        }
-        out.push_str(nest_headings(&strip_controls(content)).trim_end_matches('\n'));
-        out.push_str("\n\n---\n\n");
-        let kind = match &e.fate {
-            Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
-            Fate::Interrupted { .. } => Some("not completed (review run interrupted)"),
-            Fate::Ran { .. } if e.diff_only => Some("diff-only (never received the review prompt)"),
-            Fate::Ran { content, .. } if is_blind(content) => Some("reviewed-without-repo-access"),
-            _ => None,
-        };
-        if let Some(kind) = kind {
-            down_weighted.push(format!("- {} — {kind}", e.display()));
-        }
-    }
-    out.push_str("## Consensus Summary\n\n");
+}
+
+/// The Consensus Summary skeleton, listing the down-weighted verdicts.
+fn consensus_skeleton(down_weighted: &[String]) -> String {
+    let mut out = String::from("## Consensus Summary\n\n");
     out.push_str("<!-- Synthesize the concerns shared across reviewers; weight file:line-grounded findings above impressions.\n");
     if !down_weighted.is_empty() {
         out.push_str(
             "Do not count these verdicts at full consensus weight (note their findings only):\n",
         );
-        for line in &down_weighted {
+        for line in down_weighted {
             out.push_str(line);
             out.push('\n');
         }
@@ -256,8 +285,7 @@ pub fn render(doc: &Doc) -> String {
         "### Agreed Concerns\n<!-- concerns raised by 2+ reviewers — highest priority -->\n\n",
     );
     out.push_str("### Divergent Views\n<!-- where reviewers disagreed — worth investigating -->\n");
-    // Lane-supplied names (ids, sections, reasons) pass through the same filter as reviews.
-    strip_controls(&out)
+    out
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.sssZ` (see [`crate::clock::iso_now`]).

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use super::budget::{self, Metadata, Step};
 use super::interrupt;
 use super::journal::{self, Journal, Line, Status};
+use super::preflight::Cleared;
 use super::rundir::RunDir;
 use super::selection::Identity;
 use crate::config::ProjectConfig;
-use crate::plan::{Instance, PlanInputs, Refusal};
+use crate::plan::{PlanInputs, Refusal};
 use crate::project::HostEnv;
 use crate::registry::Lane;
 use crate::run::lane::{Outcome, RunSetup};
@@ -43,6 +44,8 @@ pub struct Job {
     pub explicit: bool,
     /// The budget `B` when `> 0`.
     pub budget: Option<i64>,
+    /// Its admitted plan and its lane's probe verdict (pre-flight).
+    pub cleared: Cleared,
 }
 
 /// What every lane thread shares.
@@ -399,49 +402,26 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
 
 /// Budget step, then the run pipeline.
 fn execute(job: &Job, shared: &Shared) -> LaneResult {
-    let id = crate::plan::safe_instance_name(&job.identity.id);
-    let mut metadata = None;
-    let mut prompt_file = None;
-    if let Some(b) = job.budget.filter(|b| *b > 0) {
-        let step = match &shared.plan_names {
-            Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
-            None => budget::prompt_file_step(&shared.run_dir, &id, b),
-        };
-        match step {
-            Step::Run {
-                prompt_file: file,
-                metadata: meta,
-            } => {
-                metadata = meta;
-                prompt_file = Some(file);
-            }
-            Step::Skip {
-                refusal,
-                metadata: meta,
-            } => {
-                return LaneResult {
-                    done: Done::Budget(refusal),
-                    metadata: meta,
-                    started: true,
-                    retries: 0,
-                    repository_changes: Vec::new(),
-                }
+    let metadata = match budget_step(job, shared) {
+        None => None,
+        Some(Step::Run { metadata }) => metadata,
+        Some(Step::Skip { refusal, metadata }) => {
+            return LaneResult {
+                done: Done::Budget(refusal),
+                metadata,
+                started: true,
+                retries: 0,
+                repository_changes: Vec::new(),
             }
         }
-    }
+    };
     let egress = crate::trust::egress_check(&shared.env, &shared.project_root);
     let setup = RunSetup {
         config: &shared.config,
         inputs: PlanInputs {
             run_dir: shared.run_dir.as_str(),
             repo_root: shared.repo_root.clone(),
-            prompt_file,
-            instance: Instance {
-                name: job.identity.instance.then(|| job.identity.id.clone()),
-                model: job.identity.model.clone(),
-                agent: job.identity.agent.clone(),
-            },
-            effort: None,
+            ..PlanInputs::default()
         },
         path_var: shared.env.path.clone(),
         home: shared.env.home.clone(),
@@ -458,23 +438,16 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     let mut retried = 0;
     let mut on_retry = |retry: &Retrying| {
         retried += 1;
-        if let Some(journal) = &shared.journal {
-            let mut line = Line::new(&job.identity.id, prior + retried, Status::RateLimited)
-                .with_detail(&retry.why);
-            line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
-            if let Err(failure) = journal.append(&line) {
-                crate::output::eprint_line(&format!("warning: {failure}"));
-            }
-        }
-        crate::output::eprint_line(&format!(
-            "info: reviewer {} rate-limited ({}); retrying in {} ms",
-            job.identity.id,
-            retry.why,
-            retry.wait.as_millis()
-        ));
+        note_retry(job, shared, prior + retried, retry);
     };
-    let attempts =
-        rate_limit::run_lane_retrying(&job.lane, &setup, &mut on_retry, &interrupt::interrupted);
+    let attempts = rate_limit::run_lane_retrying(
+        &job.lane,
+        &job.cleared.plan,
+        &job.cleared.probe,
+        &setup,
+        &mut on_retry,
+        &interrupt::interrupted,
+    );
     let retries = attempts.retries;
     let mut repository_changes = Vec::new();
     let done = match attempts.outcome {
@@ -499,4 +472,32 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         retries,
         repository_changes,
     }
+}
+
+/// The budget step (§8) when the lane's budget `B > 0`.
+fn budget_step(job: &Job, shared: &Shared) -> Option<Step> {
+    let b = job.budget.filter(|b| *b > 0)?;
+    let id = crate::plan::safe_instance_name(&job.identity.id);
+    Some(match &shared.plan_names {
+        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
+        None => budget::prompt_file_step(&shared.run_dir, &id, b),
+    })
+}
+
+/// A rate-limited attempt about to be retried: journalled as attempt `attempt`, and said.
+fn note_retry(job: &Job, shared: &Shared, attempt: u32, retry: &Retrying) {
+    if let Some(journal) = &shared.journal {
+        let mut line =
+            Line::new(&job.identity.id, attempt, Status::RateLimited).with_detail(&retry.why);
+        line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
+        if let Err(failure) = journal.append(&line) {
+            crate::output::eprint_line(&format!("warning: {failure}"));
+        }
+    }
+    crate::output::eprint_line(&format!(
+        "info: reviewer {} rate-limited ({}); retrying in {} ms",
+        job.identity.id,
+        retry.why,
+        retry.wait.as_millis()
+    ));
 }

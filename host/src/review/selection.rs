@@ -50,6 +50,17 @@ pub struct Identity {
     pub agent: Option<String>,
 }
 
+impl Identity {
+    /// The plan overrides of this identity (instance name, model, agent).
+    pub fn overrides(&self) -> crate::plan::Instance {
+        crate::plan::Instance {
+            name: self.instance.then(|| self.id.clone()),
+            model: self.model.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
 /// A valid `review.reviewer_instances` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceSpec {
@@ -268,7 +279,8 @@ pub const NO_CLI_MESSAGE: &str = "No external AI CLIs found. Install at least on
   cursor: https://cursor.com
   antigravity (agy): curl -fsSL https://antigravity.google/cli/install.sh | bash";
 
-fn builtin(slug: &str) -> Identity {
+/// The built-in identity of lane `slug` (no instance).
+pub fn builtin(slug: &str) -> Identity {
     Identity {
         id: slug.to_owned(),
         instance: false,
@@ -278,13 +290,16 @@ fn builtin(slug: &str) -> Identity {
     }
 }
 
+/// Detection results by lane slug.
+type Detected = BTreeMap<String, Result<String, Refusal>>;
+
 /// Resolves the selection (§5.1, §5.3) from detection results (`detected[slug]`).
 pub fn select(
     source: Source,
     explicit: &[String],
     normalized: &Normalized,
     lanes: &[String],
-    detected: &BTreeMap<String, Result<String, Refusal>>,
+    detected: &Detected,
 ) -> Selection {
     let mut sel = Selection {
         source,
@@ -298,7 +313,6 @@ pub fn select(
             .collect(),
         not_run: Vec::new(),
     };
-    let is_detected = |slug: &str| matches!(detected.get(slug), Some(Ok(_)));
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
             // Installed but held back by a safety gate: said in REVIEWS.md, not silently dropped.
@@ -307,104 +321,134 @@ pub fn select(
             }
         }
     }
-    let errors_before = !sel.errors.is_empty();
-    let mut picked: Vec<Identity> = Vec::new();
-    match source {
-        Source::ExplicitFlags => {
-            let named: BTreeSet<&String> = explicit.iter().collect();
-            for slug in &named {
-                match detected.get(slug.as_str()) {
-                    Some(Ok(_)) => picked.push(builtin(slug)),
-                    Some(Err(refusal)) => sel.errors.push((
-                        ErrorKind::Selection,
-                        format!(
-                            "explicit reviewer '{slug}' is not available on this host ({}: {})",
-                            refusal.reason,
-                            crate::output::neutralize(&refusal.detail)
-                        ),
-                    )),
-                    None => sel.errors.push((
-                        ErrorKind::Selection,
-                        format!("explicit reviewer '{slug}' is not available on this host"),
-                    )),
-                }
-            }
-            if picked.is_empty() && !errors_before && sel.errors.is_empty() {
-                sel.errors.push((
-                    ErrorKind::Selection,
-                    "no selected reviewers are available for explicit flags".to_owned(),
-                ));
-            }
-        }
+    let picked = match source {
+        Source::ExplicitFlags => pick_explicit(&mut sel, explicit, detected),
         Source::AllFlag | Source::NoConfigAllDetected => {
-            picked.extend(lanes.iter().filter(|s| is_detected(s)).map(|s| builtin(s)));
+            let picked: Vec<Identity> = lanes
+                .iter()
+                .filter(|s| is_detected(detected, s))
+                .map(|s| builtin(s))
+                .collect();
             if picked.is_empty() {
                 sel.errors
                     .push((ErrorKind::Selection, NO_CLI_MESSAGE.to_owned()));
             }
+            picked
         }
-        Source::ConfigDefault => {
-            let errors_before_branch = sel.errors.len();
-            for entry in normalized.defaults.iter().flatten() {
-                if let Some(spec) = normalized.instances.iter().find(|i| &i.name == entry) {
-                    if is_detected(&spec.cli) {
-                        picked.push(Identity {
-                            id: spec.name.clone(),
-                            instance: true,
-                            cli: spec.cli.clone(),
-                            model: spec.model.clone(),
-                            agent: spec.agent.clone(),
-                        });
-                    } else {
-                        sel.infos.push(format!(
-                            "configured instance {entry} not detected (cli {} missing on this host)",
-                            spec.cli
-                        ));
-                    }
-                } else if lanes.contains(entry) {
-                    if is_detected(entry) {
-                        picked.push(builtin(entry));
-                    } else {
-                        sel.infos.push(format!(
-                            "configured reviewers not detected on this host: {entry}"
-                        ));
-                    }
-                } else if !normalized.instances.is_empty() {
-                    sel.errors.push((
-                        ErrorKind::Selection,
-                        format!("reviewer instance '{entry}' referenced in review.default_reviewers is not defined in review.reviewer_instances"),
-                    ));
-                } else {
-                    sel.warnings.push(format!(
-                        "unknown reviewer slug in review.default_reviewers: {entry}"
-                    ));
-                }
-            }
-            if picked.is_empty() && sel.errors.len() == errors_before_branch && !errors_before {
-                sel.errors.push((
-                    ErrorKind::Selection,
-                    "all configured default reviewers are unavailable on this host".to_owned(),
-                ));
-            }
+        Source::ConfigDefault => pick_defaults(&mut sel, normalized, lanes, detected),
+    };
+    sel.identities = run_order(lanes, &picked);
+    sel
+}
+
+fn is_detected(detected: &Detected, slug: &str) -> bool {
+    matches!(detected.get(slug), Some(Ok(_)))
+}
+
+/// Branch 1 (§5.1): every named lane, each of which must be detected.
+fn pick_explicit(sel: &mut Selection, explicit: &[String], detected: &Detected) -> Vec<Identity> {
+    let errors_before = !sel.errors.is_empty();
+    let mut picked = Vec::new();
+    let named: BTreeSet<&String> = explicit.iter().collect();
+    for slug in &named {
+        match detected.get(slug.as_str()) {
+            Some(Ok(_)) => picked.push(builtin(slug)),
+            Some(Err(refusal)) => sel.errors.push((
+                ErrorKind::Selection,
+                format!(
+                    "explicit reviewer '{slug}' is not available on this host ({}: {})",
+                    refusal.reason,
+                    crate::output::neutralize(&refusal.detail)
+                ),
+            )),
+            None => sel.errors.push((
+                ErrorKind::Selection,
+                format!("explicit reviewer '{slug}' is not available on this host"),
+            )),
         }
     }
-    // Run order: lanes in descriptor order; the built-in identity first, then instances in
-    // default_reviewers order (the order they were picked in).
+    if picked.is_empty() && !errors_before && sel.errors.is_empty() {
+        sel.errors.push((
+            ErrorKind::Selection,
+            "no selected reviewers are available for explicit flags".to_owned(),
+        ));
+    }
+    picked
+}
+
+/// Branch 3 (§5.1): the detected entries of `review.default_reviewers`, lanes and instances.
+fn pick_defaults(
+    sel: &mut Selection,
+    normalized: &Normalized,
+    lanes: &[String],
+    detected: &Detected,
+) -> Vec<Identity> {
+    let errors_before = !sel.errors.is_empty();
+    let errors_before_branch = sel.errors.len();
+    let mut picked = Vec::new();
+    for entry in normalized.defaults.iter().flatten() {
+        if let Some(spec) = normalized.instances.iter().find(|i| &i.name == entry) {
+            if is_detected(detected, &spec.cli) {
+                picked.push(Identity {
+                    id: spec.name.clone(),
+                    instance: true,
+                    cli: spec.cli.clone(),
+                    model: spec.model.clone(),
+                    agent: spec.agent.clone(),
+                });
+            } else {
+                sel.infos.push(format!(
+                    "configured instance {entry} not detected (cli {} missing on this host)",
+                    spec.cli
+                ));
+            }
+        } else if lanes.contains(entry) {
+            if is_detected(detected, entry) {
+                picked.push(builtin(entry));
+            } else {
+                sel.infos.push(format!(
+                    "configured reviewers not detected on this host: {entry}"
+                ));
+            }
+        } else if !normalized.instances.is_empty() {
+            sel.errors.push((
+                ErrorKind::Selection,
+                format!("reviewer instance '{entry}' referenced in review.default_reviewers is not defined in review.reviewer_instances"),
+            ));
+        } else {
+            sel.warnings.push(format!(
+                "unknown reviewer slug in review.default_reviewers: {entry}"
+            ));
+        }
+    }
+    if picked.is_empty() && sel.errors.len() == errors_before_branch && !errors_before {
+        sel.errors.push((
+            ErrorKind::Selection,
+            "all configured default reviewers are unavailable on this host".to_owned(),
+        ));
+    }
+    picked
+}
+
+/// Run order: lanes in descriptor order; the built-in identity first, then instances in
+/// default_reviewers order (the order they were picked in).
+fn run_order(lanes: &[String], picked: &[Identity]) -> Vec<Identity> {
+    let mut ordered = Vec::new();
     for slug in lanes {
-        sel.identities.extend(
+        ordered.extend(
             picked
                 .iter()
                 .filter(|i| !i.instance && &i.cli == slug)
                 .cloned(),
         );
-        sel.identities.extend(
+        ordered.extend(
             picked
                 .iter()
                 .filter(|i| i.instance && &i.cli == slug)
                 .cloned(),
         );
     }
-    sel
+    ordered
 }
 
 /// `SELF` from the environment (§6): `ANTIGRAVITY_AGENT=1` → none, `CURSOR_SESSION_ID` →

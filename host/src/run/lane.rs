@@ -115,6 +115,18 @@ pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refu
     crate::trust::policy::check_lane(lane)?;
     check_posture(lane, setup)?;
     let plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
+    admit_plan(plan, setup)
+}
+
+/// The checks of a resolved plan: handler lookup and fit, egress re-verification (trust.md §6).
+/// The review runner calls it, just before a lane runs, for the plan pre-flight admitted and
+/// probed, so a consent or pin store changed since pre-flight still blocks the lane before any
+/// byte leaves, while the plan is not resolved again and the lane not probed again.
+///
+/// # Errors
+///
+/// The handler's or the egress check's [`Refusal`].
+pub fn admit_plan<'s>(plan: LanePlan, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     let handler = match setup.handler_override {
         Some(handler) => Some(check_fit(handler, &plan)?),
         None => select_handler(&plan)?,

@@ -21,7 +21,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gsd_lane_sdk::Transport;
+use gsd_lane_sdk::{LanePlan, Transport};
 use serde_json::Value;
 
 use super::lane::{self, Completion, Outcome, RunSetup};
@@ -302,11 +302,15 @@ pub struct Attempts {
     pub retries: u32,
 }
 
-/// Runs a lane like [`lane::run_lane`], retrying rate-limited attempts within the bounds of
-/// the module documentation. `on_retry` sees each attempt that is about to be retried (the
-/// journal records it); `stop` ends a wait early (SIGINT/SIGTERM) and makes no further attempt.
+/// Runs a lane whose `plan` pre-flight admitted and whose `probe` found it available, like
+/// [`lane::run_lane`] without planning or probing again (each attempt re-verifies the egress,
+/// [`lane::admit_plan`]), retrying rate-limited attempts within the bounds of the module
+/// documentation. `on_retry` sees each attempt that is about to be retried (the journal records
+/// it); `stop` ends a wait early (SIGINT/SIGTERM) and makes no further attempt.
 pub fn run_lane_retrying(
     lane: &Lane,
+    plan: &LanePlan,
+    probe: &str,
     setup: &RunSetup<'_>,
     on_retry: &mut dyn FnMut(&Retrying),
     stop: &dyn Fn() -> bool,
@@ -315,7 +319,7 @@ pub fn run_lane_retrying(
     let mut deadline: Option<Instant> = None;
     let mut retries = 0;
     loop {
-        let mut admitted = match lane::admit(lane, setup) {
+        let mut admitted = match lane::admit_plan(plan.clone(), setup) {
             Ok(admitted) => admitted,
             Err(refusal) => return finished(Ok(Outcome::Unavailable(refusal)), retries),
         };
@@ -328,11 +332,7 @@ pub fn run_lane_retrying(
             .plan
             .timeout_ms
             .min(u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
-        let probe = match lane::probe_lane(lane, &admitted, setup) {
-            Ok(found) => found,
-            Err(refusal) => return finished(Ok(Outcome::Unavailable(refusal)), retries),
-        };
-        let completion = match lane::execute(lane, admitted, probe, setup) {
+        let completion = match lane::execute(lane, admitted, probe.to_owned(), setup) {
             Ok(done) => done,
             Err(failure) => return finished(Err(failure), retries),
         };

@@ -1,0 +1,234 @@
+//! Stage 2 of a review: the selection (review-workflow.md §4-§6). Normalize the config, pick
+//! the branch, detect (admit and probe, once per candidate lane), select, self-skip, and say
+//! what was chosen and why.
+
+use std::collections::BTreeMap;
+
+use super::exit::Exit;
+use super::preflight::{self, Probing};
+use super::request::Request;
+use super::selection::{self, ErrorKind, Normalized, Selection, Source};
+use crate::app::Context;
+use crate::output::{self, neutralize};
+use crate::plan::Refusal;
+use crate::registry::Registry;
+
+/// Each candidate lane's probe verdict (what was found, or why it is unavailable).
+pub type Verdicts = BTreeMap<String, Result<String, Refusal>>;
+
+/// The selected identities, with the detection they were selected from.
+pub struct Chosen {
+    /// The selection branch.
+    pub source: Source,
+    /// The selection (identities in run order, and the lanes excluded as not run).
+    pub selection: Selection,
+    /// The probe verdicts of the candidate lanes.
+    pub verdicts: Verdicts,
+}
+
+/// Selects the identities of the review, or the exit of a selection that failed.
+///
+/// # Errors
+///
+/// [`Exit::SelectionConfig`] or [`Exit::Selection`], after printing every error.
+pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Result<Chosen, Exit> {
+    let registry = &request.registry;
+    let lanes: Vec<String> = registry.lanes.iter().map(|l| l.slug.clone()).collect();
+    let explicit = &request.args.lanes;
+    let normalized = selection::normalize(&request.config, &lanes);
+    let source = selection::branch(explicit, request.args.all, &normalized);
+    let candidates = selection::candidates(source, explicit, &normalized, &lanes);
+    let (verdicts, undetected) = detect(registry, &candidates, probing);
+    if source != Source::ExplicitFlags {
+        report_undetected(context, &undetected);
+    }
+    let mut sel = selection::select(source, explicit, &normalized, &lanes, &verdicts);
+    let me = selection::self_identity(
+        request.args.self_slug.as_deref(),
+        context.env.agent_markers.antigravity_agent.as_deref(),
+        context.env.agent_markers.cursor_session_id.as_deref(),
+        context.env.agent_markers.claude_code_entrypoint.as_deref(),
+    );
+    if sel.errors.is_empty() {
+        selection::apply_self_skip(&mut sel, me.as_deref(), explicit);
+    }
+    explain_inactive_defaults(&mut sel, &normalized, registry);
+    for warning in &sel.warnings {
+        output::eprint_line(&format!("warning: {}", neutralize(warning)));
+    }
+    for info in &sel.infos {
+        context.info(&neutralize(info));
+    }
+    if !sel.errors.is_empty() {
+        for (_, error) in &sel.errors {
+            output::eprint_line(&format!("error: {error}"));
+        }
+        let config_error = sel
+            .errors
+            .iter()
+            .any(|(kind, _)| *kind == ErrorKind::Config);
+        return Err(if config_error {
+            Exit::SelectionConfig
+        } else {
+            Exit::Selection
+        });
+    }
+    explain_selection(context, registry, &sel, &verdicts);
+    let ids: Vec<&str> = sel.identities.iter().map(|i| i.id.as_str()).collect();
+    output::eprint_line(&format!(
+        "review: selection source={} reviewers={}",
+        source.as_str(),
+        ids.join(",")
+    ));
+    warn_ignored_models(registry, &sel);
+    Ok(Chosen {
+        source,
+        selection: sel,
+        verdicts,
+    })
+}
+
+/// Detection (§4): each candidate lane admitted and probed once. Returns the verdicts and the
+/// lines of the lanes not detected; a lane held back by a safety gate is warned about at once.
+fn detect(
+    registry: &Registry,
+    candidates: &[String],
+    probing: &Probing<'_>,
+) -> (Verdicts, Vec<String>) {
+    let mut verdicts = BTreeMap::new();
+    let mut undetected = Vec::new();
+    for slug in candidates {
+        let Some(lane) = registry.lane(slug) else {
+            continue;
+        };
+        let found = preflight::detect(lane, probing);
+        if let Err(refusal) = &found {
+            if refusal.reason.is_safety_gate() {
+                // Installed but held back: never folded into the summary, the fix matters.
+                output::eprint_line(&format!(
+                    "warning: reviewer {slug} is held back ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ));
+            } else {
+                undetected.push(format!(
+                    "reviewer {slug} not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ));
+            }
+        }
+        verdicts.insert(slug.clone(), found);
+    }
+    (verdicts, undetected)
+}
+
+/// Instances with a model on a lane that takes no model override: the CLI's default is used.
+fn warn_ignored_models(registry: &Registry, sel: &Selection) {
+    for identity in sel.identities.iter().filter(|i| i.instance) {
+        if let (Some(model), Some(lane)) = (&identity.model, registry.lane(&identity.cli)) {
+            if !super::lane_facts::accepts_model(lane) {
+                output::eprint_line(&format!(
+                    "warning: lane {} accepts no model override; model {:?} of instance {} is ignored and the CLI's own default is used",
+                    identity.cli,
+                    neutralize(model),
+                    identity.id
+                ));
+            }
+        }
+    }
+}
+
+/// With `-v`: why each discovered lane was or was not selected.
+fn explain_selection(context: &Context, registry: &Registry, sel: &Selection, verdicts: &Verdicts) {
+    if context.verbose == 0 {
+        return;
+    }
+    for lane in &registry.lanes {
+        let selected: Vec<&str> = sel
+            .identities
+            .iter()
+            .filter(|i| i.cli == lane.slug)
+            .map(|i| i.id.as_str())
+            .collect();
+        let why = if !selected.is_empty() {
+            format!("selected as {}", selected.join(", "))
+        } else {
+            match verdicts.get(&lane.slug) {
+                Some(Err(refusal)) => format!(
+                    "not selected: not detected ({}: {})",
+                    refusal.reason,
+                    neutralize(&refusal.detail)
+                ),
+                Some(Ok(_)) => {
+                    "not selected: detected, but skipped (self-skip or configuration)".to_owned()
+                }
+                None => format!(
+                    "not selected: not asked for (selection source {})",
+                    sel.source.as_str()
+                ),
+            }
+        };
+        context.verbose(&format!("lane {}: {why}", lane.slug));
+    }
+    for entry in registry.entries.iter().filter(|e| e.skip.is_some()) {
+        context.verbose(&format!(
+            "not selectable: {}",
+            crate::app::inactive::explain(entry)
+        ));
+    }
+}
+
+/// `review.default_reviewers` entries naming a lane that exists but is not active: the
+/// selection's "unknown slug" / "undefined instance" message becomes the lane's reason, source
+/// file and fixing command.
+fn explain_inactive_defaults(sel: &mut Selection, normalized: &Normalized, registry: &Registry) {
+    for slug in normalized.defaults.iter().flatten() {
+        let Some(entry) = crate::app::inactive::by_slug(registry, slug) else {
+            continue;
+        };
+        if registry.lane(slug).is_some() {
+            continue;
+        }
+        let explained = format!(
+            "review.default_reviewers names {slug}: {}",
+            crate::app::inactive::explain(entry)
+        );
+        let unknown = format!("unknown reviewer slug in review.default_reviewers: {slug}");
+        for warning in &mut sel.warnings {
+            if *warning == unknown {
+                warning.clone_from(&explained);
+            }
+        }
+        let undefined = format!("reviewer instance '{slug}' referenced in");
+        for (_, error) in &mut sel.errors {
+            if error.starts_with(&undefined) {
+                error.clone_from(&explained);
+            }
+        }
+    }
+}
+
+/// Lanes that were candidates but are not on this host: one summary line, each with its
+/// reason under `-v`.
+fn report_undetected(context: &Context, undetected: &[String]) {
+    if context.verbose > 0 {
+        for line in undetected {
+            context.info(line);
+        }
+        return;
+    }
+    match undetected.len() {
+        0 => {}
+        1 => context.info(&format!(
+            "1 lane not detected on this host ({}); -v says why",
+            undetected[0]
+                .strip_prefix("reviewer ")
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or("?")
+        )),
+        n => context.info(&format!(
+            "{n} lanes not detected on this host; -v lists them with the reason"
+        )),
+    }
+}

@@ -1,0 +1,277 @@
+//! Stage 6 of a review: the document (review-workflow.md §11-§12). REVIEWS.md from the
+//! results (never replacing a real review with a run that has none), the summary, the run dir
+//! removed or kept with the way to resume, and the exit.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::exit::Exit;
+use super::lane_facts;
+use super::prepared::say_kept;
+use super::preserve;
+use super::progress::{self, Mode, RULE};
+use super::results::Results;
+use super::reviews_md::{self, Doc, Entry, Fate};
+use super::rundir::{self, RunDir};
+use super::runner::{Done, Job, LaneResult};
+use super::subject::Subject;
+use crate::error::Failure;
+use crate::output::{self, neutralize};
+
+/// Writes REVIEWS.md and the summary; returns how the review ended.
+///
+/// # Errors
+///
+/// REVIEWS.md cannot be written.
+pub fn finish(
+    subject: &Subject,
+    run_dir: &RunDir,
+    done: &Results,
+    not_run: Vec<Entry>,
+) -> Result<Exit, Failure> {
+    // An explicitly named identity that could not run (§9): no REVIEWS.md.
+    if report_explicit_failures(done) && !done.interrupted {
+        say_kept(run_dir);
+        return Ok(Exit::ExplicitFailed);
+    }
+    let mut entries: Vec<Entry> = done
+        .jobs
+        .iter()
+        .zip(&done.results)
+        .map(|(job, result)| entry_of(run_dir, job, result))
+        .collect();
+    entries.extend(not_run);
+    let ran = done
+        .results
+        .iter()
+        .filter(|r| matches!(r.done, Done::Ran { .. }))
+        .count();
+    let real = done
+        .results
+        .iter()
+        .filter(|r| matches!(r.done, Done::Ran { stubbed: false }))
+        .count();
+    if ran == 0 && !done.interrupted {
+        output::eprint_line("error: no reviewer ran; REVIEWS.md was not written");
+        say_kept(run_dir);
+        return Ok(Exit::NoneRan);
+    }
+    let (phase, plans) = subject.phase_and_plans();
+    let doc = Doc {
+        phase,
+        subject: subject.label(),
+        reviewed_at: reviews_md::utc_now(),
+        plans,
+        entries,
+    };
+    // Decisions.md #14: a run without a real review never replaces one that has some.
+    let wanted = subject.output();
+    let kept_aside = real == 0 && preserve::must_keep(wanted);
+    let output_path: PathBuf = if kept_aside {
+        preserve::failed_path(wanted)
+    } else {
+        wanted.to_owned()
+    };
+    rundir::write_atomic(&output_path, &reviews_md::render(&doc))
+        .inspect_err(|_| say_kept(run_dir))?;
+    let exit = Exit::written(done.interrupted, real);
+    let summary = Summary {
+        subject,
+        run_dir,
+        output: &output_path,
+        count: real,
+        exit,
+        verdict: Verdict::of(done.interrupted, real, done.jobs.len()),
+    };
+    summary.print(done);
+    if kept_aside {
+        output::eprint_line(&format!(
+            "review: no reviewer produced a real review, so {} (which holds one) was kept; this run's result is {}",
+            wanted.display(),
+            output_path.display()
+        ));
+    }
+    close(run_dir, done, exit);
+    Ok(exit)
+}
+
+/// Reports every explicitly named identity that could not run; true when there was one.
+fn report_explicit_failures(done: &Results) -> bool {
+    let mut any = false;
+    for (job, result) in done.jobs.iter().zip(&done.results) {
+        if let (true, Done::Budget(refusal) | Done::Unavailable(refusal)) =
+            (job.explicit, &result.done)
+        {
+            output::eprint_line(&format!(
+                "error: explicit reviewer '{}' could not run ({}: {})",
+                job.identity.id,
+                refusal.reason,
+                neutralize(&refusal.detail)
+            ));
+            any = true;
+        }
+    }
+    any
+}
+
+/// The REVIEWS.md entry of one identity's result.
+fn entry_of(run_dir: &RunDir, job: &Job, result: &LaneResult) -> Entry {
+    let id = &job.identity.id;
+    let fate = match &result.done {
+        Done::Ran { stubbed } => Fate::Ran {
+            stubbed: *stubbed,
+            content: read_review(run_dir, id),
+        },
+        Done::Budget(_) => Fate::BudgetFailed {
+            content: read_review(run_dir, id),
+        },
+        Done::Unavailable(refusal) => Fate::NotRun {
+            reason: refusal.reason.to_string(),
+        },
+        Done::Cancelled => Fate::NotRun {
+            reason: "cancelled".to_owned(),
+        },
+        Done::Interrupted => Fate::Interrupted {
+            content: format!(
+                "{id} review not completed: the review run was interrupted (SIGINT/SIGTERM) {}.",
+                if result.started {
+                    "before this reviewer finished"
+                } else {
+                    "before this reviewer started"
+                }
+            ),
+        },
+    };
+    lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate)
+}
+
+fn read_review(run_dir: &RunDir, id: &str) -> String {
+    let name = format!("gsd-review-{}.md", crate::plan::safe_instance_name(id));
+    std::fs::read(run_dir.file(&name))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// A clean review removes its run dir; any other keeps it, with the way to resume.
+fn close(run_dir: &RunDir, done: &Results, exit: Exit) {
+    let resumable = done
+        .results
+        .iter()
+        .any(|r| !matches!(r.done, Done::Ran { stubbed: false }));
+    if exit.status() == 0 && !resumable {
+        run_dir.remove();
+        return;
+    }
+    output::eprint_line(&format!(
+        "review: resume with: gsd-lane review --resume {}",
+        run_dir.path.display()
+    ));
+    if done.interrupted {
+        output::eprint_line("review: interrupted; unfinished reviewers are marked not completed");
+    }
+    say_kept(run_dir);
+}
+
+/// How the run went, for the banner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Every reviewer that ran produced a real review.
+    Complete,
+    /// Some did, some did not (stub, budget failure, unavailable at run time).
+    Partial,
+    /// None did.
+    Failed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl Verdict {
+    fn of(interrupted: bool, real: usize, identities: usize) -> Verdict {
+        if interrupted {
+            Verdict::Interrupted
+        } else if real == 0 {
+            Verdict::Failed
+        } else if real < identities {
+            Verdict::Partial
+        } else {
+            Verdict::Complete
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Verdict::Complete => "REVIEW COMPLETE",
+            Verdict::Partial => "REVIEW PARTIAL",
+            Verdict::Failed => "REVIEW FAILED",
+            Verdict::Interrupted => "REVIEW INTERRUPTED",
+        }
+    }
+}
+
+/// The closing summary of a review that wrote REVIEWS.md.
+struct Summary<'a> {
+    subject: &'a Subject,
+    run_dir: &'a RunDir,
+    output: &'a Path,
+    count: usize,
+    exit: Exit,
+    verdict: Verdict,
+}
+
+impl Summary<'_> {
+    /// The `complete` event (`--json`) or the banner, then where REVIEWS.md went.
+    fn print(&self, done: &Results) {
+        if done.mode == Mode::Json {
+            self.event(done.interrupted);
+        } else {
+            output::print(&self.banner());
+        }
+        output::eprint_line(&format!("review: wrote {}", self.output.display()));
+    }
+
+    fn event(&self, interrupted: bool) {
+        let status = self.exit.status();
+        progress::event(&json!({
+            "event": "complete",
+            "reviews": self.output,
+            "count": self.count,
+            "status": status,
+            "interrupted": interrupted,
+            "verdict": self.verdict.title().trim_start_matches("REVIEW ").to_lowercase(),
+            "run_dir": (status != 0).then(|| self.run_dir.path.clone()),
+        }));
+    }
+
+    fn banner(&self) -> String {
+        let title = self.verdict.title();
+        let mut text = format!("{RULE}\n GSD ► {title}\n{RULE}\n\n");
+        let reviewers = reviewers(self.count);
+        match self.subject {
+            Subject::Phase(p) => text.push_str(&format!(
+                "Phase {} reviewed by {reviewers}.\n\nFull review: {}\n\nTo incorporate feedback into planning:\n  /gsd:plan-phase {} --reviews\n",
+                p.arg,
+                self.output
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                p.arg
+            )),
+            Subject::PromptFile { name, .. } => text.push_str(&format!(
+                "{name} reviewed by {reviewers}.\n\nFull review: {}\n",
+                self.output.display()
+            )),
+        }
+        text
+    }
+}
+
+/// `1 reviewer`, `2 reviewers`: lanes are not all AI (the example lane, coderabbit's diff
+/// checks), so the summary counts reviewers, not "AI systems".
+fn reviewers(count: usize) -> String {
+    if count == 1 {
+        "1 reviewer".to_owned()
+    } else {
+        format!("{count} reviewers")
+    }
+}

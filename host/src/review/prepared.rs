@@ -1,0 +1,76 @@
+//! Stage 3 of a review: the prepared run (review-workflow.md §7). The run dir (a resumed run
+//! reuses its own and locks it), the prompt and section files, and their hashes for the run
+//! record (a resumed run writes them to a scratch dir first, to compare with the recorded ones).
+
+use std::collections::BTreeMap;
+
+use super::record;
+use super::request::Request;
+use super::resume::RunLock;
+use super::rundir::RunDir;
+use crate::app::Context;
+use crate::error::Failure;
+use crate::output;
+
+/// A run dir holding the review's inputs.
+pub struct Prepared {
+    /// The run dir.
+    pub run_dir: RunDir,
+    /// Held while the review runs: no second review of this run dir meanwhile.
+    pub lock: RunLock,
+    /// Plan file names (phase form), `None` in the `--prompt-file` form.
+    pub plan_names: Option<Vec<String>>,
+    /// The hashes of the input files (run record).
+    pub input_hashes: BTreeMap<String, String>,
+}
+
+impl Prepared {
+    /// `failure`, after saying the run dir is kept.
+    pub fn kept(&self, failure: Failure) -> Failure {
+        say_kept(&self.run_dir);
+        failure
+    }
+}
+
+/// Creates (or reopens) the run dir and writes the inputs.
+///
+/// # Errors
+///
+/// The run dir cannot be created or locked, or an input cannot be written or hashed.
+pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure> {
+    let run_dir = match &request.past {
+        Some(past) => RunDir {
+            path: past.dir.clone(),
+        },
+        None => RunDir::create()?,
+    };
+    let lock = super::resume::lock(&run_dir.path)?;
+    let keep = |failure: Failure| -> Failure {
+        say_kept(&run_dir);
+        failure
+    };
+    let inputs_dir = match &request.past {
+        Some(_) => RunDir::create()?,
+        None => run_dir.clone(),
+    };
+    let plan_names = request
+        .subject
+        .write_inputs(&inputs_dir, context)
+        .map_err(keep)?;
+    let input_hashes = record::hash_inputs(&inputs_dir.path);
+    if request.past.is_some() {
+        inputs_dir.remove();
+    }
+    let input_hashes = input_hashes.map_err(keep)?;
+    Ok(Prepared {
+        run_dir,
+        lock,
+        plan_names,
+        input_hashes,
+    })
+}
+
+/// Prints that the run dir is kept (every review that does not end cleanly keeps it).
+pub fn say_kept(run_dir: &RunDir) {
+    output::eprint_line(&format!("review: run dir kept: {}", run_dir.path.display()));
+}

@@ -1,0 +1,98 @@
+//! Stage 1 of a review: the request. The user's arguments checked, the config loaded, a
+//! `--resume` merged with the recorded run, the sandbox mode and the subject resolved.
+
+use super::args::{self, ReviewArgs};
+use super::exit::Exit;
+use super::resume::PastRun;
+use super::subject::{self, usage, Subject};
+use crate::app::Context;
+use crate::config::ProjectConfig;
+use crate::error::Failure;
+use crate::output::{self, neutralize};
+use crate::registry::Registry;
+use crate::sandbox::SandboxMode;
+
+/// A review request ready for selection.
+pub struct Request {
+    /// The arguments (a resumed run's recorded ones, with this invocation's on top).
+    pub args: ReviewArgs,
+    /// The lanes.
+    pub registry: Registry,
+    /// Project configuration.
+    pub config: ProjectConfig,
+    /// The run a `--resume` continues.
+    pub past: Option<PastRun>,
+    /// How spawned lanes are confined.
+    pub sandbox: SandboxMode,
+    /// What is reviewed.
+    pub subject: Subject,
+}
+
+/// Resolves the request, or the exit of a review that stops before selection.
+///
+/// # Errors
+///
+/// Usage errors, an unusable config, a run that cannot be resumed, an unreadable subject.
+pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, Exit>, Failure> {
+    let registry = context.registry();
+    for warning in args::collisions(&context.command_line(), &registry) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    }
+    if refuse_inactive_flags(&registry, given) {
+        return Ok(Err(Exit::InactiveLaneFlag));
+    }
+    given.check().map_err(|m| usage(&m))?;
+    let config = context.config_checked()?;
+    let (args, past) = if given.resuming() {
+        let (args, past) = resumed(context, given, &registry, &config)?;
+        (args, Some(past))
+    } else {
+        (given.clone(), None)
+    };
+    let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
+    let subject = subject::locate(context, &args, &config)?;
+    Ok(Ok(Request {
+        args,
+        registry,
+        config,
+        past,
+        sandbox,
+        subject,
+    }))
+}
+
+/// `--resume`: the recorded run and its own arguments merged with this invocation's.
+fn resumed(
+    context: &Context,
+    given: &ReviewArgs,
+    registry: &Registry,
+    config: &ProjectConfig,
+) -> Result<(ReviewArgs, PastRun), Failure> {
+    let key = if given.phase.is_some() || given.prompt_file.is_some() {
+        let mut lookup = given.clone();
+        lookup.out.get_or_insert_with(|| ".".to_owned());
+        Some(subject::locate(context, &lookup, config)?.key())
+    } else {
+        None
+    };
+    let past = crate::app::resume::target(given, key.as_ref(), &context.env.cwd)?;
+    let args = crate::app::resume::merged_request(&past, given, registry, context.command_line())?;
+    Ok((args, past))
+}
+
+/// Lane flags naming lanes that exist but are not active: each reported with its reason, its
+/// source file and the fixing command; true when there is any (the review stops before
+/// anything is invoked).
+fn refuse_inactive_flags(registry: &Registry, request: &ReviewArgs) -> bool {
+    let mut any = false;
+    for flag in &request.inactive_flags {
+        if let Some(entry) = crate::app::inactive::by_flag(registry, flag) {
+            output::eprint_line(&format!(
+                "error: {flag}: {}; nothing was invoked",
+                crate::app::inactive::explain(entry)
+            ));
+            any = true;
+        }
+    }
+    any
+}

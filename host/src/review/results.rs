@@ -1,0 +1,262 @@
+//! Stage 5 of a review: the results (review-workflow.md §9-§10). The identities run with the
+//! progress display (a resumed run runs only those it does not keep), their results merged in
+//! run order and written to `gsd-review-lane-results.jsonl`.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+use serde_json::json;
+
+use super::choose::Chosen;
+use super::lane_facts;
+use super::prepared::Prepared;
+use super::progress::{self, Ending, Mode, Progress, Row};
+use super::request::Request;
+use super::resume::Decision;
+use super::runner::{self, Done, Event, Job, LaneResult, Shared};
+use super::verdicts::Verdicts;
+use crate::app::Context;
+use crate::error::Failure;
+use crate::output::{self, neutralize};
+use crate::plan::Refusal;
+
+/// Every identity's result, in run order.
+pub struct Results {
+    /// The identities, in run order.
+    pub jobs: Vec<Job>,
+    /// Their results (kept ones of a resumed run as recorded).
+    pub results: Vec<LaneResult>,
+    /// Whether SIGINT/SIGTERM ended the run.
+    pub interrupted: bool,
+    /// How progress was shown (the summary follows it).
+    pub mode: Mode,
+}
+
+/// Runs the identities pre-flight cleared, with progress.
+///
+/// # Errors
+///
+/// The results journal cannot be opened.
+pub fn run(
+    context: &Context,
+    request: &Request,
+    chosen: &Chosen,
+    prepared: &Prepared,
+    verdicts: &Verdicts,
+) -> Result<Results, Failure> {
+    let mode = mode_of(request.args.json);
+    let decision = &verdicts.decision;
+    let all_jobs = verdicts.jobs.clone();
+    let (kept_jobs, jobs) = split_kept(&all_jobs, decision);
+    if let Some(past) = &request.past {
+        crate::app::resume::announce(&past.dir, &kept_jobs, &jobs);
+    }
+    let rows = jobs
+        .iter()
+        .map(|job| Row {
+            id: job.identity.id.clone(),
+            display: lane_facts::display(&job.identity, &job.lane),
+        })
+        .collect();
+    let mut display = Progress::new(mode, rows);
+    let ids: Vec<&str> = chosen
+        .selection
+        .identities
+        .iter()
+        .map(|i| i.id.as_str())
+        .collect();
+    display.banner(
+        &request.subject.label(),
+        &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path}),
+    );
+    let shared = shared(context, request, prepared, decision)?;
+    let max_jobs = request
+        .args
+        .jobs
+        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
+        show(context, &mut display, event, jobs);
+    });
+    display.finish();
+    let results = merge_kept(&all_jobs, decision, &jobs, results);
+    write_results(&prepared.run_dir, &all_jobs, &results);
+    Ok(Results {
+        jobs: all_jobs,
+        results,
+        interrupted,
+        mode,
+    })
+}
+
+/// Live progress on a terminal, plain lines otherwise, JSON events with `--json`.
+fn mode_of(json: bool) -> Mode {
+    if json {
+        Mode::Json
+    } else if std::io::stdout().is_terminal() {
+        Mode::Tty
+    } else {
+        Mode::Plain
+    }
+}
+
+/// What every lane thread shares.
+fn shared(
+    context: &Context,
+    request: &Request,
+    prepared: &Prepared,
+    decision: &Decision,
+) -> Result<Shared, Failure> {
+    let journal =
+        super::journal::Journal::open(&prepared.run_dir.path).map_err(|f| prepared.kept(f))?;
+    Ok(Shared {
+        sandbox: request.sandbox,
+        config: request.config.clone(),
+        env: context.env.clone(),
+        project_root: context.project_root.clone(),
+        run_dir: prepared.run_dir.clone(),
+        repo_root: super::subject::repo_root(&context.env.cwd),
+        lock_dir: context.lock_dir(),
+        plan_names: prepared.plan_names.clone(),
+        journal: Some(std::sync::Arc::new(journal)),
+        prior_attempts: decision.attempts.clone(),
+    })
+}
+
+/// Shows one runner event: the progress line, a skipped discovered identity, the repository
+/// changes a lane made (`--json`).
+fn show(context: &Context, display: &mut Progress, event: &Event, jobs: &[Job]) {
+    match event {
+        Event::Started(index) => display.started(*index),
+        Event::Finished(index, result) => {
+            let job = jobs.get(*index);
+            if let (Done::Unavailable(refusal), Some(job)) = (&result.done, job) {
+                if !job.explicit {
+                    context.info(&format!(
+                        "reviewer {} skipped ({}: {})",
+                        job.identity.id,
+                        refusal.reason,
+                        neutralize(&refusal.detail)
+                    ));
+                }
+            }
+            display.ended(*index, ending_of(result));
+            if let (Mode::Json, Some(job)) = (display.mode(), job) {
+                if !result.repository_changes.is_empty() {
+                    progress::event(&json!({
+                        "event": "repository_changed",
+                        "identity": job.identity.id,
+                        "changes": result.repository_changes,
+                    }));
+                }
+            }
+        }
+        Event::Interrupted => {}
+    }
+}
+
+/// The progress line's ending of a result.
+fn ending_of(result: &LaneResult) -> Ending {
+    match &result.done {
+        Done::Ran { stubbed: false } => Ending::Review,
+        Done::Ran { stubbed: true } => Ending::Stub,
+        Done::Budget(refusal) | Done::Unavailable(refusal) => {
+            Ending::Skipped(refusal.reason.to_string())
+        }
+        Done::Cancelled => Ending::Skipped("cancelled".to_owned()),
+        Done::Interrupted => Ending::Interrupted,
+    }
+}
+
+/// Splits the jobs into those a resumed run keeps and those it runs (re-indexed from 0 for
+/// the runner, run order kept).
+fn split_kept(jobs: &[Job], decision: &Decision) -> (Vec<Job>, Vec<Job>) {
+    let (kept, run): (Vec<Job>, Vec<Job>) = jobs
+        .iter()
+        .cloned()
+        .partition(|job| decision.kept.contains_key(&job.identity.id));
+    let run = run
+        .into_iter()
+        .enumerate()
+        .map(|(index, job)| Job { index, ..job })
+        .collect();
+    (kept, run)
+}
+
+/// The results of every job in run order: kept ones as recorded, the others as they ran now.
+fn merge_kept(
+    jobs: &[Job],
+    decision: &Decision,
+    ran_jobs: &[Job],
+    ran: Vec<LaneResult>,
+) -> Vec<LaneResult> {
+    let mut ran: BTreeMap<String, LaneResult> = ran_jobs
+        .iter()
+        .map(|job| job.identity.id.clone())
+        .zip(ran)
+        .collect();
+    jobs.iter()
+        .map(|job| match decision.kept.get(&job.identity.id) {
+            Some(kept) => LaneResult {
+                done: Done::Ran { stubbed: false },
+                metadata: kept.metadata.clone(),
+                started: true,
+                retries: 0,
+                repository_changes: Vec::new(),
+            },
+            None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
+                done: Done::Interrupted,
+                metadata: None,
+                started: false,
+                retries: 0,
+                repository_changes: Vec::new(),
+            }),
+        })
+        .collect()
+}
+
+/// `gsd-review-lane-results.jsonl`: one compact object per identity, in run order.
+fn write_results(run_dir: &super::rundir::RunDir, jobs: &[Job], results: &[LaneResult]) {
+    let mut text = String::new();
+    for (job, result) in jobs.iter().zip(results) {
+        text.push_str(&format!("{}\n", result_line(job, result)));
+    }
+    if let Err(failure) = run_dir.write("gsd-review-lane-results.jsonl", &text) {
+        output::eprint_line(&format!("warning: {failure}"));
+    }
+}
+
+/// One identity's line of the results file.
+fn result_line(job: &Job, result: &LaneResult) -> serde_json::Value {
+    let mut value = json!({"slug": job.lane.slug, "ok": result.ok()});
+    let Some(map) = value.as_object_mut() else {
+        return value;
+    };
+    let stubbed = matches!(result.done, Done::Ran { stubbed: true });
+    map.insert("stubbed".into(), json!(stubbed));
+    let refusal: Option<&Refusal> = match &result.done {
+        Done::Budget(r) | Done::Unavailable(r) => Some(r),
+        _ => None,
+    };
+    if let Some(refusal) = refusal {
+        map.insert("reason".into(), json!(refusal.reason));
+        map.insert("detail".into(), json!(refusal.detail));
+    }
+    match result.done {
+        Done::Interrupted => {
+            map.insert(
+                "detail".into(),
+                json!("interrupted before the lane finished"),
+            );
+            map.insert("interrupted".into(), json!(true));
+        }
+        Done::Cancelled => {
+            map.insert(
+                "detail".into(),
+                json!("not started: an explicitly named reviewer failed"),
+            );
+        }
+        _ => {}
+    }
+    map.insert("identity".into(), json!(job.identity.id));
+    value
+}
