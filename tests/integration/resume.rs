@@ -224,9 +224,10 @@ fn resume_after_ctrl_c_runs_the_interrupted_lanes() {
         .spawn()
         .expect("spawn");
     let pid = child.id();
+    // Interrupt only once alpha's result is journaled (its lane exiting is not enough: the
+    // runner records the result a moment later) and beta is running.
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !(lab.marks("beta").iter().any(|m| m.kind == "child")
-        && lab.marks("alpha").iter().any(|m| m.kind == "end"))
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child") && journaled_review(&lab, "alpha"))
     {
         assert!(Instant::now() < deadline, "lanes did not start");
         std::thread::sleep(Duration::from_millis(20));
@@ -246,6 +247,21 @@ fn resume_after_ctrl_c_runs_the_interrupted_lanes() {
     assert_eq!(starts(&lab, "alpha"), 1);
     assert_eq!(starts(&lab, "beta"), 2);
     assert_eq!(normalize(&lab.reviews()), one_shot(&["alpha", "beta"]));
+}
+
+/// True once a run dir under the lab's TMPDIR journals a finished review of `identity`.
+fn journaled_review(lab: &Lab, identity: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(&lab.tmp) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let journal = entry.path().join("gsd-review-journal.jsonl");
+        std::fs::read_to_string(journal).is_ok_and(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .any(|line| line["identity"] == identity && line["status"] == "review")
+        })
+    })
 }
 
 fn assert_refused(lab: &Lab, dir: &Path, needle: &str) {
