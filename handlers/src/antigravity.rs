@@ -618,10 +618,8 @@ mod tests {
 
     /// The shipped antigravity plan (§15, config model `A`), sidecar in a fresh temp dir.
     fn request(tag: &str, repo_root: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("antigravity-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir =
+            gsd_lane_sdk::testing::scratch_dir(&format!("antigravity-{tag}")).expect("temp dir");
         let mut req = testing_request_spawn("antigravity", "agy");
         req.repo_root = repo_root.to_owned();
         req.plan.err_path = dir.join("gsd-review-antigravity.err").display().to_string();

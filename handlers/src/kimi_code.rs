@@ -180,10 +180,8 @@ mod tests {
     const ANSWER: &str = "## Summary\n\nThe plan is sound. MARKER-42\n\n## Concerns\n\n- **Tests**: missing for the ledger (MEDIUM)\n\n```python\n# keep\nprint('x')\n```\n";
 
     fn request(tag: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("kimi-code-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir =
+            gsd_lane_sdk::testing::scratch_dir(&format!("kimi-code-{tag}")).expect("temp dir");
         let mut req = testing_request_spawn("kimi-code", "kimi");
         req.plan.err_path = dir.join("gsd-review-kimi-code.err").display().to_string();
         req.plan.shape = PlanShape::Spawn(SpawnPlan {

@@ -176,10 +176,7 @@ mod tests {
 
     /// A request shaped like the shipped opencode plan, artifacts in a fresh temp dir.
     fn request(tag: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("opencode-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = gsd_lane_sdk::testing::scratch_dir(&format!("opencode-{tag}")).expect("temp dir");
         let mut req = testing_request_spawn("opencode", "opencode");
         req.plan.err_path = dir.join("gsd-review-opencode.err").display().to_string();
         req.plan.shape = PlanShape::Spawn(SpawnPlan {

@@ -281,6 +281,23 @@ impl Effects for FakeEffects {
     }
 }
 
+/// A directory for a handler test's real files (the stderr sidecar [`FakeEffects`] writes),
+/// `gsd-lane-handlers-tests/<tag>` under the system temp dir, created if missing.
+///
+/// Handler crates may not touch the file system themselves (their clippy configuration
+/// disallows `std::fs` and `std::env`), so their tests ask for the directory here.
+///
+/// # Errors
+///
+/// The I/O error when the directory cannot be created.
+pub fn scratch_dir(tag: &str) -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir()
+        .join("gsd-lane-handlers-tests")
+        .join(tag);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
 fn floor_char_boundary(text: &str, max: usize) -> usize {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
