@@ -127,14 +127,16 @@ impl Handler for Antigravity {
                 .push("agy --help does not mention --add-dir (or failed): nothing inserted".into());
         }
 
-        let report = effects.spawn(&SpawnRequest {
-            program: spawn.binary.clone(),
-            args,
-            stdin: spawn.stdin.as_ref().map(PathBuf::from),
-            stdout: StdoutSink::Memory(STDOUT_CAP),
-            stderr_path: Some(PathBuf::from(&plan.err_path)),
-            timeout: effects.remaining(),
-        });
+        let report = effects.spawn(
+            &SpawnRequest::new(
+                spawn.binary.clone(),
+                args,
+                StdoutSink::Memory(STDOUT_CAP),
+                effects.remaining(),
+            )
+            .with_stdin(spawn.stdin.as_ref().map(PathBuf::from))
+            .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
+        );
 
         // Layer 1: stdout, only from a clean exit.
         let mut review = String::new();
@@ -556,14 +558,12 @@ fn adjust_prompt(argv: &[String], prompt_path: &str, repo_root: &str) -> (Vec<St
 /// A run that could not start, timed out or overflowed adds nothing; the exit status is not
 /// consulted (as for `command-capability` probes).
 fn help_mentions_add_dir(effects: &dyn Effects, binary: &str) -> bool {
-    let report = effects.spawn(&SpawnRequest {
-        program: binary.to_owned(),
-        args: vec!["--help".to_owned()],
-        stdin: None,
-        stdout: StdoutSink::Memory(HELP_CAP),
-        stderr_path: None,
-        timeout: HELP_TIMEOUT.min(effects.remaining()),
-    });
+    let report = effects.spawn(&SpawnRequest::new(
+        binary.to_owned(),
+        vec!["--help".to_owned()],
+        StdoutSink::Memory(HELP_CAP),
+        HELP_TIMEOUT.min(effects.remaining()),
+    ));
     report.error.is_none() && format!("{}\n{}", report.stdout, report.stderr).contains("--add-dir")
 }
 
@@ -590,8 +590,9 @@ fn is_empty(text: &str) -> bool {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
+    use gsd_lane_sdk::testing::request_spawn;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
-    use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
+    use gsd_lane_sdk::{OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
 
     const HOME: &str = "/home/u";
@@ -620,7 +621,7 @@ mod tests {
     fn request(tag: &str, repo_root: &str) -> LaneRequest {
         let dir =
             gsd_lane_sdk::testing::scratch_dir(&format!("antigravity-{tag}")).expect("temp dir");
-        let mut req = testing_request_spawn("antigravity", "agy");
+        let mut req = request_spawn("antigravity", "agy");
         req.repo_root = repo_root.to_owned();
         req.plan.err_path = dir.join("gsd-review-antigravity.err").display().to_string();
         let mut argv: Vec<String> = ["--print-timeout", "540s", "--model", "A", "-p"]

@@ -955,7 +955,7 @@ mod tests {
             .file("/f", "text")
             .http_answer("http://h/x", 201, "body")
             .process(FakeProcess::prints("abcdef").exit(3));
-        let mut req = crate::testing_request_spawn("lane", "tool");
+        let mut req = crate::testing::request_spawn("lane", "tool");
         req.repo_root = "/the repo".into();
         let out = loaded.run(&fx, &req).expect("runs");
         assert_eq!(out.review, "abc", "the host's memory cap applied");
@@ -981,14 +981,17 @@ mod tests {
     fn a_panicking_module_handler_is_an_error_not_an_abort() {
         let loaded = LoadedHandler::new(handler_to_ffi(Panics)).expect("checks pass");
         let err = loaded
-            .run(&FakeEffects::new(), &crate::testing_request_spawn("x", "x"))
+            .run(
+                &FakeEffects::new(),
+                &crate::testing::request_spawn("x", "x"),
+            )
             .expect_err("panic becomes an error");
         assert!(err.message.contains("panicked"), "{err}");
     }
 
     #[test]
     fn plans_survive_the_json_wire_form() {
-        let spawn = crate::testing_request_spawn("x", "tool").plan;
+        let spawn = crate::testing::request_spawn("x", "tool").plan;
         let text = serde_json::to_string(&spawn).expect("encodes");
         assert_eq!(
             serde_json::from_str::<LanePlan>(&text).expect("decodes"),

@@ -10,7 +10,8 @@ use crate::plan::{LaneRequest, Transport};
 /// The closed set of first-party handler names a descriptor may write in `reviewer.handler`.
 ///
 /// The vocabulary is fixed by the manifest specification; a name outside it is a validation
-/// error, and a member this build does not implement fails closed at run time.
+/// error, and a member this build does not implement fails closed at run time. Exhaustive on
+/// purpose: the set is closed, and the host's registry must implement or refuse every member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HandlerName {
     /// `antigravity`: the `agy` CLI (three-layer output recovery).

@@ -4,8 +4,7 @@ use std::ffi::OsStr;
 use std::time::Duration;
 
 use gsd_lane_sdk::{
-    Effects, HttpMethod, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest,
-    StdoutSink,
+    Effects, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest, StdoutSink,
 };
 
 use super::path_lookup::find_executable;
@@ -51,14 +50,12 @@ pub fn check(
                     format!("{binary} is not on PATH"),
                 ));
             }
-            let report = effects.spawn(&SpawnRequest {
-                program: binary.clone(),
-                args: vec!["--help".to_owned()],
-                stdin: None,
-                stdout: StdoutSink::Memory(HELP_BYTES),
-                stderr_path: None,
-                timeout: Duration::from_millis(*timeout_ms),
-            });
+            let report = effects.spawn(&SpawnRequest::new(
+                binary.clone(),
+                vec!["--help".to_owned()],
+                StdoutSink::Memory(HELP_BYTES),
+                Duration::from_millis(*timeout_ms),
+            ));
             if report.error == Some(SpawnError::TimedOut) {
                 return Err(Refusal::new(
                     Reason::ProbeTimeout,
@@ -85,12 +82,10 @@ pub fn check(
                 ));
             };
             let url = crate::config::join_lane_path(&host, path);
-            match effects.http(&HttpRequest {
-                method: HttpMethod::Get,
-                url: url.clone(),
-                json_body: None,
-                timeout: Duration::from_millis(*timeout_ms),
-            }) {
+            match effects.http(&HttpRequest::get(
+                url.clone(),
+                Duration::from_millis(*timeout_ms),
+            )) {
                 HttpReport::Response { status, .. } if (200..300).contains(&status) => {
                     Ok(format!("GET {url} answered {status}"))
                 }
