@@ -74,10 +74,7 @@ impl FakeProcess {
     pub fn prints(stdout: &str) -> FakeProcess {
         FakeProcess {
             stdout: stdout.to_owned(),
-            report: SpawnReport {
-                exit_code: Some(0),
-                ..SpawnReport::default()
-            },
+            report: SpawnReport::exited(0),
             ..FakeProcess::default()
         }
     }
