@@ -49,7 +49,8 @@
 //! - `abi` (off by default): the `abi` module, the ABI-stable face of [`Handler`] and [`Effects`]
 //!   (abi_stable), so a handler can be built as a `cdylib` and loaded by a host built with its
 //!   `dynamic-handlers` feature for one debugging run (`gsd-lane run <slug> --handler-module`).
-//!   The default build never compiles abi_stable.
+//!   A build of the default members (`cargo build`, `cargo test`) never compiles abi_stable;
+//!   `--workspace` does, because the handler-module crates enable the feature.
 //!
 //! [`testing`] (the scripted [`testing::FakeEffects`] and [`testing::request_spawn`]) is always
 //! available: it is plain code with no dependency, so it needs no feature.
