@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gsd_lane_sdk::{
-    Effects, FileRead, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest,
-    SpawnRequest, StdoutSink, Transport,
+    Effects, FileRead, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnPlan,
+    SpawnReport, SpawnRequest, StdoutSink, Transport,
 };
 use serde_json::Value;
 
@@ -100,79 +100,28 @@ impl Handler for Antigravity {
         let lock = effects.lock(&lock_key(repo_root), effects.remaining())?;
         let home = effects.home_dir();
         let mark = take_watermark(effects, home.as_deref(), repo_root);
-        out.notes.push(format!(
-            "watermark conv={} lines={}{}",
-            if mark.conv_id.is_empty() {
-                "-"
-            } else {
-                &mark.conv_id
-            },
-            mark.lines,
-            if mark.unreadable { " unreadable" } else { "" }
-        ));
+        out.notes.push(watermark_note(&mark));
 
-        let (mut args, replaced) = adjust_prompt(&spawn.argv, &plan.prompt_path, repo_root);
-        if replaced > 0 {
-            out.notes.push(format!(
-                "replaced {replaced} file-ref prompt element(s) with the antigravity variant"
-            ));
-        }
-        if help_mentions_add_dir(effects, &spawn.binary) {
-            insert_add_dir(&mut args, repo_root);
-            out.notes.push(format!(
-                "agy --help mentions --add-dir: inserted --add-dir {repo_root}"
-            ));
-        } else {
-            out.notes
-                .push("agy --help does not mention --add-dir (or failed): nothing inserted".into());
-        }
-
-        let report = effects.spawn(&SpawnRequest {
-            program: spawn.binary.clone(),
-            args,
-            stdin: spawn.stdin.as_ref().map(PathBuf::from),
-            stdout: StdoutSink::Memory(STDOUT_CAP),
-            stderr_path: Some(PathBuf::from(&plan.err_path)),
-            timeout: effects.remaining(),
-        });
+        let args = invocation_args(effects, spawn, &plan.prompt_path, repo_root, &mut out.notes);
+        let report = effects.spawn(
+            &SpawnRequest::new(
+                spawn.binary.clone(),
+                args,
+                StdoutSink::Memory(STDOUT_CAP),
+                effects.remaining(),
+            )
+            .with_stdin(spawn.stdin.as_ref().map(PathBuf::from))
+            .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
+        );
 
         // Layer 1: stdout, only from a clean exit.
-        let mut review = String::new();
-        if report.succeeded() {
-            review = report.stdout;
-            if !is_empty(&review) {
-                out.source = Some("stdout".into());
-            }
-        } else {
-            let how = match (&report.error, report.exit_code) {
-                (Some(error), _) => format!("spawn error {}", error.code()),
-                (None, Some(code)) => format!("exit {code}"),
-                (None, None) => "no exit status".to_owned(),
-            };
-            out.notes.push(format!("stdout discarded ({how})"));
-        }
-
+        let mut review = stdout_layer(report, &mut out);
         // Layer 2: transcript fallback, still under the lock.
         if is_empty(&review) {
-            let current = lookup_conversation(effects, home.as_deref(), repo_root);
-            let transcript = match (&current, home.as_deref()) {
-                (Some(id), Some(home)) => {
-                    effects.read_text(&transcript_path(home, id), TRANSCRIPT_CAP)
-                }
-                _ => FileRead::Missing,
-            };
-            match fallback(&mark, current.as_deref(), &transcript) {
-                Some(text) if !is_empty(&text) => {
-                    out.notes.push(format!(
-                        "review from transcript conv={}",
-                        current.as_deref().unwrap_or("-")
-                    ));
-                    review = text;
-                    out.source = Some("transcript".into());
-                }
-                _ => out
-                    .notes
-                    .push("no post-watermark transcript response".into()),
+            if let Some(text) =
+                transcript_layer(effects, home.as_deref(), repo_root, &mark, &mut out)
+            {
+                review = text;
             }
         }
         drop(lock);
@@ -187,19 +136,7 @@ impl Handler for Antigravity {
 
         if is_empty(&review) {
             out.source = None;
-            let log = match home.as_deref() {
-                Some(home) => effects.read_text(&agy_dir(home).join("cli.log"), LOG_CAP),
-                None => FileRead::Missing,
-            };
-            let log_hint = match &log {
-                FileRead::Text(text) => log_hint(text),
-                FileRead::Missing | FileRead::Unreadable(_) => None,
-            };
-            let stderr = match effects.read_text(Path::new(&plan.err_path), SIDECAR_CAP) {
-                FileRead::Text(text) => text,
-                FileRead::Missing | FileRead::Unreadable(_) => String::new(),
-            };
-            out.own_stub = Some(diagnostic_stub(log_hint.as_deref(), &stderr));
+            out.own_stub = Some(own_stub(effects, home.as_deref(), &plan.err_path));
             out.notes
                 .push("layer 3: nothing from stdout or the transcript; diagnostic stub".into());
         } else {
@@ -207,6 +144,112 @@ impl Handler for Antigravity {
         }
         Ok(out)
     }
+}
+
+/// The run report's note on the watermark taken before the run.
+fn watermark_note(mark: &Watermark) -> String {
+    format!(
+        "watermark conv={} lines={}{}",
+        if mark.conv_id.is_empty() {
+            "-"
+        } else {
+            &mark.conv_id
+        },
+        mark.lines,
+        if mark.unreadable { " unreadable" } else { "" }
+    )
+}
+
+/// The argument vector agy runs with: the plan's, with the antigravity prompt variant and, when
+/// `agy --help` mentions it, `--add-dir <repo_root>`; each change noted in `notes`.
+fn invocation_args(
+    effects: &dyn Effects,
+    spawn: &SpawnPlan,
+    prompt_path: &str,
+    repo_root: &str,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let (mut args, replaced) = adjust_prompt(&spawn.argv, prompt_path, repo_root);
+    if replaced > 0 {
+        notes.push(format!(
+            "replaced {replaced} file-ref prompt element(s) with the antigravity variant"
+        ));
+    }
+    if help_mentions_add_dir(effects, &spawn.binary) {
+        insert_add_dir(&mut args, repo_root);
+        notes.push(format!(
+            "agy --help mentions --add-dir: inserted --add-dir {repo_root}"
+        ));
+    } else {
+        notes.push("agy --help does not mention --add-dir (or failed): nothing inserted".into());
+    }
+    args
+}
+
+/// Layer 1: the stdout of a clean exit (source `stdout` when not empty); otherwise empty, with
+/// a note saying why stdout was discarded.
+fn stdout_layer(report: SpawnReport, out: &mut HandlerOutput) -> String {
+    if report.succeeded() {
+        if !is_empty(&report.stdout) {
+            out.source = Some("stdout".into());
+        }
+        return report.stdout;
+    }
+    let how = match (&report.error, report.exit_code) {
+        (Some(error), _) => format!("spawn error {}", error.code()),
+        (None, Some(code)) => format!("exit {code}"),
+        (None, None) => "no exit status".to_owned(),
+    };
+    out.notes.push(format!("stdout discarded ({how})"));
+    String::new()
+}
+
+/// Layer 2: the workspace's transcript response written after the watermark (source
+/// `transcript`), or `None`, each noted in `out`.
+fn transcript_layer(
+    effects: &dyn Effects,
+    home: Option<&Path>,
+    repo_root: &str,
+    mark: &Watermark,
+    out: &mut HandlerOutput,
+) -> Option<String> {
+    let current = lookup_conversation(effects, home, repo_root);
+    let transcript = match (&current, home) {
+        (Some(id), Some(home)) => effects.read_text(&transcript_path(home, id), TRANSCRIPT_CAP),
+        _ => FileRead::Missing,
+    };
+    match fallback(mark, current.as_deref(), &transcript) {
+        Some(text) if !is_empty(&text) => {
+            out.notes.push(format!(
+                "review from transcript conv={}",
+                current.as_deref().unwrap_or("-")
+            ));
+            out.source = Some("transcript".into());
+            Some(text)
+        }
+        _ => {
+            out.notes
+                .push("no post-watermark transcript response".into());
+            None
+        }
+    }
+}
+
+/// The handler's own diagnostic stub: the last lines of agy's log and the stderr sidecar.
+fn own_stub(effects: &dyn Effects, home: Option<&Path>, err_path: &str) -> String {
+    let log = match home {
+        Some(home) => effects.read_text(&agy_dir(home).join("cli.log"), LOG_CAP),
+        None => FileRead::Missing,
+    };
+    let log_hint = match &log {
+        FileRead::Text(text) => log_hint(text),
+        FileRead::Missing | FileRead::Unreadable(_) => None,
+    };
+    let stderr = match effects.read_text(Path::new(err_path), SIDECAR_CAP) {
+        FileRead::Text(text) => text,
+        FileRead::Missing | FileRead::Unreadable(_) => String::new(),
+    };
+    diagnostic_stub(log_hint.as_deref(), &stderr)
 }
 
 /// The lock key of a workspace: `antigravity:` + the lower-cased repo root.
@@ -556,14 +599,12 @@ fn adjust_prompt(argv: &[String], prompt_path: &str, repo_root: &str) -> (Vec<St
 /// A run that could not start, timed out or overflowed adds nothing; the exit status is not
 /// consulted (as for `command-capability` probes).
 fn help_mentions_add_dir(effects: &dyn Effects, binary: &str) -> bool {
-    let report = effects.spawn(&SpawnRequest {
-        program: binary.to_owned(),
-        args: vec!["--help".to_owned()],
-        stdin: None,
-        stdout: StdoutSink::Memory(HELP_CAP),
-        stderr_path: None,
-        timeout: HELP_TIMEOUT.min(effects.remaining()),
-    });
+    let report = effects.spawn(&SpawnRequest::new(
+        binary.to_owned(),
+        vec!["--help".to_owned()],
+        StdoutSink::Memory(HELP_CAP),
+        HELP_TIMEOUT.min(effects.remaining()),
+    ));
     report.error.is_none() && format!("{}\n{}", report.stdout, report.stderr).contains("--add-dir")
 }
 
@@ -590,8 +631,9 @@ fn is_empty(text: &str) -> bool {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
+    use gsd_lane_sdk::testing::request_spawn;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
-    use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
+    use gsd_lane_sdk::{OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
 
     const HOME: &str = "/home/u";
@@ -618,11 +660,9 @@ mod tests {
 
     /// The shipped antigravity plan (§15, config model `A`), sidecar in a fresh temp dir.
     fn request(tag: &str, repo_root: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("antigravity-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut req = testing_request_spawn("antigravity", "agy");
+        let dir =
+            gsd_lane_sdk::testing::scratch_dir(&format!("antigravity-{tag}")).expect("temp dir");
+        let mut req = request_spawn("antigravity", "agy");
         req.repo_root = repo_root.to_owned();
         req.plan.err_path = dir.join("gsd-review-antigravity.err").display().to_string();
         let mut argv: Vec<String> = ["--print-timeout", "540s", "--model", "A", "-p"]

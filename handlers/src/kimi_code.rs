@@ -164,9 +164,10 @@ fn content_text(content: &Value) -> Option<String> {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
+    use gsd_lane_sdk::testing::request_spawn;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
     use gsd_lane_sdk::StdoutSink;
-    use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
+    use gsd_lane_sdk::{OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
 
     /// Kimi Code 2.1.0's real stream-json output for a review that read a file first.
@@ -180,11 +181,9 @@ mod tests {
     const ANSWER: &str = "## Summary\n\nThe plan is sound. MARKER-42\n\n## Concerns\n\n- **Tests**: missing for the ledger (MEDIUM)\n\n```python\n# keep\nprint('x')\n```\n";
 
     fn request(tag: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("kimi-code-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut req = testing_request_spawn("kimi-code", "kimi");
+        let dir =
+            gsd_lane_sdk::testing::scratch_dir(&format!("kimi-code-{tag}")).expect("temp dir");
+        let mut req = request_spawn("kimi-code", "kimi");
         req.plan.err_path = dir.join("gsd-review-kimi-code.err").display().to_string();
         req.plan.shape = PlanShape::Spawn(SpawnPlan {
             binary: "kimi".into(),

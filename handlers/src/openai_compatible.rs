@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use gsd_lane_sdk::{
-    Effects, FileRead, HandlerError, HandlerName, HandlerOutput, HttpMethod, HttpPlan, HttpReport,
-    HttpRequest, LaneRequest, Transport,
+    Effects, FileRead, HandlerError, HandlerName, HandlerOutput, HttpPlan, HttpReport, HttpRequest,
+    LaneRequest, Transport,
 };
 use serde_json::{json, Value};
 
@@ -52,12 +52,11 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
         };
         let model = choose_model(effects, plan);
         let body = json!({"model": model, "messages": [{"role": "user", "content": prompt}]});
-        let report = effects.http(&HttpRequest {
-            method: HttpMethod::Post,
-            url: plan.url.clone(),
-            json_body: Some(body.to_string()),
-            timeout: effects.remaining(),
-        });
+        let report = effects.http(&HttpRequest::post_json(
+            plan.url.clone(),
+            body.to_string(),
+            effects.remaining(),
+        ));
         let response = read_response(&report);
         let mut notices = Vec::new();
         if let Some(served) = response
@@ -79,12 +78,11 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
             ));
             notices.push(TRUNCATED_NOTICE.to_owned());
         }
-        Ok(HandlerOutput {
-            review: review_text(&response, &notices),
-            diagnostic: Some(response.raw),
-            source: Some(format!("POST {} (model {model})", plan.url)),
-            ..HandlerOutput::default()
-        })
+        let source = format!("POST {} (model {model})", plan.url);
+        Ok(
+            HandlerOutput::review(review_text(&response, &notices), &source)
+                .with_diagnostic(response.raw),
+        )
     }
 }
 
@@ -143,12 +141,10 @@ fn choose_model(effects: &dyn Effects, plan: &HttpPlan) -> String {
         return model.clone();
     }
     let discovered = plan.models_url.as_ref().and_then(|url| {
-        let report = effects.http(&HttpRequest {
-            method: HttpMethod::Get,
-            url: url.clone(),
-            json_body: None,
-            timeout: DISCOVERY_TIMEOUT.min(effects.remaining()),
-        });
+        let report = effects.http(&HttpRequest::get(
+            url.clone(),
+            DISCOVERY_TIMEOUT.min(effects.remaining()),
+        ));
         match report {
             HttpReport::Response { status, body } if (200..300).contains(&status) => {
                 first_model_id(&body)
@@ -320,7 +316,7 @@ mod tests {
     use gsd_lane_sdk::Handler;
 
     fn request(model: Option<&str>) -> LaneRequest {
-        let mut request = gsd_lane_sdk::testing_request_spawn("ollama", "unused");
+        let mut request = gsd_lane_sdk::testing::request_spawn("ollama", "unused");
         request.plan.shape = gsd_lane_sdk::PlanShape::Http(HttpPlan {
             host: "http://h".into(),
             host_config_key: "review.ollama_host".into(),

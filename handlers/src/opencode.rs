@@ -168,19 +168,17 @@ fn render_f64(value: f64) -> String {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
+    use gsd_lane_sdk::testing::request_spawn;
     use gsd_lane_sdk::testing::{FakeEffects, FakeProcess};
     use gsd_lane_sdk::StdoutSink;
-    use gsd_lane_sdk::{testing_request_spawn, OutputTarget, PlanShape, SpawnPlan};
+    use gsd_lane_sdk::{OutputTarget, PlanShape, SpawnPlan};
     use proptest::prelude::*;
     use std::path::PathBuf;
 
     /// A request shaped like the shipped opencode plan, artifacts in a fresh temp dir.
     fn request(tag: &str) -> LaneRequest {
-        let dir = std::env::temp_dir()
-            .join("gsd-lane-handlers-tests")
-            .join(format!("opencode-{tag}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut req = testing_request_spawn("opencode", "opencode");
+        let dir = gsd_lane_sdk::testing::scratch_dir(&format!("opencode-{tag}")).expect("temp dir");
+        let mut req = request_spawn("opencode", "opencode");
         req.plan.err_path = dir.join("gsd-review-opencode.err").display().to_string();
         req.plan.shape = PlanShape::Spawn(SpawnPlan {
             binary: "opencode".into(),

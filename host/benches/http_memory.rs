@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gsd_lane::run::http::{send_trusting, HttpLimits, Origin, TlsRoots, DEFAULT_MAX_BODY_BYTES};
-use gsd_lane_sdk::{HttpMethod, HttpReport, HttpRequest};
+use gsd_lane_sdk::{HttpReport, HttpRequest};
 
 #[path = "../src/run/http/tests/server.rs"]
 mod server;
@@ -91,12 +91,7 @@ fn status_kib(field: &str) -> u64 {
 }
 
 fn get(url: String, timeout: Duration) -> HttpRequest {
-    HttpRequest {
-        method: HttpMethod::Get,
-        url,
-        json_body: None,
-        timeout,
-    }
+    HttpRequest::get(url, timeout)
 }
 
 /// One scenario in this process; prints `scheme scenario growth_kib ms error`.

@@ -25,7 +25,8 @@
 //! and comes back as a [`HandlerError`].
 //!
 //! The interface only grows by appending: new trait methods and root-module fields go below the
-//! ones marked `#[sabi(last_prefix_field)]`.
+//! ones marked `#[sabi(last_prefix_field)]`, and each says what a module built without it gets
+//! (an `Option`, a default), never a panic: the loader refuses what it cannot use.
 
 // The sabi_trait / StableAbi derives expand to `unsafe` blocks (vtables, layout constants);
 // this module writes none by hand (SAFETY: the layouts those blocks rely on are checked by
@@ -251,10 +252,15 @@ pub trait FfiHandler: Send + Sync {
 pub type FfiHandlerBox = FfiHandler_TO<'static, RBox<()>>;
 
 /// The root module of a compiled handler module.
+///
+/// A module whose root lacks a field is refused, never a panic: the fields up to
+/// `new_handler` (the `last_prefix_field`) are checked by abi_stable's layout check when the
+/// library is loaded, which refuses a root short of any of them; a field appended below it
+/// reads as an `Option` (abi_stable's default `missing_field` behaviour, deliberately not
+/// `panic`), and the loader must refuse a module whose `None` it cannot do without.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = HandlerModuleRef)))]
-#[sabi(missing_field(panic))]
 pub struct HandlerModule {
     /// The SDK version the module was built with ([`crate::SDK_VERSION`] of its build).
     pub sdk_version: extern "C" fn() -> RStr<'static>,
@@ -967,7 +973,7 @@ mod tests {
             .file("/f", "text")
             .http_answer("http://h/x", 201, "body")
             .process(FakeProcess::prints("abcdef").exit(3));
-        let mut req = crate::testing_request_spawn("lane", "tool");
+        let mut req = crate::testing::request_spawn("lane", "tool");
         req.repo_root = "/the repo".into();
         let out = loaded.run(&fx, &req).expect("runs");
         assert_eq!(out.review, "abc", "the host's memory cap applied");
@@ -993,14 +999,48 @@ mod tests {
     fn a_panicking_module_handler_is_an_error_not_an_abort() {
         let loaded = LoadedHandler::new(handler_to_ffi(Panics), &KNOWN).expect("checks pass");
         let err = loaded
-            .run(&FakeEffects::new(), &crate::testing_request_spawn("x", "x"))
+            .run(
+                &FakeEffects::new(),
+                &crate::testing::request_spawn("x", "x"),
+            )
             .expect_err("panic becomes an error");
         assert!(err.message.contains("panicked"), "{err}");
     }
 
+    /// The root module as a module built against an interface without `new_handler` declares
+    /// it: same package, same type name, one field short. Only its layout is used.
+    #[allow(dead_code)]
+    mod short_root {
+        use super::super::*;
+
+        /// [`HandlerModule`](super::super::HandlerModule) without its `new_handler` field.
+        #[repr(C)]
+        #[derive(StableAbi)]
+        #[sabi(kind(Prefix(prefix_ref = HandlerModuleRef)))]
+        pub struct HandlerModule {
+            /// The SDK version.
+            #[sabi(last_prefix_field)]
+            pub sdk_version: extern "C" fn() -> RStr<'static>,
+        }
+    }
+
+    #[test]
+    fn a_root_module_that_lacks_a_field_fails_the_load_time_layout_check() {
+        use abi_stable::abi_stability::abi_checking::check_layout_compatibility;
+        let expected = <HandlerModuleRef as StableAbi>::LAYOUT;
+        assert!(check_layout_compatibility(expected, expected).is_ok());
+        let short = <short_root::HandlerModuleRef as StableAbi>::LAYOUT;
+        let errors = check_layout_compatibility(expected, short).expect_err("refused");
+        let text = errors.to_string();
+        assert!(
+            text.contains("prefix-types have a different prefix") && text.contains("new_handler"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn plans_survive_the_json_wire_form() {
-        let spawn = crate::testing_request_spawn("x", "tool").plan;
+        let spawn = crate::testing::request_spawn("x", "tool").plan;
         let text = serde_json::to_string(&spawn).expect("encodes");
         assert_eq!(
             serde_json::from_str::<LanePlan>(&text).expect("decodes"),

@@ -11,6 +11,9 @@ use std::time::Duration;
 use crate::error::HandlerError;
 
 /// Where a spawned child's stdout goes.
+///
+/// Exhaustive on purpose: a handler only names a sink, the host implements every one, and a
+/// new sink must be handled by the host's match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StdoutSink {
     /// Streamed to this file (lossy UTF-8), never held whole in memory.
@@ -22,7 +25,11 @@ pub enum StdoutSink {
 }
 
 /// One process the handler asks the host to run.
+///
+/// `#[non_exhaustive]` (a request may gain settings): build it with [`SpawnRequest::new`] or
+/// [`SpawnRequest::for_plan`] and the `with_…` methods.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SpawnRequest {
     /// Program (the lane's own binary; the host refuses any other).
     pub program: String,
@@ -40,6 +47,36 @@ pub struct SpawnRequest {
 }
 
 impl SpawnRequest {
+    /// Runs `program` with `args` under `timeout`, stdout to `stdout`; stdin empty and closed,
+    /// stderr kept in memory (bounded).
+    pub fn new(
+        program: impl Into<String>,
+        args: Vec<String>,
+        stdout: StdoutSink,
+        timeout: Duration,
+    ) -> SpawnRequest {
+        SpawnRequest {
+            program: program.into(),
+            args,
+            stdin: None,
+            stdout,
+            stderr_path: None,
+            timeout,
+        }
+    }
+
+    /// Streams `stdin` (a file) to the child; `None` keeps stdin empty and closed.
+    pub fn with_stdin(mut self, stdin: Option<PathBuf>) -> SpawnRequest {
+        self.stdin = stdin;
+        self
+    }
+
+    /// Writes stderr to the sidecar `stderr_path`; `None` keeps it in memory, bounded.
+    pub fn with_stderr_path(mut self, stderr_path: Option<PathBuf>) -> SpawnRequest {
+        self.stderr_path = stderr_path;
+        self
+    }
+
     /// The plan's own invocation (its binary, argv and stdin, stderr to its sidecar) with
     /// stdout kept in memory up to `stdout_cap` bytes and the given bound: what a handler that
     /// parses the tool's output runs. `None` for a plan that is not a spawn lane.
@@ -49,19 +86,25 @@ impl SpawnRequest {
         timeout: Duration,
     ) -> Option<SpawnRequest> {
         let spawn = plan.spawn()?;
-        Some(SpawnRequest {
-            program: spawn.binary.clone(),
-            args: spawn.argv.clone(),
-            stdin: spawn.stdin.as_ref().map(PathBuf::from),
-            stdout: StdoutSink::Memory(stdout_cap),
-            stderr_path: Some(PathBuf::from(&plan.err_path)),
-            timeout,
-        })
+        Some(
+            SpawnRequest::new(
+                spawn.binary.clone(),
+                spawn.argv.clone(),
+                StdoutSink::Memory(stdout_cap),
+                timeout,
+            )
+            .with_stdin(spawn.stdin.as_ref().map(PathBuf::from))
+            .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
+        )
     }
 }
 
 /// Why a spawned process did not end on its own, or could not start.
+///
+/// `#[non_exhaustive]`: the host may learn to tell more failures apart; a handler matching on
+/// it keeps a catch-all arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpawnError {
     /// The bound elapsed; the process tree was killed.
     TimedOut,
@@ -101,7 +144,11 @@ impl fmt::Display for SpawnError {
 }
 
 /// What happened to a spawned process.
+///
+/// `#[non_exhaustive]` (the host may report more, e.g. a signal): outside the SDK it is built
+/// with [`SpawnReport::exited`] or [`SpawnReport::failed`] (or `default()`) and its fields set.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct SpawnReport {
     /// Exit code when the process exited on its own; `None` when killed or never started.
     pub exit_code: Option<i32>,
@@ -118,6 +165,22 @@ pub struct SpawnReport {
 }
 
 impl SpawnReport {
+    /// A process that exited by itself with `exit_code`, nothing captured yet.
+    pub fn exited(exit_code: i32) -> SpawnReport {
+        SpawnReport {
+            exit_code: Some(exit_code),
+            ..SpawnReport::default()
+        }
+    }
+
+    /// A process that did not end on its own, or never started, because of `error`.
+    pub fn failed(error: SpawnError) -> SpawnReport {
+        SpawnReport {
+            error: Some(error),
+            ..SpawnReport::default()
+        }
+    }
+
     /// True when the process exited by itself with status 0.
     pub fn succeeded(&self) -> bool {
         self.error.is_none() && self.exit_code == Some(0)
@@ -125,6 +188,8 @@ impl SpawnReport {
 }
 
 /// HTTP method of a request.
+///
+/// Exhaustive on purpose: a handler only names a method and the host must implement each one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMethod {
     /// `GET`.
@@ -134,7 +199,11 @@ pub enum HttpMethod {
 }
 
 /// One request the handler asks the host to make.
+///
+/// `#[non_exhaustive]` (a request may gain settings, e.g. headers): build it with
+/// [`HttpRequest::get`] or [`HttpRequest::post_json`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpRequest {
     /// Method.
     pub method: HttpMethod,
@@ -146,7 +215,35 @@ pub struct HttpRequest {
     pub timeout: Duration,
 }
 
+impl HttpRequest {
+    /// `GET url`, bounded by `timeout`.
+    pub fn get(url: impl Into<String>, timeout: Duration) -> HttpRequest {
+        HttpRequest {
+            method: HttpMethod::Get,
+            url: url.into(),
+            json_body: None,
+            timeout,
+        }
+    }
+
+    /// `POST url` with the JSON `body`, bounded by `timeout`.
+    pub fn post_json(
+        url: impl Into<String>,
+        body: impl Into<String>,
+        timeout: Duration,
+    ) -> HttpRequest {
+        HttpRequest {
+            method: HttpMethod::Post,
+            url: url.into(),
+            json_body: Some(body.into()),
+            timeout,
+        }
+    }
+}
+
 /// What came back from a request.
+///
+/// Exhaustive on purpose: a response arrived or it did not; there is no third case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HttpReport {
     /// A response arrived (any status; redirects are never followed).
@@ -164,6 +261,8 @@ pub enum HttpReport {
 }
 
 /// Result of a bounded file read.
+///
+/// Exhaustive on purpose: the text, no file, or a file that cannot be read covers every read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileRead {
     /// The file's text (lossy UTF-8).

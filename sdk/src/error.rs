@@ -17,7 +17,11 @@ pub enum HandlerErrorKind {
 }
 
 /// A failure to carry out an invocation, with a message naming what went wrong.
+///
+/// `#[non_exhaustive]` (it may gain context, such as a source): build it with
+/// [`HandlerError::new`] or [`HandlerError::malformed`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HandlerError {
     /// The kind of failure.
     pub kind: HandlerErrorKind,

@@ -24,21 +24,19 @@
 //!     fn transport(&self) -> Transport { Transport::Spawn }
 //!     fn run(&self, fx: &dyn Effects, req: &LaneRequest) -> Result<HandlerOutput, HandlerError> {
 //!         let spawn = req.plan.spawn().ok_or_else(|| HandlerError::malformed("not a spawn lane"))?;
-//!         let report = fx.spawn(&SpawnRequest {
-//!             program: spawn.binary.clone(),
-//!             args: spawn.argv.clone(),
-//!             stdin: None,
-//!             stdout: StdoutSink::Memory(1 << 20),
-//!             stderr_path: None,
-//!             timeout: Duration::from_millis(req.plan.timeout_ms),
-//!         });
+//!         let report = fx.spawn(&SpawnRequest::new(
+//!             spawn.binary.clone(),
+//!             spawn.argv.clone(),
+//!             StdoutSink::Memory(1 << 20),
+//!             Duration::from_millis(req.plan.timeout_ms),
+//!         ));
 //!         let quoted: Vec<&str> = report.stdout.lines().filter(|l| l.starts_with('>')).collect();
 //!         Ok(HandlerOutput::review(quoted.join("\n"), "stdout"))
 //!     }
 //! }
 //!
 //! let fx = FakeEffects::new().process(FakeProcess::prints("noise\n> looks good\n"));
-//! let request = gsd_lane_sdk::testing_request_spawn("quote", "quote-cli");
+//! let request = gsd_lane_sdk::testing::request_spawn("quote", "quote-cli");
 //! let out = QuoteOnly.run(&fx, &request).expect("runs");
 //! assert_eq!(out.review, "> looks good");
 //! assert_eq!(fx.spawn_calls()[0].program, "quote-cli");
@@ -51,9 +49,11 @@
 //! - `abi` (off by default): the `abi` module, the ABI-stable face of [`Handler`] and [`Effects`]
 //!   (abi_stable), so a handler can be built as a `cdylib` and loaded by a host built with its
 //!   `dynamic-handlers` feature for one debugging run (`gsd-lane run <slug> --handler-module`).
-//!   The default build never compiles abi_stable.
+//!   A build of the default members (`cargo build`, `cargo test`) never compiles abi_stable;
+//!   `--workspace` does, because the handler-module crates enable the feature.
 //!
-//! [`testing`] (the scripted [`testing::FakeEffects`]) is always available.
+//! [`testing`] (the scripted [`testing::FakeEffects`] and [`testing::request_spawn`]) is always
+//! available: it is plain code with no dependency, so it needs no feature.
 
 #[cfg(feature = "abi")]
 pub mod abi;
@@ -77,34 +77,3 @@ pub use plan::{
     Transport,
 };
 pub use version::{is_compatible, SDK_VERSION};
-
-/// Builds a minimal spawn-lane request for handler tests and examples.
-///
-/// The plan runs `binary` with no arguments, prompt and artifacts under `/run`, repository at
-/// `/repo`, and a 60-second bound.
-pub fn testing_request_spawn(slug: &str, binary: &str) -> LaneRequest {
-    LaneRequest {
-        plan: LanePlan {
-            slug: slug.to_owned(),
-            capability_id: slug.to_owned(),
-            transport: Transport::Spawn,
-            prompt_path: "/run/gsd-review-prompt.md".to_owned(),
-            review_path: format!("/run/gsd-review-{slug}.md"),
-            err_path: format!("/run/gsd-review-{slug}.err"),
-            timeout_ms: 60_000,
-            empty_output: EmptyOutputPolicy::StubWithStderr,
-            handler: None,
-            requires_binaries: Vec::new(),
-            probe: Probe::CommandExists {
-                binary: binary.to_owned(),
-            },
-            shape: PlanShape::Spawn(SpawnPlan {
-                binary: binary.to_owned(),
-                argv: Vec::new(),
-                stdin: None,
-                output_target: OutputTarget::Stdout,
-            }),
-        },
-        repo_root: "/repo".to_owned(),
-    }
-}

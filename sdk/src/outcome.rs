@@ -4,7 +4,12 @@
 ///
 /// The host applies the empty-output policy: an empty `review` becomes the generic stub (with
 /// `diagnostic` under "Raw response body:"), unless the handler supplied `own_stub`.
+///
+/// `#[non_exhaustive]`: what a handler can report grows with the run report, so a handler
+/// builds it with [`HandlerOutput::review`] or [`HandlerOutput::empty_with`] and the `with_…`
+/// methods, and may set the public fields afterwards.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct HandlerOutput {
     /// The review text; empty (after trimming) means the lane produced nothing.
     pub review: String,
@@ -36,5 +41,11 @@ impl HandlerOutput {
             diagnostic: Some(diagnostic.into()),
             ..HandlerOutput::default()
         }
+    }
+
+    /// Adds the diagnostic for the generic stub (an HTTP body, a stop reason).
+    pub fn with_diagnostic(mut self, diagnostic: impl Into<String>) -> HandlerOutput {
+        self.diagnostic = Some(diagnostic.into());
+        self
     }
 }

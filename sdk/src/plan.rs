@@ -1,4 +1,14 @@
 //! The resolved plan of one lane invocation, as a handler sees it.
+//!
+//! Which of these types are `#[non_exhaustive]`, and why: the plan is built by one producer, the
+//! host's plan resolution (released with this SDK), and a handler only reads it. The structs
+//! ([`LanePlan`], [`SpawnPlan`], [`HttpPlan`]) stay exhaustive so the host builds them without a
+//! constructor per field; they reach compiled modules as JSON, where a new field is additive, and
+//! handler tests start from [`crate::testing::request_spawn`]. Enums the host must handle member
+//! by member ([`Transport`], [`OutputTarget`], [`Probe`]) stay exhaustive, so a new member fails
+//! the host's build where it is not handled. Enums a handler may match on and that may grow with
+//! the vocabulary without the handler's involvement ([`EmptyOutputPolicy`], [`PlanShape`]) are
+//! `#[non_exhaustive]`. [`LaneRequest`] is `#[non_exhaustive]` with [`LaneRequest::new`].
 
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +47,16 @@ pub enum OutputTarget {
 }
 
 /// What the host does when a review comes back empty.
+///
+/// `#[non_exhaustive]`: the host applies the policy; a handler that looks at it keeps a
+/// catch-all arm for policies added later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(
     feature = "schema",
     derive(schemars::JsonSchema),
     schemars(rename = "EmptyOutput")
 )]
+#[non_exhaustive]
 pub enum EmptyOutputPolicy {
     /// Replace an empty review with the generic diagnostic stub.
     #[serde(rename = "stub-with-stderr")]
@@ -125,8 +139,12 @@ pub struct HttpPlan {
 }
 
 /// The transport-specific part of a plan.
+///
+/// `#[non_exhaustive]`: it grows with [`Transport`]; a handler drives one transport and reads
+/// its part through [`LanePlan::spawn`] or [`LanePlan::http`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum PlanShape {
     /// A spawned CLI.
     Spawn(SpawnPlan),
@@ -184,10 +202,24 @@ impl LanePlan {
 }
 
 /// Everything a handler is told about one invocation.
+///
+/// `#[non_exhaustive]` (a handler may be told more, e.g. the run directory): the host builds it
+/// with [`LaneRequest::new`], a handler test with [`crate::testing::request_spawn`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LaneRequest {
     /// The resolved plan.
     pub plan: LanePlan,
     /// Absolute root of the repository under review.
     pub repo_root: String,
+}
+
+impl LaneRequest {
+    /// The request to run `plan` against the repository at `repo_root`.
+    pub fn new(plan: LanePlan, repo_root: impl Into<String>) -> LaneRequest {
+        LaneRequest {
+            plan,
+            repo_root: repo_root.into(),
+        }
+    }
 }

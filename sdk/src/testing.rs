@@ -1,17 +1,13 @@
-//! A scripted stand-in for the host's effects, so a handler test is a few lines.
+//! A scripted stand-in for the host's effects and a minimal request, so a handler test is a few
+//! lines.
 //!
 //! ```
 //! use gsd_lane_sdk::testing::FakeEffects;
-//! use gsd_lane_sdk::{Effects, HttpReport, HttpRequest, HttpMethod};
+//! use gsd_lane_sdk::{Effects, HttpReport, HttpRequest};
 //! use std::time::Duration;
 //!
 //! let fx = FakeEffects::new().http_answer("http://h/v1/models", 200, r#"{"data":[]}"#);
-//! let report = fx.http(&HttpRequest {
-//!     method: HttpMethod::Get,
-//!     url: "http://h/v1/models".into(),
-//!     json_body: None,
-//!     timeout: Duration::from_secs(1),
-//! });
+//! let report = fx.http(&HttpRequest::get("http://h/v1/models", Duration::from_secs(1)));
 //! assert_eq!(report, HttpReport::Response { status: 200, body: r#"{"data":[]}"#.into() });
 //! assert_eq!(fx.http_calls().len(), 1);
 //! ```
@@ -25,9 +21,45 @@ use crate::effects::{
     Effects, FileRead, HttpReport, HttpRequest, LockGuard, SpawnReport, SpawnRequest, StdoutSink,
 };
 use crate::error::HandlerError;
+use crate::plan::{
+    EmptyOutputPolicy, LanePlan, LaneRequest, OutputTarget, PlanShape, Probe, SpawnPlan, Transport,
+};
+
+/// Builds a minimal spawn-lane request for handler tests and examples.
+///
+/// The plan runs `binary` with no arguments, prompt and artifacts under `/run`, repository at
+/// `/repo`, and a 60-second bound.
+pub fn request_spawn(slug: &str, binary: &str) -> LaneRequest {
+    let plan = LanePlan {
+        slug: slug.to_owned(),
+        capability_id: slug.to_owned(),
+        transport: Transport::Spawn,
+        prompt_path: "/run/gsd-review-prompt.md".to_owned(),
+        review_path: format!("/run/gsd-review-{slug}.md"),
+        err_path: format!("/run/gsd-review-{slug}.err"),
+        timeout_ms: 60_000,
+        empty_output: EmptyOutputPolicy::StubWithStderr,
+        handler: None,
+        requires_binaries: Vec::new(),
+        probe: Probe::CommandExists {
+            binary: binary.to_owned(),
+        },
+        shape: PlanShape::Spawn(SpawnPlan {
+            binary: binary.to_owned(),
+            argv: Vec::new(),
+            stdin: None,
+            output_target: OutputTarget::Stdout,
+        }),
+    };
+    LaneRequest::new(plan, "/repo")
+}
 
 /// A scripted child process: what it prints and how it ends.
+///
+/// `#[non_exhaustive]` (a script may learn more, e.g. a delay): start from
+/// [`FakeProcess::prints`] and the builder methods.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct FakeProcess {
     /// Text written to stdout.
     pub stdout: String,
@@ -42,10 +74,7 @@ impl FakeProcess {
     pub fn prints(stdout: &str) -> FakeProcess {
         FakeProcess {
             stdout: stdout.to_owned(),
-            report: SpawnReport {
-                exit_code: Some(0),
-                ..SpawnReport::default()
-            },
+            report: SpawnReport::exited(0),
             ..FakeProcess::default()
         }
     }
@@ -154,14 +183,7 @@ impl FakeEffects {
     ///     .after_spawn(1, "/t", FileRead::Text("old\nnew\n".into()))
     ///     .process(FakeProcess::prints(""));
     /// assert_eq!(fx.read_text(Path::new("/t"), 100), FileRead::Text("old\n".into()));
-    /// fx.spawn(&SpawnRequest {
-    ///     program: "tool".into(),
-    ///     args: vec![],
-    ///     stdin: None,
-    ///     stdout: StdoutSink::Discard,
-    ///     stderr_path: None,
-    ///     timeout: Duration::from_secs(1),
-    /// });
+    /// fx.spawn(&SpawnRequest::new("tool", vec![], StdoutSink::Discard, Duration::from_secs(1)));
     /// assert_eq!(fx.read_text(Path::new("/t"), 100), FileRead::Text("old\nnew\n".into()));
     /// ```
     pub fn after_spawn(
@@ -279,6 +301,23 @@ impl Effects for FakeEffects {
     fn remaining(&self) -> Duration {
         Duration::from_secs(600)
     }
+}
+
+/// A directory for a handler test's real files (the stderr sidecar [`FakeEffects`] writes),
+/// `gsd-lane-handlers-tests/<tag>` under the system temp dir, created if missing.
+///
+/// Handler crates may not touch the file system themselves (their clippy configuration
+/// disallows `std::fs` and `std::env`), so their tests ask for the directory here.
+///
+/// # Errors
+///
+/// The I/O error when the directory cannot be created.
+pub fn scratch_dir(tag: &str) -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir()
+        .join("gsd-lane-handlers-tests")
+        .join(tag);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }
 
 fn floor_char_boundary(text: &str, max: usize) -> usize {

@@ -43,14 +43,12 @@ impl Handler for Echo {
             .plan
             .spawn()
             .ok_or_else(|| HandlerError::malformed("not a spawn lane"))?;
-        let report = fx.spawn(&SpawnRequest {
-            program: spawn.binary.clone(),
-            args: spawn.argv.clone(),
-            stdin: None,
-            stdout: StdoutSink::Memory(1 << 16),
-            stderr_path: None,
-            timeout: Duration::from_millis(req.plan.timeout_ms),
-        });
+        let report = fx.spawn(&SpawnRequest::new(
+            spawn.binary.clone(),
+            spawn.argv.clone(),
+            StdoutSink::Memory(1 << 16),
+            Duration::from_millis(req.plan.timeout_ms),
+        ));
         Ok(HandlerOutput::review(
             format!("echo: {}", report.stdout.trim()),
             "stdout",

@@ -875,8 +875,8 @@ fn handler_module_without_the_feature_is_a_clear_error_and_runs_nothing() {
 #[cfg(feature = "dynamic-handlers")]
 mod dynamic {
     //! Built modules come from the workspace's own crates: `gsd-lane-opencode-module` (the
-    //! example) and `gsd-lane-refused-modules` (an unknown name; the `incompatible_sdk`
-    //! example). They are built once per test binary with the same cargo, profile and target
+    //! example) and `gsd-lane-refused-modules` (an unknown name; the `incompatible_sdk` and
+    //! `missing_field` examples). They are built once per test binary with the same cargo, profile and target
     //! directory as this test, so a stale library is never loaded.
 
     use super::*;
@@ -940,6 +940,10 @@ mod dynamic {
 
     fn incompatible_module() -> PathBuf {
         library(&built().join("examples"), "incompatible_sdk")
+    }
+
+    fn missing_field_module() -> PathBuf {
+        library(&built().join("examples"), "missing_field")
     }
 
     fn stream_lab() -> Lab {
@@ -1029,6 +1033,28 @@ mod dynamic {
             "{}",
             ran.out.stderr
         );
+        assert!(!lab.review_exists("opencode"));
+        assert!(
+            !lab.env.home.join("opencode-argv").exists(),
+            "opencode never ran"
+        );
+    }
+
+    #[test]
+    fn dynamic_module_whose_root_lacks_a_field_is_refused_not_a_panic() {
+        let lab = stream_lab();
+        let module = missing_field_module();
+        let ran = lab.run(
+            "opencode",
+            &["--handler-module", module.to_str().expect("utf-8 path")],
+        );
+        ran.out.assert_no_panic().assert_status(2);
+        assert!(
+            ran.out.stderr.contains("cannot load") && ran.out.stderr.contains("new_handler"),
+            "{}",
+            ran.out.stderr
+        );
+        assert!(!ran.out.stderr.contains("NON-BUNDLED"));
         assert!(!lab.review_exists("opencode"));
         assert!(
             !lab.env.home.join("opencode-argv").exists(),

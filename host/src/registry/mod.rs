@@ -157,29 +157,13 @@ pub struct Registry {
 
 impl Registry {
     /// Loads first-party lanes and overlays.
+    ///
+    /// Total (manifest.md §3.5): an overlay that cannot be read or validated is a skipped
+    /// entry, and each candidate is admitted inside the loader's per-candidate panic backstop,
+    /// so the first-party lanes always load.
     pub fn load(options: &LoadOptions<'_>) -> Registry {
         let mut registry = Registry::first_party();
-        let first_party = registry.clone();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            overlay::load_overlays(&mut registry, options);
-        }));
-        if outcome.is_err() {
-            registry = first_party;
-            registry.entries.push(Entry {
-                scope: Scope::Global,
-                id: "*".into(),
-                path: PathBuf::new(),
-                slug: None,
-                flags: Vec::new(),
-                skip: Some(Skip {
-                    code: Code::LdFallback,
-                    reason: "overlays dropped; first-party lanes only".into(),
-                    diagnostics: Vec::new(),
-                }),
-                lane: None,
-                warnings: Vec::new(),
-            });
-        }
+        overlay::load_overlays(&mut registry, options);
         registry
     }
 

@@ -79,22 +79,16 @@ fn refuse_unsafe_batch_args(request: &SpawnRequest, env: &ChildEnv) -> Option<Sp
             format!("{refusal}\n[spawn error: {}]\n", error.code()),
         );
     }
-    Some(SpawnReport {
-        error: Some(error),
-        ..SpawnReport::default()
-    })
+    Some(SpawnReport::failed(error))
 }
 
 impl Effects for HostEffects {
     fn spawn(&self, request: &SpawnRequest) -> SpawnReport {
         if !self.allowed_programs.contains(&request.program) {
-            return SpawnReport {
-                error: Some(SpawnError::Refused(format!(
-                    "{:?} is not this lane's program",
-                    request.program
-                ))),
-                ..SpawnReport::default()
-            };
+            return SpawnReport::failed(SpawnError::Refused(format!(
+                "{:?} is not this lane's program",
+                request.program
+            )));
         }
         #[cfg(windows)]
         if let Some(report) = refuse_unsafe_batch_args(request, &self.env) {

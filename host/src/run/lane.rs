@@ -191,14 +191,12 @@ pub fn version_of(lane: &Lane, admitted: &Admitted<'_>, setup: &RunSetup<'_>) ->
     let effects = effects_for(lane, &admitted.plan, setup);
     let report = gsd_lane_sdk::Effects::spawn(
         &effects,
-        &gsd_lane_sdk::SpawnRequest {
-            program: binary,
-            args: vec!["--version".to_owned()],
-            stdin: None,
-            stdout: gsd_lane_sdk::StdoutSink::Memory(VERSION_BYTES),
-            stderr_path: None,
-            timeout: VERSION_TIMEOUT,
-        },
+        &gsd_lane_sdk::SpawnRequest::new(
+            binary,
+            vec!["--version".to_owned()],
+            gsd_lane_sdk::StdoutSink::Memory(VERSION_BYTES),
+            VERSION_TIMEOUT,
+        ),
     );
     if report.error.is_some() {
         return None;
@@ -258,10 +256,7 @@ pub fn execute(
     }
     let before = sandbox.before();
     let started = Instant::now();
-    let request = LaneRequest {
-        plan: plan.clone(),
-        repo_root: setup.inputs.repo_root.clone(),
-    };
+    let request = LaneRequest::new(plan.clone(), setup.inputs.repo_root.clone());
     let mut completion = match handler {
         Some(handler) => run_handler(handler, &effects, &request)?,
         None => run_generic_spawn(&effects, &plan)?,
@@ -466,14 +461,16 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
         OutputTarget::Stdout => StdoutSink::File(review_path.clone()),
         OutputTarget::File(_) => StdoutSink::Discard,
     };
-    let report = effects.spawn(&SpawnRequest {
-        program: spawn.binary.clone(),
-        args: spawn.argv.clone(),
-        stdin: spawn.stdin.as_ref().map(PathBuf::from),
-        stdout,
-        stderr_path: Some(PathBuf::from(&plan.err_path)),
-        timeout: effects.remaining(),
-    });
+    let report = effects.spawn(
+        &SpawnRequest::new(
+            spawn.binary.clone(),
+            spawn.argv.clone(),
+            stdout,
+            effects.remaining(),
+        )
+        .with_stdin(spawn.stdin.as_ref().map(PathBuf::from))
+        .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
+    );
     let mut done = completion(plan, Some(&report));
     let content = review_file::inspect(&review_path)
         .context(|| format!("reading {}", review_path.display()))?;

@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::time::Duration;
 
 use gsd_lane_sdk::{
-    Effects, HttpMethod, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest,
+    Effects, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest,
     StdoutSink,
 };
 
@@ -69,14 +69,12 @@ fn command_capability(
             format!("{binary} is not on PATH"),
         ));
     }
-    let report = effects.spawn(&SpawnRequest {
-        program: binary.to_owned(),
-        args: vec!["--help".to_owned()],
-        stdin: None,
-        stdout: StdoutSink::Memory(HELP_BYTES),
-        stderr_path: None,
-        timeout: Duration::from_millis(timeout_ms),
-    });
+    let report = effects.spawn(&SpawnRequest::new(
+        binary.to_owned(),
+        vec!["--help".to_owned()],
+        StdoutSink::Memory(HELP_BYTES),
+        Duration::from_millis(timeout_ms),
+    ));
     if report.error == Some(SpawnError::TimedOut) {
         return Err(Refusal::new(
             Reason::ProbeTimeout,
@@ -108,12 +106,10 @@ fn http_reachable(
         ));
     };
     let url = crate::config::join_lane_path(&host, path);
-    match effects.http(&HttpRequest {
-        method: HttpMethod::Get,
-        url: url.clone(),
-        json_body: None,
-        timeout: Duration::from_millis(timeout_ms),
-    }) {
+    match effects.http(&HttpRequest::get(
+        url.clone(),
+        Duration::from_millis(timeout_ms),
+    )) {
         HttpReport::Response { status, .. } if (200..300).contains(&status) => {
             Ok(format!("GET {url} answered {status}"))
         }

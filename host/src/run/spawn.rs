@@ -232,11 +232,9 @@ fn failed_report(request: &SpawnRequest, error: SpawnError, start: Instant) -> S
             let _ = file.write_all(spawn_error_line(&error).as_bytes());
         }
     }
-    SpawnReport {
-        error: Some(error),
-        elapsed: start.elapsed(),
-        ..SpawnReport::default()
-    }
+    let mut report = SpawnReport::failed(error);
+    report.elapsed = start.elapsed();
+    report
 }
 
 /// The whole call on the current thread.
@@ -938,14 +936,12 @@ mod tests {
     const ERR_ENOBUFS: &str = "\n[spawn error: ENOBUFS]\n";
 
     fn sh(script: &str) -> SpawnRequest {
-        SpawnRequest {
-            program: "/bin/sh".to_string(),
-            args: vec!["-c".to_string(), script.to_string()],
-            stdin: None,
-            stdout: StdoutSink::Memory(1 << 20),
-            stderr_path: None,
-            timeout: Duration::from_secs(10),
-        }
+        SpawnRequest::new(
+            "/bin/sh".to_string(),
+            vec!["-c".to_string(), script.to_string()],
+            StdoutSink::Memory(1 << 20),
+            Duration::from_secs(10),
+        )
     }
 
     fn run_default(request: &SpawnRequest) -> SpawnReport {
@@ -1154,14 +1150,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = dir.path().join("lane.err");
         let out = dir.path().join("lane.md");
-        let request = SpawnRequest {
-            program: "gsd-lane-no-such-program".to_string(),
-            args: vec![],
-            stdin: None,
-            stdout: StdoutSink::File(out),
-            stderr_path: Some(err.clone()),
-            timeout: Duration::from_secs(5),
-        };
+        let request = SpawnRequest::new(
+            "gsd-lane-no-such-program".to_string(),
+            vec![],
+            StdoutSink::File(out),
+            Duration::from_secs(5),
+        )
+        .with_stderr_path(Some(err.clone()));
         let env = ChildEnv::Minimal {
             vars: vec![("PATH".into(), dir.path().display().to_string())],
         };
@@ -1172,10 +1167,8 @@ mod tests {
             fs::read_to_string(&err).unwrap(),
             "\n[spawn error: ENOENT]\n"
         );
-        let by_path = SpawnRequest {
-            program: dir.path().join("nope").display().to_string(),
-            ..request
-        };
+        let mut by_path = request;
+        by_path.program = dir.path().join("nope").display().to_string();
         let report = spawn_bounded(&by_path, &ChildEnv::Inherit, &SpawnLimits::default());
         assert_eq!(report.error, Some(SpawnError::NotFound));
     }
@@ -1387,14 +1380,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         script(dir.path(), "fake-reviewer", "printf '%s\\n' \"$#\" \"$1\"");
         let hostile = "; rm -rf /; $(whoami)";
-        let request = SpawnRequest {
-            program: "fake-reviewer".to_string(),
-            args: vec![hostile.to_string()],
-            stdin: None,
-            stdout: StdoutSink::Memory(4096),
-            stderr_path: None,
-            timeout: Duration::from_secs(10),
-        };
+        let request = SpawnRequest::new(
+            "fake-reviewer".to_string(),
+            vec![hostile.to_string()],
+            StdoutSink::Memory(4096),
+            Duration::from_secs(10),
+        );
         let env = ChildEnv::Minimal {
             vars: vec![("PATH".into(), dir.path().display().to_string())],
         };
@@ -1413,14 +1404,12 @@ mod tests {
 
     #[test]
     fn minimal_env_replaces_the_environment() {
-        let request = SpawnRequest {
-            program: "/usr/bin/env".to_string(),
-            args: vec![],
-            stdin: None,
-            stdout: StdoutSink::Memory(4096),
-            stderr_path: None,
-            timeout: Duration::from_secs(10),
-        };
+        let request = SpawnRequest::new(
+            "/usr/bin/env".to_string(),
+            vec![],
+            StdoutSink::Memory(4096),
+            Duration::from_secs(10),
+        );
         let vars = vec![
             ("PATH".to_string(), "/usr/bin:/bin".to_string()),
             ("ONLY".to_string(), "1".to_string()),

@@ -1,7 +1,6 @@
 //! One request: refuse what is not the verified origin, send through the agent, read the
 //! capped body.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use gsd_lane_sdk::{HttpMethod, HttpReport, HttpRequest};
@@ -16,8 +15,11 @@ use super::origin::{check_request_url, Origin};
 /// Makes one bounded request to the verified origin and reports what came back.
 ///
 /// Nothing is resolved, connected or sent when [`check_request_url`] refuses the URL or the
-/// bound is zero. Never panics, never waits past `request.timeout` (plus scheduling noise),
-/// never holds more than `limits.max_body_bytes` of body. `https` trusts the Mozilla roots.
+/// bound is zero. Never panics (every failure of the exchange is a `ureq::Error`, the bound is
+/// capped at [`MAX_REQUEST_BOUND`] so no deadline arithmetic overflows, and the body decoder
+/// only slices within what it read), never waits past `request.timeout` (plus scheduling
+/// noise), never holds more than `limits.max_body_bytes` of body. `https` trusts the Mozilla
+/// roots.
 pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> HttpReport {
     send_trusting(request, verified, limits, &TlsRoots::Mozilla)
 }
@@ -59,26 +61,17 @@ fn send_full(
         return (HttpReport::Failed { error }, None);
     }
     let connect_bound = limits.connect_timeout.min(bound);
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        exchange(request, &url, verified, limits, bound, roots)
-    }));
-    match outcome {
-        Ok(Ok(answer)) => (
+    match exchange(request, &url, verified, limits, bound, roots) {
+        Ok(answer) => (
             HttpReport::Response {
                 status: answer.status,
                 body: answer.body,
             },
             answer.retry_after,
         ),
-        Ok(Err(error)) => (
+        Err(error) => (
             HttpReport::Failed {
                 error: describe(&error, bound, connect_bound, limits.max_body_bytes),
-            },
-            None,
-        ),
-        Err(_) => (
-            HttpReport::Failed {
-                error: "the HTTP client failed internally (panic); no response".to_owned(),
             },
             None,
         ),

@@ -36,21 +36,11 @@ fn raw(text: &str) -> Vec<u8> {
 }
 
 fn get(url: &str, timeout_ms: u64) -> HttpRequest {
-    HttpRequest {
-        method: HttpMethod::Get,
-        url: url.to_owned(),
-        json_body: None,
-        timeout: Duration::from_millis(timeout_ms),
-    }
+    HttpRequest::get(url.to_owned(), Duration::from_millis(timeout_ms))
 }
 
 fn post(url: &str, body: &str) -> HttpRequest {
-    HttpRequest {
-        method: HttpMethod::Post,
-        url: url.to_owned(),
-        json_body: Some(body.to_owned()),
-        timeout: Duration::from_secs(5),
-    }
+    HttpRequest::post_json(url.to_owned(), body.to_owned(), Duration::from_secs(5))
 }
 
 fn limits(max_body_bytes: u64) -> HttpLimits {
