@@ -1,6 +1,8 @@
 //! Preparing and starting one child: the program resolved against the child's `PATH`, its stdin and
 //! stdout opened, the launcher's command line, the process group, then supervision.
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
@@ -39,27 +41,8 @@ pub(super) fn prepare_and_supervise(
     let (launched, argv) = launcher::command_line(&program, &request.args, confinement)
         .map_err(SpawnError::Refused)?;
 
-    let stdin = match &request.stdin {
-        Some(path) => match open_input(path).map_err(|e| spawn_error_from_io(&e))? {
-            Some(file) => Stdio::from(file),
-            None => Stdio::null(),
-        },
-        None => Stdio::null(),
-    };
-
-    let stdout = match &request.stdout {
-        StdoutSink::File(path) => {
-            let file = open_output(path).map_err(|e| spawn_error_from_io(&e))?;
-            *stdout_sink = Some(Sink::new(Target::File(file), limits.stdout_file_bytes));
-            Stdio::piped()
-        }
-        StdoutSink::Memory(max) => {
-            let cap = u64::try_from(*max).unwrap_or(u64::MAX);
-            *stdout_sink = Some(Sink::new(Target::Memory(Vec::new()), cap));
-            Stdio::piped()
-        }
-        StdoutSink::Discard => Stdio::null(),
-    };
+    let stdin = open_stdin(request)?;
+    let stdout = open_stdout(request, limits, stdout_sink)?;
 
     let timeout = request.timeout.min(MAX_TIMEOUT);
     let deadline = start.checked_add(timeout).unwrap_or(start);
@@ -70,18 +53,7 @@ pub(super) fn prepare_and_supervise(
         .map_err(|e| spawn_error_from_io(&e))?;
 
     runtime.block_on(async {
-        let mut command = tokio::process::Command::new(&launched);
-        command
-            .args(&argv)
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(Stdio::piped());
-        if let ChildEnv::Minimal { vars } = env {
-            command.env_clear();
-            command.envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        }
-        #[cfg(unix)]
-        command.process_group(0);
+        let mut command = child_command(&launched, &argv, env, stdin, stdout);
         let mut child = command.spawn().map_err(|e| spawn_error_from_io(&e))?;
         drop(command); // closes our copy of the stdin file
         let live = LiveGroup::register(child.id());
@@ -101,4 +73,63 @@ pub(super) fn prepare_and_supervise(
         drop(live);
         Ok(supervised)
     })
+}
+
+/// The child's stdin: the request's file, or `/dev/null` when there is none or it does not exist.
+fn open_stdin(request: &SpawnRequest) -> Result<Stdio, SpawnError> {
+    let Some(path) = &request.stdin else {
+        return Ok(Stdio::null());
+    };
+    Ok(
+        match open_input(path).map_err(|e| spawn_error_from_io(&e))? {
+            Some(file) => Stdio::from(file),
+            None => Stdio::null(),
+        },
+    )
+}
+
+/// The child's stdout: a pipe into a new sink stored in `stdout_sink`, or `/dev/null` for
+/// [`StdoutSink::Discard`].
+fn open_stdout(
+    request: &SpawnRequest,
+    limits: &SpawnLimits,
+    stdout_sink: &mut Option<Sink>,
+) -> Result<Stdio, SpawnError> {
+    Ok(match &request.stdout {
+        StdoutSink::File(path) => {
+            let file = open_output(path).map_err(|e| spawn_error_from_io(&e))?;
+            *stdout_sink = Some(Sink::new(Target::File(file), limits.stdout_file_bytes));
+            Stdio::piped()
+        }
+        StdoutSink::Memory(max) => {
+            let cap = u64::try_from(*max).unwrap_or(u64::MAX);
+            *stdout_sink = Some(Sink::new(Target::Memory(Vec::new()), cap));
+            Stdio::piped()
+        }
+        StdoutSink::Discard => Stdio::null(),
+    })
+}
+
+/// The command that starts `launched argv` in its own process group (Unix), stderr piped, with
+/// the environment `env`.
+fn child_command(
+    launched: &Path,
+    argv: &[OsString],
+    env: &ChildEnv,
+    stdin: Stdio,
+    stdout: Stdio,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(launched);
+    command
+        .args(argv)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    if let ChildEnv::Minimal { vars } = env {
+        command.env_clear();
+        command.envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+    #[cfg(unix)]
+    command.process_group(0);
+    command
 }

@@ -62,15 +62,13 @@ pub(super) async fn supervise(
                     None => Feed::Eof, // cannot happen: stdout is only piped with a sink
                 };
                 if handle_feed(outcome, &mut pipes.stdout, &mut error) {
-                    kill_tree(&mut child, group);
-                    killed_at.get_or_insert_with(tokio::time::Instant::now);
+                    kill_and_mark(&mut child, group, &mut killed_at);
                 }
             }
             read = read_pipe(&mut pipes.stderr, &mut err_buf), if pipes.stderr.is_some() => {
                 let outcome = feed(stderr_sink, read, &err_buf);
                 if handle_feed(outcome, &mut pipes.stderr, &mut error) {
-                    kill_tree(&mut child, group);
-                    killed_at.get_or_insert_with(tokio::time::Instant::now);
+                    kill_and_mark(&mut child, group, &mut killed_at);
                 }
             }
             waited = child.wait(), if !reaped => {
@@ -79,8 +77,7 @@ pub(super) async fn supervise(
             }
             () = tokio::time::sleep_until(deadline), if killed_at.is_none() => {
                 error.get_or_insert(SpawnError::TimedOut);
-                kill_tree(&mut child, group);
-                killed_at = Some(tokio::time::Instant::now());
+                kill_and_mark(&mut child, group, &mut killed_at);
             }
             () = tokio::time::sleep_until(grace_end), if killed_at.is_some() => {
                 // Something outside the group still holds a pipe, or the child is not reaped:
@@ -103,19 +100,39 @@ pub(super) async fn supervise(
     if !reaped {
         status = child.try_wait().ok().flatten();
     }
-    // Pending bytes of a character cut off when the pipes were abandoned.
-    if pipes.stdout.take().is_some() {
-        if let Some(sink) = stdout_sink {
-            record_failure(sink.finish(), &mut error);
-        }
-    }
-    if pipes.stderr.take().is_some() {
-        record_failure(stderr_sink.finish(), &mut error);
-    }
+    finish_abandoned(&mut pipes, stdout_sink, stderr_sink, &mut error);
     Supervised {
         status,
         error,
         elapsed,
+    }
+}
+
+/// Kills the tree and notes when the kill grace started (at the first kill only).
+fn kill_and_mark(
+    child: &mut tokio::process::Child,
+    group: Option<u32>,
+    killed_at: &mut Option<tokio::time::Instant>,
+) {
+    kill_tree(child, group);
+    killed_at.get_or_insert_with(tokio::time::Instant::now);
+}
+
+/// Finishes the sinks of pipes abandoned before EOF, flushing the pending bytes of a character
+/// they cut off.
+fn finish_abandoned(
+    pipes: &mut Pipes,
+    stdout_sink: Option<&mut Sink>,
+    stderr_sink: &mut Sink,
+    error: &mut Option<SpawnError>,
+) {
+    if pipes.stdout.take().is_some() {
+        if let Some(sink) = stdout_sink {
+            record_failure(sink.finish(), error);
+        }
+    }
+    if pipes.stderr.take().is_some() {
+        record_failure(stderr_sink.finish(), error);
     }
 }
 
