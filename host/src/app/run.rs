@@ -234,6 +234,11 @@ pub fn run(
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
             .map_err(Failure::usage)?,
     };
+    crate::sandbox::policy::warm(
+        setup.sandbox,
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    );
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options, shown_dir)),
         Outcome::Completed(done) => {

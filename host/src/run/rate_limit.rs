@@ -311,6 +311,11 @@ pub fn run_lane_retrying(
     on_retry: &mut dyn FnMut(&Retrying),
     stop: &dyn Fn() -> bool,
 ) -> Attempts {
+    crate::sandbox::policy::warm(
+        setup.sandbox,
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    );
     let rule = Rule::of(lane.body());
     let mut deadline: Option<Instant> = None;
     let mut retries = 0;

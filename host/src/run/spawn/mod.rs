@@ -68,7 +68,7 @@ use self::files::open_output;
 pub use self::groups::{kill_all_live_groups, live_group_count};
 use self::sink::{into_string, Sink, Target};
 use self::start::prepare_and_supervise;
-pub use crate::sandbox::launcher::Confinement;
+pub use crate::sandbox::confine::Confinement;
 
 /// Default cap on stdout streamed to a file: 2 GiB.
 ///

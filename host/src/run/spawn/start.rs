@@ -16,6 +16,7 @@ use super::sink::{Sink, Target};
 use super::supervise::{supervise, Pipes, Supervised};
 use super::{Confinement, SpawnLimits, MAX_TIMEOUT};
 use crate::run::path_lookup::find_executable;
+use crate::sandbox::confine::confine_current_thread;
 use crate::sandbox::launcher;
 
 /// Resolves the program, opens stdin and stdout, starts the child and supervises it.
@@ -54,7 +55,10 @@ pub(super) fn prepare_and_supervise(
 
     runtime.block_on(async {
         let mut command = child_command(&launched, &argv, env, stdin, stdout);
-        let mut child = command.spawn().map_err(|e| spawn_error_from_io(&e))?;
+        if let Some(tmpdir) = &confinement.tmpdir {
+            command.env("TMPDIR", tmpdir);
+        }
+        let mut child = spawn_child(&mut command, confinement)?;
         drop(command); // closes our copy of the stdin file
         let live = LiveGroup::register(child.id());
         let pipes = Pipes {
@@ -72,6 +76,36 @@ pub(super) fn prepare_and_supervise(
         .await;
         drop(live);
         Ok(supervised)
+    })
+}
+
+/// Starts `command`; under a filesystem restriction, from a thread of its own that applies the
+/// restriction to itself first (the child inherits it, the rest of gsd-lane stays unrestricted).
+///
+/// Called inside the supervising runtime, whose handle the confined thread enters so that the
+/// child is registered with it.
+fn spawn_child(
+    command: &mut tokio::process::Command,
+    confinement: &Confinement,
+) -> Result<tokio::process::Child, SpawnError> {
+    if confinement.read_only.is_none() {
+        return command.spawn().map_err(|e| spawn_error_from_io(&e));
+    }
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::scope(|scope| {
+        let confined = std::thread::Builder::new()
+            .name("gsd-lane-confined-spawn".to_owned())
+            .spawn_scoped(scope, || {
+                let _entered = runtime.enter();
+                confine_current_thread(confinement).map_err(SpawnError::Refused)?;
+                command.spawn().map_err(|e| spawn_error_from_io(&e))
+            });
+        match confined {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(SpawnError::Os("EFAULT".to_owned()))),
+            Err(err) => Err(spawn_error_from_io(&err)),
+        }
     })
 }
 
