@@ -3,9 +3,10 @@
 //! The launcher must end when the lane ends (gsd-lane reads the lane's exit status from it), but
 //! a grandchild may still run in the group, holding the lane's output open. gsd-lane kills the
 //! group once that output ends or at the deadline; if gsd-lane itself dies in between, nobody
-//! would. So when the launcher sees other members left in its group, it starts a guard (gsd-lane
-//! re-executed as `gsd-lane __lane-guard <gsd-lane pid> <its start time> <group>`, standard
-//! streams on `/dev/null`, in the same group) and ends. The guard polls gsd-lane's liveness and
+//! would. So when the launcher sees processes the lane started still running (it adopts the
+//! lane's orphans, so one `waitid` tells), it starts a guard (gsd-lane re-executed as
+//! `gsd-lane __lane-guard <gsd-lane pid> <its start time> <group>`, standard streams on
+//! `/dev/null`, in the same group) and ends. The guard polls gsd-lane's liveness and
 //! kills the group when gsd-lane is gone; gsd-lane's own kill of the group ends the guard too.
 //!
 //! gsd-lane is identified by its pid *and* its start time (`/proc/<pid>/stat`), so a reused pid

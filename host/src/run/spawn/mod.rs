@@ -119,7 +119,8 @@ pub fn spawn_bounded(request: &SpawnRequest, env: &ChildEnv, limits: &SpawnLimit
 
 /// [`spawn_bounded`] under `confinement`: the child is started through the lane launcher
 /// (`sandbox::launcher`) whenever the binary enabled it, which ends the child's process group when
-/// gsd-lane dies and applies the read-only posture when `confinement` asks for it.
+/// gsd-lane dies; when `confinement` asks for the read-only posture, the launcher is started from
+/// a thread that applied it to itself first (`sandbox::confine`), so the lane inherits it.
 ///
 /// A confinement that cannot be applied (no launcher in this process) is a spawn failure
 /// (`Refused`), never an unconfined run.
