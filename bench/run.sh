@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates BENCHMARKS.md: in-process stages (cargo bench) and whole-process figures.
 # Usage: bash bench/run.sh            (from the repository root; takes a few minutes)
+#        bash bench/run.sh overhead   (quick: only the host overhead per lane, printed; writes
+#                                      no BENCHMARKS.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p gsd-lane
@@ -8,6 +10,10 @@ cargo build --release --locked -p gsd-lane
 target=$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 bin="$target/release/gsd-lane"
+if [ "${1:-}" = overhead ]; then
+  python3 bench/lane_overhead.py "$bin" "${2:-15}"
+  exit 0
+fi
 cargo bench --locked -p gsd-lane --bench registry | tee "$target"/bench-registry.txt
 cargo bench --locked -p gsd-lane --bench stages | tee "$target"/bench-stages.txt
 cargo bench --locked -p gsd-lane --bench http_memory | tee "$target"/bench-http-memory.txt
@@ -20,6 +26,7 @@ if [ -f tests/fixtures/handlers/latency.py ]; then
   python3 tests/fixtures/handlers/latency.py "$bin" 20 | tee "$target"/bench-antigravity.txt
 fi
 python3 bench/sandbox_cost.py "$bin" 30 | tee "$target"/bench-sandbox.txt
+python3 bench/lane_overhead.py "$bin" 30 | tee "$target"/bench-overhead.txt
 # Written aside and moved into place, so a failed run leaves the committed figures alone.
 python3 bench/whole_process.py "$bin" "$target" > "$target/BENCHMARKS.md.new"
 mv "$target/BENCHMARKS.md.new" BENCHMARKS.md

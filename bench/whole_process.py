@@ -157,6 +157,7 @@ def main():
         ("bench-review.txt", "Review of N lanes each taking S seconds (`examples/bench-review.sh N S`)", "N="),
         ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
         ("bench-sandbox.txt", "Sandbox cost per spawn: `--sandbox off|detect|enforce` (`bench/sandbox_cost.py`)", ""),
+        ("bench-overhead.txt", "Host overhead per lane, `run` and `review --jobs 1`, sandbox enforce and off (`bench/lane_overhead.py`)", ""),
     ]
     for name, title, marker in sections:
         path = os.path.join(RESULTS or "", name)

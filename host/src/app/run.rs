@@ -172,19 +172,7 @@ pub fn run(
     let module = handler_module(options, &context.env.cwd)?;
     let registry = context.registry();
     let Some(lane) = registry.lane(slug) else {
-        let detail = unknown_slug(&registry, slug);
-        output::eprint_line(&format!("gsd-lane: {detail}"));
-        let refusal = Refusal::new(Reason::MalformedLane, detail);
-        if caller == Caller::Run {
-            // `run`: an error (exit 2); `--json` still gets its one `malformed_lane` object.
-            if options.json {
-                output::print(&format!("{}\n", unavailable_json(slug, &refusal, None)));
-            }
-            return Ok(2);
-        }
-        // `invoke` keeps the reference's answer: a `malformed_lane` result, exit 0 (2 when
-        // explicit).
-        return Ok(report_unavailable(slug, &refusal, options, None));
+        return Ok(report_unknown_slug(&registry, slug, options, caller));
     };
     check_prompt(lane, options, &context.env.cwd, caller)?;
     let config = context.config();
@@ -234,6 +222,11 @@ pub fn run(
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
             .map_err(Failure::usage)?,
     };
+    crate::sandbox::policy::warm(
+        setup.sandbox,
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    );
     match lane::run_lane(lane, &setup)? {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options, shown_dir)),
         Outcome::Completed(done) => {
@@ -241,6 +234,27 @@ pub fn run(
             Ok(0)
         }
     }
+}
+
+/// Reports a slug no lane has and returns the exit status: `run` fails (2; `--json` still gets
+/// its one `malformed_lane` object), `invoke` keeps the reference's answer, a `malformed_lane`
+/// result (exit 0, 2 when explicit).
+fn report_unknown_slug(
+    registry: &crate::registry::Registry,
+    slug: &str,
+    options: &RunOptions,
+    caller: Caller,
+) -> u8 {
+    let detail = unknown_slug(registry, slug);
+    output::eprint_line(&format!("gsd-lane: {detail}"));
+    let refusal = Refusal::new(Reason::MalformedLane, detail);
+    if caller == Caller::Run {
+        if options.json {
+            output::print(&format!("{}\n", unavailable_json(slug, &refusal, None)));
+        }
+        return 2;
+    }
+    report_unavailable(slug, &refusal, options, None)
 }
 
 /// Loads the `--handler-module` of this one run, if any (exit 2 when refused; nothing runs).

@@ -4,8 +4,7 @@ use std::ffi::OsStr;
 use std::time::Duration;
 
 use gsd_lane_sdk::{
-    Effects, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest,
-    StdoutSink,
+    Effects, HttpReport, HttpRequest, LanePlan, Probe, SpawnError, SpawnRequest, StdoutSink,
 };
 
 use super::path_lookup::find_executable;

@@ -315,6 +315,11 @@ pub fn run_lane_retrying(
     on_retry: &mut dyn FnMut(&Retrying),
     stop: &dyn Fn() -> bool,
 ) -> Attempts {
+    crate::sandbox::policy::warm(
+        setup.sandbox,
+        Path::new(&setup.inputs.repo_root),
+        Path::new(&setup.inputs.run_dir),
+    );
     let rule = lane.rate_limit.clone();
     let mut deadline: Option<Instant> = None;
     let mut retries = 0;
@@ -356,25 +361,8 @@ pub fn run_lane_retrying(
         };
         let left = end.saturating_duration_since(Instant::now());
         let wait = backoff(retries + 1, &signal);
-        let give_up = if retries >= MAX_RETRIES {
-            Some(format!("no retry left (at most {MAX_RETRIES})"))
-        } else if wait >= left {
-            Some(format!(
-                "waiting {} s would pass the lane's deadline ({} s left)",
-                wait.as_secs(),
-                left.as_secs()
-            ))
-        } else {
-            None
-        };
-        if let Some(why_not) = give_up {
-            note(
-                &completion,
-                &format!(
-                    "rate-limited, retried {retries} times; final failure: {} ({why_not})",
-                    signal.why
-                ),
-            );
+        if let Some(why_not) = give_up_reason(retries, wait, left) {
+            note_final_failure(&completion, retries, &signal.why, &why_not);
             return finished(Ok(Outcome::Completed(Box::new(completion))), retries);
         }
         on_retry(&Retrying {
@@ -382,17 +370,40 @@ pub fn run_lane_retrying(
             wait,
         });
         if !sleep_unless(wait, stop) {
-            note(
+            note_final_failure(
                 &completion,
-                &format!(
-                    "rate-limited, retried {retries} times; final failure: {} (interrupted while waiting)",
-                    signal.why
-                ),
+                retries,
+                &signal.why,
+                "interrupted while waiting",
             );
             return finished(Ok(Outcome::Completed(Box::new(completion))), retries);
         }
         retries += 1;
     }
+}
+
+/// Why no further attempt is made after `retries` retries, when the next would wait `wait` with
+/// `left` of the lane's bound; `None` when it may be made.
+fn give_up_reason(retries: u32, wait: Duration, left: Duration) -> Option<String> {
+    if retries >= MAX_RETRIES {
+        Some(format!("no retry left (at most {MAX_RETRIES})"))
+    } else if wait >= left {
+        Some(format!(
+            "waiting {} s would pass the lane's deadline ({} s left)",
+            wait.as_secs(),
+            left.as_secs()
+        ))
+    } else {
+        None
+    }
+}
+
+/// Notes on the lane's review that its last rate-limited attempt stands, and why.
+fn note_final_failure(completion: &Completion, retries: u32, why: &str, why_not: &str) {
+    note(
+        completion,
+        &format!("rate-limited, retried {retries} times; final failure: {why} ({why_not})"),
+    );
 }
 
 fn finished(outcome: Result<Outcome, Failure>, retries: u32) -> Attempts {

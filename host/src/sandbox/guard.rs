@@ -3,9 +3,10 @@
 //! The launcher must end when the lane ends (gsd-lane reads the lane's exit status from it), but
 //! a grandchild may still run in the group, holding the lane's output open. gsd-lane kills the
 //! group once that output ends or at the deadline; if gsd-lane itself dies in between, nobody
-//! would. So when the launcher sees other members left in its group, it starts a guard (gsd-lane
-//! re-executed as `gsd-lane __lane-guard <gsd-lane pid> <its start time> <group>`, standard
-//! streams on `/dev/null`, in the same group) and ends. The guard polls gsd-lane's liveness and
+//! would. So when the launcher sees processes the lane started still running (it adopts the
+//! lane's orphans, so one `waitid` tells), it starts a guard (gsd-lane re-executed as
+//! `gsd-lane __lane-guard <gsd-lane pid> <its start time> <group>`, standard streams on
+//! `/dev/null`, in the same group) and ends. The guard polls gsd-lane's liveness and
 //! kills the group when gsd-lane is gone; gsd-lane's own kill of the group ends the guard too.
 //!
 //! gsd-lane is identified by its pid *and* its start time (`/proc/<pid>/stat`), so a reused pid
@@ -54,10 +55,47 @@ fn is_alive(pid: u32, start: u64) -> bool {
     rustix::process::test_kill_process(pid).is_ok()
 }
 
+/// Makes this process the reaper of its orphaned descendants (Linux), so that
+/// [`lane_left_processes`] answers with one `waitid` instead of a scan of `/proc`. Returns
+/// whether it took effect.
+#[cfg(target_os = "linux")]
+pub fn adopt_orphans() -> bool {
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok()
+}
+
+/// Makes this process the reaper of its orphaned descendants: not available here.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn adopt_orphans() -> bool {
+    false
+}
+
+/// True when something the lane started may still run, after the lane itself was reaped.
+///
+/// When this launcher adopts orphans ([`adopt_orphans`] returned true), every living descendant
+/// of the lane is a child of a living descendant or of this launcher, so "any child left" is the
+/// answer: `waitid` reaps the children that already ended and says whether any other remains.
+/// Otherwise, or when `waitid` fails, the group is scanned ([`group_has_others`]).
+#[cfg(unix)]
+pub fn lane_left_processes(adopted: bool) -> bool {
+    use rustix::process::{waitid, WaitId, WaitIdOptions};
+
+    if !adopted {
+        return group_has_others();
+    }
+    loop {
+        match waitid(WaitId::All, WaitIdOptions::EXITED | WaitIdOptions::NOHANG) {
+            Ok(Some(_)) => {} // an orphan that had ended, now reaped
+            Ok(None) => return true,
+            Err(rustix::io::Errno::CHILD) => return false,
+            Err(_) => return group_has_others(),
+        }
+    }
+}
+
 /// True when a process other than this one is in this process's group (Linux: a scan of
 /// `/proc`; elsewhere always true, which only costs a guard that is not needed).
 #[cfg(unix)]
-pub fn group_has_others() -> bool {
+fn group_has_others() -> bool {
     let Ok(listing) = std::fs::read_dir("/proc") else {
         return true;
     };

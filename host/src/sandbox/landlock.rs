@@ -12,10 +12,24 @@
 //! - a *new* entry directly inside one of the ancestor directories (`/`, `/home`, `$HOME` when the
 //!   repository is under it, …) is refused too, and so is renaming or removing the entries that
 //!   exist there; entries below them (`$HOME/.cache/…`, `/tmp/…`) stay writable;
-//! - entries listed at launch are granted as they were then; a symbolic link among them is not
-//!   followed (it is skipped), and an entry that is the repository root or one of its ancestors
-//!   under another name (a bind mount) is skipped;
+//! - entries are granted as they were listed when the ruleset was built; a symbolic link among
+//!   them is not followed (it is skipped), and an entry that is the repository root or one of its
+//!   ancestors under another name (a bind mount) is skipped;
 //! - reading and executing are not restricted at all.
+//!
+//! # Built once per process
+//!
+//! Listing the ancestors and adding one rule per entry is the expensive part (about a thousand
+//! entries when the repository lies in a busy `/tmp`), so a ruleset is built once per process for
+//! each repository root and set of writable paths *inside* the repository, and kept. Each lane
+//! then adds its writable paths *outside* the repository (its run dir, its private `TMPDIR`) to
+//! that ruleset and restricts itself with a copy: those paths lie outside the repository, where
+//! the posture grants writing anyway, so a later lane that also gets them is granted nothing the
+//! posture refuses. Writable paths inside the repository (the lane's own files of an in-repository
+//! run dir) are part of the key instead, so they are never shared between lanes. An entry that
+//! appears in an ancestor directory after the ruleset was built is not granted (refused, the safe
+//! side). [`warm`] starts building in the background, so that `run` overlaps it with its other
+//! work.
 //!
 //! Landlock does not govern metadata: `chmod`, `chown`, `utime` and extended attributes still
 //! succeed. The enforce mode therefore also runs [`super::detect`] around the lane, which reports
@@ -57,7 +71,7 @@ pub fn support() -> Support {
 }
 
 /// Restricts the calling thread, and every process it starts from now on, to the read-only
-/// posture for `read_only`; `writable` directories stay writable even inside it.
+/// posture for `read_only`; `writable` paths stay writable even inside it.
 ///
 /// # Errors
 ///
@@ -67,12 +81,27 @@ pub fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), Strin
     imp::restrict_self(read_only, writable)
 }
 
+/// Starts building, on a background thread, the ruleset that a lane of the repository at
+/// `read_only` with no writable path inside it will use ([`restrict_self`] then waits for it
+/// instead of building it again). Does nothing where Landlock is unavailable.
+pub fn warm(read_only: &Path) {
+    if support() == Support::Unavailable || imp::is_built(read_only) {
+        return;
+    }
+    let root = read_only.to_path_buf();
+    // Best effort: when no thread can be started, the lane builds the ruleset itself.
+    let _ = std::thread::Builder::new()
+        .name("gsd-lane-landlock".to_owned())
+        .spawn(move || imp::warm(&root));
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::collections::HashSet;
+    use std::collections::{HashMap, HashSet};
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     use std::path::{Component, Path, PathBuf};
+    use std::sync::{Arc, Mutex, OnceLock};
 
     use landlock::{
         AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
@@ -112,6 +141,29 @@ mod imp {
         }
     }
 
+    /// What a built ruleset is kept under: the canonical repository root and the canonical
+    /// writable paths inside it.
+    type Key = (PathBuf, Vec<PathBuf>);
+
+    /// A ruleset being built or built once for its key (or why it could not be).
+    type Slot = Arc<OnceLock<Result<Mutex<RulesetCreated>, String>>>;
+
+    /// Every ruleset this process built, by key.
+    static BUILT: Mutex<Option<HashMap<Key, Slot>>> = Mutex::new(None);
+
+    /// The slot of `key`, created empty when new.
+    fn slot(key: &Key) -> Slot {
+        let mut built = BUILT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(
+            built
+                .get_or_insert_with(HashMap::new)
+                .entry(key.clone())
+                .or_default(),
+        )
+    }
+
     /// Opens `path` itself (never following a final symbolic link) for use in a rule.
     fn open_path(path: &Path) -> std::io::Result<File> {
         OpenOptions::new()
@@ -126,11 +178,14 @@ mod imp {
         Ok((meta.dev(), meta.ino()))
     }
 
-    /// `/`, then each directory down to `root` (canonical), with each one's identity.
+    /// The canonical repository root, or an error naming it.
+    fn canonical_root(root: &Path) -> Result<PathBuf, String> {
+        root.canonicalize()
+            .map_err(|err| format!("resolving the repository root {}: {err}", root.display()))
+    }
+
+    /// `/`, then each directory down to the canonical `root`.
     fn chain(root: &Path) -> Result<Vec<PathBuf>, String> {
-        let root = root
-            .canonicalize()
-            .map_err(|err| format!("resolving the repository root {}: {err}", root.display()))?;
         let mut dirs = Vec::new();
         let mut at = PathBuf::new();
         for component in root.components() {
@@ -147,7 +202,7 @@ mod imp {
 
     /// Adds the grant for one entry; returns whether it was added.
     fn grant(
-        ruleset: &mut Option<RulesetCreated>,
+        ruleset: &mut RulesetCreated,
         file: File,
         forbidden: &HashSet<(u64, u64)>,
         path: &Path,
@@ -163,28 +218,29 @@ mod imp {
         } else {
             file_rights()
         };
-        let current = ruleset.take().ok_or("the ruleset is gone")?;
-        let next = current
+        ruleset
             .add_rule(PathBeneath::new(file, rights))
             .map_err(|err| format!("granting {}: {err}", path.display()))?;
-        *ruleset = Some(next);
         Ok(true)
     }
 
-    pub(super) fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
-        let dirs = chain(read_only)?;
+    /// The identities of the directories on the path to the repository (never granted).
+    fn forbidden(dirs: &[PathBuf]) -> Result<HashSet<(u64, u64)>, String> {
         let mut forbidden = HashSet::new();
-        for dir in &dirs {
+        for dir in dirs {
             let file = open_path(dir).map_err(|err| format!("opening {}: {err}", dir.display()))?;
             forbidden.insert(identity(&file).map_err(|err| format!("{}: {err}", dir.display()))?);
         }
-        let created = Ruleset::default()
-            .handle_access(handled())
-            .and_then(Ruleset::create)
-            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
-        let mut ruleset = Some(created);
+        Ok(forbidden)
+    }
+
+    /// Grants every sibling along the path from `/` to the repository root.
+    fn grant_siblings(
+        ruleset: &mut RulesetCreated,
+        dirs: &[PathBuf],
+        forbidden: &HashSet<(u64, u64)>,
+    ) -> Result<(), String> {
         let mut rules = 0_usize;
-        // Every sibling along the path from `/` to the repository root.
         for pair in dirs.windows(2) {
             let [parent, next] = pair else { continue };
             let entries = std::fs::read_dir(parent)
@@ -197,32 +253,95 @@ mod imp {
                 }
                 rules += 1;
                 if rules > MAX_RULES {
+                    let root = dirs.last().map_or(Path::new("/"), PathBuf::as_path);
                     return Err(format!(
                         "more than {MAX_RULES} entries along the path to {}",
-                        read_only.display()
+                        root.display()
                     ));
                 }
                 // An entry that vanished or cannot be opened is simply not granted.
                 if let Ok(file) = open_path(&path) {
-                    grant(&mut ruleset, file, &forbidden, &path)?;
+                    grant(ruleset, file, forbidden, &path)?;
                 }
             }
         }
-        // Directories that must stay writable, unless they contain the repository (their other
-        // entries are already granted above).
-        for dir in writable {
-            let Ok(canonical) = dir.canonicalize() else {
+        Ok(())
+    }
+
+    /// Grants each of `paths` (canonical, none of them on the path to the repository).
+    fn grant_paths(ruleset: &mut RulesetCreated, paths: &[PathBuf]) -> Result<(), String> {
+        for path in paths {
+            let file =
+                open_path(path).map_err(|err| format!("opening {}: {err}", path.display()))?;
+            grant(ruleset, file, &HashSet::new(), path)?;
+        }
+        Ok(())
+    }
+
+    /// The ruleset of `key`: the siblings along the path to the root, and the writable paths
+    /// inside the repository.
+    fn build(key: &Key) -> Result<Mutex<RulesetCreated>, String> {
+        let (root, inside) = key;
+        let dirs = chain(root)?;
+        let forbidden = forbidden(&dirs)?;
+        let mut ruleset = Ruleset::default()
+            .handle_access(handled())
+            .and_then(Ruleset::create)
+            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
+        grant_siblings(&mut ruleset, &dirs, &forbidden)?;
+        grant_paths(&mut ruleset, inside)?;
+        Ok(Mutex::new(ruleset))
+    }
+
+    /// `writable`, resolved, split into the paths inside the repository at `root` and those
+    /// outside it; a path that cannot be resolved or that contains the repository (its other
+    /// entries are granted already) is left out.
+    fn split_writable(root: &Path, writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let mut inside = Vec::new();
+        let mut outside = Vec::new();
+        for path in writable {
+            let Ok(canonical) = path.canonicalize() else {
                 continue;
             };
-            if dirs.contains(&canonical) {
+            if root.starts_with(&canonical) {
                 continue;
             }
-            let file = open_path(&canonical)
-                .map_err(|err| format!("opening {}: {err}", canonical.display()))?;
-            grant(&mut ruleset, file, &HashSet::new(), &canonical)?;
+            if canonical.starts_with(root) {
+                inside.push(canonical);
+            } else {
+                outside.push(canonical);
+            }
         }
-        let status = ruleset
-            .ok_or("the ruleset is gone")?
+        inside.sort();
+        inside.dedup();
+        (inside, outside)
+    }
+
+    pub(super) fn is_built(read_only: &Path) -> bool {
+        canonical_root(read_only).is_ok_and(|root| slot(&(root, Vec::new())).get().is_some())
+    }
+
+    pub(super) fn warm(read_only: &Path) {
+        if let Ok(root) = canonical_root(read_only) {
+            let key = (root, Vec::new());
+            slot(&key).get_or_init(|| build(&key));
+        }
+    }
+
+    pub(super) fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
+        let root = canonical_root(read_only)?;
+        let (inside, outside) = split_writable(&root, writable);
+        let key = (root, inside);
+        let slot = slot(&key);
+        let built = slot.get_or_init(|| build(&key)).as_ref()?;
+        let copy = {
+            let mut ruleset = built.lock().map_err(|_| "the ruleset is gone".to_owned())?;
+            grant_paths(&mut ruleset, &outside)?;
+            ruleset
+                .try_clone()
+                .map_err(|err| format!("copying the Landlock ruleset: {err}"))?
+        };
+        let status = copy
             .restrict_self()
             .map_err(|err| format!("applying the Landlock ruleset: {err}"))?;
         if status.ruleset == RulesetStatus::NotEnforced {
@@ -245,6 +364,12 @@ mod imp {
     pub(super) fn restrict_self(_read_only: &Path, _writable: &[PathBuf]) -> Result<(), String> {
         Err("Landlock exists only on Linux".to_owned())
     }
+
+    pub(super) fn is_built(_read_only: &Path) -> bool {
+        true
+    }
+
+    pub(super) fn warm(_read_only: &Path) {}
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -298,6 +423,48 @@ mod tests {
             }
         }
         assert_eq!(fs::read_to_string(repo.join("file")).unwrap(), "data");
+    }
+
+    #[test]
+    fn a_writable_path_inside_the_repository_is_not_shared_with_a_lane_without_it() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        let run = repo.join("run");
+        fs::create_dir_all(&run).unwrap();
+        let (first, second) = (run.join("first"), run.join("second"));
+        let granted = in_restricted_thread(repo.clone(), vec![run.clone()], move || {
+            fs::write(first, "x").is_ok()
+        });
+        let refused = in_restricted_thread(repo.clone(), Vec::new(), move || {
+            fs::write(second, "x").is_err()
+        });
+        match support() {
+            Support::Unavailable => assert!(granted.is_err() && refused.is_err()),
+            _ => assert_eq!((granted, refused), (Ok(true), Ok(true))),
+        }
+    }
+
+    #[test]
+    fn a_later_lane_of_the_same_repository_gets_its_own_new_writable_dir() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        fs::create_dir_all(&repo).unwrap();
+        let first = in_restricted_thread(repo.clone(), Vec::new(), || ());
+        // Made after the ruleset was built: a new entry in an ancestor of the repository.
+        let (late, unnamed) = (top.path().join("late"), top.path().join("unnamed"));
+        fs::create_dir_all(&late).unwrap();
+        fs::create_dir_all(&unnamed).unwrap();
+        let (l, u) = (late.clone(), unnamed.clone());
+        let second = in_restricted_thread(repo.clone(), vec![late], move || {
+            (
+                fs::write(l.join("x"), "x").is_ok(),
+                fs::write(u.join("x"), "x").is_err(),
+            )
+        });
+        match support() {
+            Support::Unavailable => assert!(first.is_err() && second.is_err()),
+            _ => assert_eq!(second, Ok((true, true))),
+        }
     }
 
     #[test]

@@ -12,8 +12,11 @@
 //!
 //! # Protocol (hidden, between gsd-lane and itself)
 //!
-//! `gsd-lane __lane-launch <parent pid> [--read-only <root>] [--writable <dir>]...
-//! [--tmpdir <dir>] -- <program> [<arg>...]`
+//! `gsd-lane __lane-launch <parent pid> -- <program> [<arg>...]`
+//!
+//! The launcher starts already confined: the spawning thread of gsd-lane applied the lane's
+//! [`super::confine::Confinement`] to itself before starting it, and the launcher and the lane
+//! inherit it.
 //!
 //! When the lane ends while other processes remain in its group, the launcher starts a
 //! [`super::guard`] for the group before ending.
@@ -24,6 +27,8 @@
 //! on stderr (the lane's sidecar).
 
 use std::ffi::{OsStr, OsString};
+
+use super::confine::Confinement;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,7 +37,7 @@ use std::time::Duration;
 /// The hidden first argument that turns gsd-lane into a launcher.
 pub const LAUNCH_ARG: &str = "__lane-launch";
 
-/// Exit status of a launcher that could not set up (parent gone, bad arguments, Landlock).
+/// Exit status of a launcher that could not set up (parent gone, bad arguments).
 pub const LAUNCH_FAILED: u8 = 125;
 /// Exit status of a launcher whose program could not be executed.
 pub const EXEC_FAILED: u8 = 126;
@@ -71,23 +76,12 @@ pub fn is_enabled() -> bool {
     LAUNCHER.get().is_some()
 }
 
-/// How one lane is confined by its launcher.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Confinement {
-    /// The directory nothing may be written under (Landlock); `None`: no filesystem restriction.
-    pub read_only: Option<PathBuf>,
-    /// Directories that stay writable even when they lie under `read_only` (the run dir).
-    pub writable: Vec<PathBuf>,
-    /// `TMPDIR` for the lane, set when the usual temporary directory is the repository or one
-    /// of its ancestors (a new entry directly in it would be refused).
-    pub tmpdir: Option<PathBuf>,
-}
-
 /// The program and arguments that start `program args` under `confinement`.
 ///
-/// Without a launcher ([`enable`] not called) the lane is started directly, except that a
-/// requested filesystem restriction then cannot be applied: that is an error, never a silent
-/// unconfined run.
+/// The confinement itself is applied by the spawning thread before it starts the launcher
+/// ([`super::confine`]); the launcher adds the supervision. Without a launcher ([`enable`] not
+/// called) the lane is started directly, except that a requested filesystem restriction is then
+/// refused: a confined lane always has the supervision too, never a silent half.
 ///
 /// # Errors
 ///
@@ -107,18 +101,6 @@ pub fn command_line(
         ));
     };
     let mut argv: Vec<OsString> = vec![LAUNCH_ARG.into(), std::process::id().to_string().into()];
-    if let Some(root) = &confinement.read_only {
-        argv.push("--read-only".into());
-        argv.push(root.clone().into_os_string());
-        for dir in &confinement.writable {
-            argv.push("--writable".into());
-            argv.push(dir.clone().into_os_string());
-        }
-    }
-    if let Some(tmpdir) = &confinement.tmpdir {
-        argv.push("--tmpdir".into());
-        argv.push(tmpdir.clone().into_os_string());
-    }
     argv.push("--".into());
     argv.push(program.as_os_str().to_owned());
     argv.extend(args.iter().map(OsString::from));
@@ -130,8 +112,6 @@ pub fn command_line(
 struct Launch {
     /// The gsd-lane process that started the launcher.
     parent: u32,
-    /// The filesystem restriction.
-    confinement: Confinement,
     /// The lane's program.
     program: OsString,
     /// The lane's arguments.
@@ -144,28 +124,14 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Launch, String> {
         .next()
         .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<u32>().ok()))
         .ok_or("missing parent pid")?;
-    let mut confinement = Confinement::default();
-    loop {
-        let flag = args.next().ok_or("missing `--`")?;
-        let flag = flag.to_str().unwrap_or("");
-        match flag {
-            "--" => break,
-            "--read-only" | "--writable" | "--tmpdir" => {
-                let path =
-                    PathBuf::from(args.next().ok_or_else(|| format!("{flag} needs a path"))?);
-                match flag {
-                    "--read-only" => confinement.read_only = Some(path),
-                    "--writable" => confinement.writable.push(path),
-                    _ => confinement.tmpdir = Some(path),
-                }
-            }
-            other => return Err(format!("unknown launcher option {other:?}")),
-        }
+    match args.next() {
+        Some(separator) if separator == "--" => {}
+        Some(other) => return Err(format!("unknown launcher option {other:?}")),
+        None => return Err("missing `--`".to_owned()),
     }
     let program = args.next().ok_or("missing program")?;
     Ok(Launch {
         parent,
-        confinement,
         program,
         args: args.collect(),
     })
@@ -205,25 +171,10 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
     }
     // Read now, while gsd-lane is known to be our parent (the guard identifies it by this).
     let parent_start = super::guard::start_time(launch.parent);
-    if let Some(tmpdir) = &launch.confinement.tmpdir {
-        // Made here, when the lane really starts, so that a refused lane leaves nothing behind.
-        if let Err(err) = private_dir(tmpdir) {
-            return fail(
-                &format!("creating {}: {err}", tmpdir.display()),
-                LAUNCH_FAILED,
-            );
-        }
-    }
-    if let Some(root) = &launch.confinement.read_only {
-        if let Err(why) = super::landlock::restrict_self(root, &launch.confinement.writable) {
-            return fail(&why, LAUNCH_FAILED);
-        }
-    }
+    // Before the lane starts, so that every orphan it leaves is this launcher's child.
+    let adopted = super::guard::adopt_orphans();
     let mut command = std::process::Command::new(&launch.program);
     command.args(&launch.args);
-    if let Some(tmpdir) = &launch.confinement.tmpdir {
-        command.env("TMPDIR", tmpdir);
-    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
@@ -249,7 +200,9 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
         return fail(&format!("cannot watch gsd-lane: {err}"), LAUNCH_FAILED);
     }
     let waited = child.wait();
-    if rustix::process::getpgrp() == rustix::process::getpid() && super::guard::group_has_others() {
+    if rustix::process::getpgrp() == rustix::process::getpid()
+        && super::guard::lane_left_processes(adopted)
+    {
         super::guard::hand_over(launch.parent, parent_start);
     }
     match waited {
@@ -268,26 +221,6 @@ fn launch_and_supervise(launch: &Launch) -> u8 {
 #[cfg(not(unix))]
 fn launch_and_supervise(_launch: &Launch) -> u8 {
     fail("the launcher needs a Unix system", LAUNCH_FAILED)
-}
-
-/// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.
-#[cfg(unix)]
-fn private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-            if std::fs::symlink_metadata(dir)?.is_dir() {
-                Ok(())
-            } else {
-                Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "not a directory",
-                ))
-            }
-        }
-        other => other,
-    }
 }
 
 /// Polls the parent process id until gsd-lane is gone, then kills the lane's process group.
@@ -337,33 +270,8 @@ mod tests {
 
     #[test]
     fn parses_what_command_line_builds() {
-        let launch = parse(
-            os(&[
-                "42",
-                "--read-only",
-                "/repo",
-                "--writable",
-                "/repo/run",
-                "--tmpdir",
-                "/repo/run/tmp",
-                "--",
-                "/bin/tool",
-                "--",
-                "-x",
-            ])
-            .into_iter(),
-        )
-        .unwrap();
+        let launch = parse(os(&["42", "--", "/bin/tool", "--", "-x"]).into_iter()).unwrap();
         assert_eq!(launch.parent, 42);
-        assert_eq!(launch.confinement.read_only, Some(PathBuf::from("/repo")));
-        assert_eq!(
-            launch.confinement.writable,
-            vec![PathBuf::from("/repo/run")]
-        );
-        assert_eq!(
-            launch.confinement.tmpdir,
-            Some(PathBuf::from("/repo/run/tmp"))
-        );
         assert_eq!(launch.program, OsString::from("/bin/tool"));
         assert_eq!(launch.args, os(&["--", "-x"]));
     }
@@ -374,7 +282,7 @@ mod tests {
             &[][..],
             &["x", "--", "p"][..],
             &["1"][..],
-            &["1", "--read-only"][..],
+            &["1", "--read-only", "/repo", "--", "p"][..],
             &["1", "--what", "--", "p"][..],
             &["1", "--"][..],
         ] {

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::confine::Confinement;
 use super::detect::Snapshot;
 use super::landlock::{self, Support};
-use super::launcher::{self, Confinement};
+use super::launcher;
 use super::{Posture, SandboxMode};
 
 /// The mode of this run: `override_mode` (`--sandbox`) when given, else `review.sandbox`, else
@@ -47,6 +48,23 @@ pub fn run_mode(
         ));
     }
     Ok(mode)
+}
+
+/// Starts building, in the background, the Landlock ruleset that the spawn lanes of this run
+/// will share, so that it overlaps with planning and probing: under `enforce` with a launcher,
+/// when the run dir lies outside the repository (inside it, each lane's own files make its
+/// ruleset its own). Harmless when no lane ends up confined (an HTTP lane): only the work is
+/// lost.
+pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
+    if mode != SandboxMode::Enforce || !launcher::is_enabled() {
+        return;
+    }
+    let Ok(repo) = repo_root.canonicalize() else {
+        return;
+    };
+    if !inside(run_dir, &repo) {
+        landlock::warm(repo_root);
+    }
 }
 
 /// The sentence reporting repository changes (`None` when there were none).
@@ -235,6 +253,10 @@ impl LaneSandbox {
                         writable.extend(own_files.iter().cloned());
                         sandbox.output_file_grant = true;
                     }
+                }
+                if !sandbox.output_file_grant {
+                    // The ruleset this lane needs: built while the runner prepares the lane.
+                    landlock::warm(repo_root);
                 }
                 sandbox.confinement = Confinement {
                     read_only: Some(repo_root.to_path_buf()),

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Host overhead per lane: `gsd-lane run` and `gsd-lane review` of a lane that exits at once,
+against spawning the same lane directly, with the sandbox on (`enforce`, the default) and off.
+
+Usage: python3 bench/lane_overhead.py <gsd-lane binary> [runs]
+
+- run: median of `gsd-lane run quick` minus the median of the lane spawned directly;
+- review, per lane: `gsd-lane review --jobs 1` of 1 and of 4 such lanes. "Marginal" is what one
+  more lane adds, (T(4) - T(1)) / 3, minus the lane alone; "amortised" is (T(4) - 4 x lane) / 4,
+  which also spreads review's one-time work (phase, prompt, REVIEWS.md) over the lanes.
+
+Commands run interleaved (one of each per round) so that drift on a shared machine hits them
+alike. The repository is a copy of examples/sample-project in a fresh temporary directory.
+"""
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAMPLE = os.path.join(HERE, "..", "examples", "sample-project")
+
+
+def write_lane(home, bindir, slug):
+    """A spawn lane whose program reads its prompt and prints one line."""
+    path = os.path.join(bindir, slug)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\ncat >/dev/null; echo ok\n")
+    os.chmod(path, 0o755)
+    cap = os.path.join(home, ".gsd", "capabilities", slug)
+    os.makedirs(cap, exist_ok=True)
+    manifest = {
+        "id": slug, "role": "reviewer", "version": "1.0.0", "title": slug,
+        "description": "Benchmark lane.", "tier": "full", "requires": [],
+        "reviewer": {
+            "slug": slug, "flags": ["--" + slug], "transport": "spawn",
+            "probe": {"kind": "command-exists", "binary": slug},
+            "invoke": {"binary": slug, "args": ["-"], "promptChannel": "stdin",
+                       "outputChannel": "stdout", "modelArg": None, "effortChannel": "none"},
+            "timeoutFloorMs": 900000, "emptyOutput": "stub-with-stderr",
+            "reviewsSection": slug.title(), "evidenceClass": "source-grounded",
+            "requiresBinaries": [], "promptBudgetKey": None, "handler": None,
+        },
+    }
+    with open(os.path.join(cap, "capability.json"), "w") as f:
+        json.dump(manifest, f)
+    return path
+
+
+def cpu():
+    """User + system time of every finished descendant (the measured command's whole tree)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(argv, env, cwd, stdin_path=None):
+    """Wall time and CPU time of one command, which must succeed."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    start_cpu = cpu()
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    elapsed, used = time.perf_counter() - start, cpu() - start_cpu
+    if stdin_path:
+        stdin.close()
+    if done.returncode != 0:
+        sys.exit(f"{argv} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return elapsed, used
+
+
+def main():
+    gsd = os.path.abspath(sys.argv[1])
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+    work = tempfile.mkdtemp(prefix="gsd-bench-overhead-")
+    home, bindir = os.path.join(work, "home"), os.path.join(work, "bin")
+    repo, run_dir = os.path.join(work, "project"), os.path.join(work, "run")
+    for d in (home, bindir):
+        os.makedirs(d)
+    shutil.copytree(SAMPLE, repo)
+    os.makedirs(os.path.join(repo, ".git"))
+    slugs = [f"quick{i}" for i in range(1, 5)]
+    lane = [write_lane(home, bindir, slug) for slug in slugs][0]
+    prompt = os.path.join(work, "prompt.md")
+    with open(prompt, "w") as f:
+        f.write("# Plan\n" * 100)
+    env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "GSD_HOME": home}
+
+    commands = {"lane spawned directly": ([lane, "-"], prompt)}
+    for mode in ("enforce", "off"):
+        commands[f"run, sandbox {mode}"] = (
+            [gsd, "run", "quick1", "--run-dir", run_dir, "--prompt-file", prompt,
+             "--repo-root", repo, "--sandbox", mode, "--json"], None)
+        for n in (1, 4):
+            flags = ["--" + slug for slug in slugs[:n]]
+            commands[f"review of {n}, sandbox {mode}"] = (
+                [gsd, "review", "--phase", "3", "--jobs", "1", "--sandbox", mode] + flags, None)
+    times = {name: [] for name in commands}
+    cpus = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (argv, stdin) in commands.items():
+            wall, used = once(argv, env, repo, stdin)
+            times[name].append(wall)
+            cpus[name].append(used)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    med_cpu = {name: statistics.median(c) for name, c in cpus.items()}
+
+    entries = sum(len(os.listdir(d)) for d in ("/", os.path.dirname(work), work))
+    print(f"entries in the repository's ancestor directories: {entries}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; n={runs}")
+    for name, t in times.items():
+        print(f"{name:28} median {med[name] * 1000:7.2f} ms   "
+              f"min {min(t) * 1000:7.2f}   max {max(t) * 1000:7.2f}   "
+              f"CPU median {med_cpu[name] * 1000:6.2f} ms")
+    for label, m in (("wall", med), ("CPU ", med_cpu)):
+        direct = m["lane spawned directly"]
+        for mode in ("enforce", "off"):
+            run = m[f"run, sandbox {mode}"] - direct
+            one, four = m[f"review of 1, sandbox {mode}"], m[f"review of 4, sandbox {mode}"]
+            marginal = (four - one) / 3 - direct
+            amortised = (four - 4 * direct) / 4
+            print(f"host overhead ({label}), sandbox {mode:7}  run {run * 1000:6.2f} ms   "
+                  f"review per lane: marginal {marginal * 1000:6.2f} ms, "
+                  f"amortised {amortised * 1000:6.2f} ms")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

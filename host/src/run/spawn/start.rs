@@ -1,0 +1,169 @@
+//! Preparing and starting one child: the program resolved against the child's `PATH`, its stdin and
+//! stdout opened, the launcher's command line, the process group, then supervision.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+use gsd_lane_sdk::{SpawnError, SpawnRequest, StdoutSink};
+
+use super::env::{child_path_var, ChildEnv};
+use super::errors::spawn_error_from_io;
+use super::files::{is_executable, open_input, open_output};
+use super::groups::LiveGroup;
+use super::sink::{Sink, Target};
+use super::supervise::{supervise, Pipes, Supervised};
+use super::{Confinement, SpawnLimits, MAX_TIMEOUT};
+use crate::run::path_lookup::find_executable;
+use crate::sandbox::confine::confine_current_thread;
+use crate::sandbox::launcher;
+
+/// Resolves the program, opens stdin and stdout, starts the child and supervises it.
+///
+/// `stdout_sink` is filled in once the stdout target exists, so that the caller can report what
+/// was written even when a later step fails.
+pub(super) fn prepare_and_supervise(
+    request: &SpawnRequest,
+    env: &ChildEnv,
+    limits: &SpawnLimits,
+    confinement: &Confinement,
+    start: Instant,
+    stdout_sink: &mut Option<Sink>,
+    stderr_sink: &mut Sink,
+) -> Result<Supervised, SpawnError> {
+    let path_var = child_path_var(env);
+    let program =
+        find_executable(&request.program, path_var.as_deref()).ok_or(SpawnError::NotFound)?;
+    if !is_executable(&program) {
+        // Checked here because a launcher's failure to execute shows only as its exit status.
+        return Err(SpawnError::PermissionDenied);
+    }
+    let (launched, argv) = launcher::command_line(&program, &request.args, confinement)
+        .map_err(SpawnError::Refused)?;
+
+    let stdin = open_stdin(request)?;
+    let stdout = open_stdout(request, limits, stdout_sink)?;
+
+    let timeout = request.timeout.min(MAX_TIMEOUT);
+    let deadline = start.checked_add(timeout).unwrap_or(start);
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| spawn_error_from_io(&e))?;
+
+    runtime.block_on(async {
+        let mut command = child_command(&launched, &argv, env, stdin, stdout);
+        if let Some(tmpdir) = &confinement.tmpdir {
+            command.env("TMPDIR", tmpdir);
+        }
+        let mut child = spawn_child(&mut command, confinement)?;
+        drop(command); // closes our copy of the stdin file
+        let live = LiveGroup::register(child.id());
+        let pipes = Pipes {
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+        };
+        let supervised = supervise(
+            child,
+            pipes,
+            stdout_sink.as_mut(),
+            stderr_sink,
+            start,
+            deadline,
+        )
+        .await;
+        drop(live);
+        Ok(supervised)
+    })
+}
+
+/// Starts `command`; under a filesystem restriction, from a thread of its own that applies the
+/// restriction to itself first (the child inherits it, the rest of gsd-lane stays unrestricted).
+///
+/// Called inside the supervising runtime, whose handle the confined thread enters so that the
+/// child is registered with it.
+fn spawn_child(
+    command: &mut tokio::process::Command,
+    confinement: &Confinement,
+) -> Result<tokio::process::Child, SpawnError> {
+    if confinement.read_only.is_none() {
+        return command.spawn().map_err(|e| spawn_error_from_io(&e));
+    }
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::scope(|scope| {
+        let confined = std::thread::Builder::new()
+            .name("gsd-lane-confined-spawn".to_owned())
+            .spawn_scoped(scope, || {
+                let _entered = runtime.enter();
+                confine_current_thread(confinement).map_err(SpawnError::Refused)?;
+                command.spawn().map_err(|e| spawn_error_from_io(&e))
+            });
+        match confined {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(SpawnError::Os("EFAULT".to_owned()))),
+            Err(err) => Err(spawn_error_from_io(&err)),
+        }
+    })
+}
+
+/// The child's stdin: the request's file, or `/dev/null` when there is none or it does not exist.
+fn open_stdin(request: &SpawnRequest) -> Result<Stdio, SpawnError> {
+    let Some(path) = &request.stdin else {
+        return Ok(Stdio::null());
+    };
+    Ok(
+        match open_input(path).map_err(|e| spawn_error_from_io(&e))? {
+            Some(file) => Stdio::from(file),
+            None => Stdio::null(),
+        },
+    )
+}
+
+/// The child's stdout: a pipe into a new sink stored in `stdout_sink`, or `/dev/null` for
+/// [`StdoutSink::Discard`].
+fn open_stdout(
+    request: &SpawnRequest,
+    limits: &SpawnLimits,
+    stdout_sink: &mut Option<Sink>,
+) -> Result<Stdio, SpawnError> {
+    Ok(match &request.stdout {
+        StdoutSink::File(path) => {
+            let file = open_output(path).map_err(|e| spawn_error_from_io(&e))?;
+            *stdout_sink = Some(Sink::new(Target::File(file), limits.stdout_file_bytes));
+            Stdio::piped()
+        }
+        StdoutSink::Memory(max) => {
+            let cap = u64::try_from(*max).unwrap_or(u64::MAX);
+            *stdout_sink = Some(Sink::new(Target::Memory(Vec::new()), cap));
+            Stdio::piped()
+        }
+        StdoutSink::Discard => Stdio::null(),
+    })
+}
+
+/// The command that starts `launched argv` in its own process group (Unix), stderr piped, with
+/// the environment `env`.
+fn child_command(
+    launched: &Path,
+    argv: &[OsString],
+    env: &ChildEnv,
+    stdin: Stdio,
+    stdout: Stdio,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(launched);
+    command
+        .args(argv)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    if let ChildEnv::Minimal { vars } = env {
+        command.env_clear();
+        command.envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+    #[cfg(unix)]
+    command.process_group(0);
+    command
+}
