@@ -797,7 +797,7 @@ fn handler_name_lists_agree() {
         .map(|name| name.as_str())
         .collect();
     assert_eq!(
-        gsd_lane::manifest::vocab::HANDLER,
+        gsd_lane::api::manifest::vocab::HANDLER,
         sdk.as_slice(),
         "manifest vocabulary"
     );

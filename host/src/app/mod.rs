@@ -1,18 +1,18 @@
 //! One function per subcommand; each returns an exit status or a [`Failure`].
 
 mod completions;
-pub mod doctor;
-pub(crate) mod inactive;
+pub(crate) mod doctor;
+mod inactive;
 mod list;
 mod manpage;
 mod plan;
 mod resume;
-pub mod review;
+mod review;
 mod roster;
 mod run;
 mod runs;
 mod snippet;
-pub mod trust;
+pub(crate) mod trust;
 mod validate;
 
 use std::ffi::OsString;

@@ -1,18 +1,23 @@
 //! The capability manifest: vocabulary, validation, cross-capability rules and diagnostics.
 
-pub mod central;
+mod central;
 mod config_slice;
-pub mod cross;
-pub mod diagnostic;
-pub mod facts;
+pub(crate) mod cross;
+pub(crate) mod diagnostic;
+pub(crate) mod facts;
 mod invoke;
 mod lint;
-pub mod model;
-pub mod path;
+// Schema-only types: `gsd-lane schema` describes their fields, and nothing reads them yet.
+#[expect(
+    dead_code,
+    reason = "schema-only types; remove once validation produces them"
+)]
+pub(crate) mod model;
+pub(crate) mod path;
 mod probe;
-pub mod semver;
-pub mod validate;
-pub mod vocab;
+pub(crate) mod semver;
+mod validate;
+pub(crate) mod vocab;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use path::FieldPath;

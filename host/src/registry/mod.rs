@@ -5,7 +5,7 @@
 
 mod first_party;
 mod overlay;
-pub mod read;
+pub(crate) mod read;
 mod validate_set;
 
 use std::path::PathBuf;

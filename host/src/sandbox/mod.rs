@@ -17,11 +17,11 @@
 //! Where enforcement is unavailable (no Landlock, another OS) or not chosen, [`detect`] compares
 //! the repository before and after a lane and reports any change (`detect`).
 
-pub mod detect;
-pub mod guard;
-pub mod landlock;
-pub mod launcher;
+mod detect;
+mod guard;
+mod landlock;
+pub(crate) mod launcher;
 mod mode;
-pub mod policy;
+pub(crate) mod policy;
 
 pub use mode::{Posture, SandboxMode};

@@ -33,8 +33,8 @@ mod agent;
 mod body;
 mod exchange;
 mod failure;
-pub mod limits;
-pub mod origin;
+mod limits;
+mod origin;
 mod resolver;
 
 #[cfg(test)]

@@ -9,9 +9,9 @@
 //! block instead of treating it as "no record". Every write is a read-modify-write under the store lock, replacing the file atomically, and
 //! keeps every other record exactly as read, unknown fields included.
 
-pub mod atomic;
-pub mod hash;
-pub mod lock;
+pub(crate) mod atomic;
+pub(crate) mod hash;
+pub(crate) mod lock;
 
 use std::collections::HashMap;
 use std::fs;
