@@ -19,6 +19,6 @@ pub(crate) mod semver;
 mod validate;
 pub(crate) mod vocab;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::Diagnostic;
 pub use path::FieldPath;
 pub use validate::validate_value;

@@ -17,7 +17,6 @@ use crate::manifest::cross::MergedIndex;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic};
 
-pub use first_party::display_path as first_party_path;
 pub use overlay::{installed_manifests, ConsentGate};
 pub use validate_set::{validate_files, ValidationReport};
 

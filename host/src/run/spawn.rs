@@ -189,6 +189,7 @@ fn child_path_var(env: &ChildEnv) -> Option<OsString> {
 /// See the module documentation for the exact guarantees. The report's `exit_code` is the exit
 /// status when the child exited by itself (even if the call later timed out waiting for a
 /// grandchild's output), and `None` when it was killed by a signal or never started.
+#[cfg(test)]
 pub fn spawn_bounded(request: &SpawnRequest, env: &ChildEnv, limits: &SpawnLimits) -> SpawnReport {
     spawn_confined(request, env, limits, &Confinement::default())
 }
@@ -445,11 +446,6 @@ pub fn kill_all_live_groups() {
     }
     #[cfg(not(unix))]
     let _ = groups;
-}
-
-/// The number of lane process groups currently supervised (diagnostics and tests).
-pub fn live_group_count() -> usize {
-    LIVE_GROUPS.lock().map(|g| g.len()).unwrap_or(0)
 }
 
 /// The child's output pipes still being read.

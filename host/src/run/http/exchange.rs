@@ -18,12 +18,9 @@ use super::origin::{check_request_url, Origin};
 /// Nothing is resolved, connected or sent when [`check_request_url`] refuses the URL or the
 /// bound is zero. Never panics, never waits past `request.timeout` (plus scheduling noise),
 /// never holds more than `limits.max_body_bytes` of body. `https` trusts the Mozilla roots.
-pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> HttpReport {
-    send_trusting(request, verified, limits, &TlsRoots::Mozilla)
-}
-
-/// [`send`], also returning the answer's `Retry-After` value (trimmed, as sent), which the
-/// lane runner's rate-limit retry honours (`run::rate_limit`).
+///
+/// Also returns the answer's `Retry-After` value (trimmed, as sent), which the lane runner's
+/// rate-limit retry honours (`run::rate_limit`).
 pub fn send_observed(
     request: &HttpRequest,
     verified: &Origin,
@@ -32,7 +29,8 @@ pub fn send_observed(
     send_full(request, verified, limits, &TlsRoots::Mozilla)
 }
 
-/// [`send`] with the `https` roots given (see [`TlsRoots`] for who may pass anything else).
+/// [`send_observed`] with the `https` roots given, without the `Retry-After` value (see
+/// [`TlsRoots`] for who may pass anything else).
 pub fn send_trusting(
     request: &HttpRequest,
     verified: &Origin,

@@ -512,6 +512,7 @@ impl ConsentStore {
     }
 
     /// The `.gsd` directory of the GSD home.
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -604,6 +605,7 @@ impl ConsentStore {
 
     /// True iff `id` is valid, `hash` is non-empty and the record for (root, id) binds exactly
     /// that hash (trust.md §5.12).
+    #[cfg(test)]
     pub fn has_project_consent(&self, root: &str, id: &str, hash: &str) -> bool {
         valid_id(id)
             && !hash.is_empty()
@@ -614,6 +616,7 @@ impl ConsentStore {
     }
 
     /// The record's non-empty `reviewerHost` for (root, id), if any (trust.md §5.12).
+    #[cfg(test)]
     pub fn read_consented_reviewer_host(&self, root: &str, id: &str) -> Option<String> {
         if !valid_id(id) {
             return None;
@@ -628,11 +631,6 @@ impl ConsentStore {
 /// Now as an ISO-8601 UTC timestamp with milliseconds (`2026-07-30T12:34:56.789Z`).
 pub fn iso_now() -> String {
     crate::clock::iso_now()
-}
-
-/// Formats epoch milliseconds as ISO-8601 UTC with milliseconds (see [`crate::clock::iso_utc`]).
-pub fn iso_from_ms(ms: u64) -> String {
-    crate::clock::iso_utc(u128::from(ms))
 }
 
 #[cfg(test)]
