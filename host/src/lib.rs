@@ -12,6 +12,8 @@
 //! (`tests/integration`), the benches (`host/benches`) and the fuzz targets
 //! (`fuzz/fuzz_targets`); each re-export says which of them need it. It is not a stable API for
 //! other crates. A new external use adds its re-export there, rather than making a module `pub`.
+//! rustc counts whatever [`api`] re-exports, and every public method of a type it re-exports, as
+//! used, so it names only what those callers need.
 
 pub mod api;
 

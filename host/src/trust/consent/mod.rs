@@ -191,22 +191,12 @@ impl Record {
         self.field("contentHash")
     }
 
-    /// The signature at consent time.
-    pub fn disclosure_signature(&self) -> &str {
-        self.field("disclosureSignature")
-    }
-
     /// The consented host, when the record carries a non-empty one.
     pub fn reviewer_host(&self) -> Option<&str> {
         self.raw
             .get("reviewerHost")
             .and_then(Value::as_str)
             .filter(|h| !h.is_empty())
-    }
-
-    /// The extended binding of trust.md §4.8, when recorded.
-    pub fn lane_binding_v2(&self) -> Option<&str> {
-        self.raw.get("laneBindingV2").and_then(Value::as_str)
     }
 
     /// Rewrites only `reviewerHost` and `consentedAt` (trust.md §5.11 re-approval).
