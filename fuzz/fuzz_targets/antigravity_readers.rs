@@ -1,7 +1,7 @@
 //! The antigravity cache, transcript and log readers on arbitrary text: never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use gsd_lane_handlers::antigravity;
+use gsd_lane_handlers::api::antigravity;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -2,7 +2,7 @@
 //! to text that decodes to the same records.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use gsd_lane::trust::consent::Records;
+use gsd_lane::api::trust::consent::Records;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

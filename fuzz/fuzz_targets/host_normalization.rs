@@ -3,13 +3,13 @@
 //! verbatim (trimmed, trailing `/` removed).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use gsd_lane::config::normalize_host;
+use gsd_lane::api::config::normalize_host;
 
 fuzz_target!(|data: &[u8]| {
     let raw = String::from_utf8_lossy(data);
     let normalized = normalize_host(&raw);
     // The same trim the product uses (ECMAScript whitespace: U+0085 is not trimmed).
-    let trimmed = gsd_lane::config::trim_ecma_whitespace(&raw);
+    let trimmed = gsd_lane::api::config::trim_ecma_whitespace(&raw);
     let parsed_input = url::Url::parse(trimmed)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https"))

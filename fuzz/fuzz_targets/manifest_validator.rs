@@ -4,12 +4,12 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    if let Ok(value) = gsd_lane::registry::read::parse_json(&text) {
-        for diagnostic in gsd_lane::manifest::validate_value(&value, Some("acme-review")) {
-            let _ = gsd_lane::jsonpos::locate(&text, &diagnostic.field);
+    if let Ok(value) = gsd_lane::api::registry::read::parse_json(&text) {
+        for diagnostic in gsd_lane::api::manifest::validate_value(&value, Some("acme-review")) {
+            let _ = gsd_lane::api::jsonpos::locate(&text, &diagnostic.field);
             let _ = diagnostic.detail();
         }
-        let facts = gsd_lane::manifest::facts::CapabilityFacts::of(&value);
-        let _ = gsd_lane::manifest::cross::check(&[facts.clone(), facts]);
+        let facts = gsd_lane::api::manifest::facts::CapabilityFacts::of(&value);
+        let _ = gsd_lane::api::manifest::cross::check(&[facts.clone(), facts]);
     }
 });

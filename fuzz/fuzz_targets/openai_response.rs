@@ -1,7 +1,7 @@
 //! The OpenAI-compatible response readers on arbitrary bodies: never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use gsd_lane_handlers::openai_compatible::{first_model_id, read_response};
+use gsd_lane_handlers::api::openai_compatible::{first_model_id, read_response};
 use gsd_lane_sdk::HttpReport;
 
 fuzz_target!(|data: &[u8]| {

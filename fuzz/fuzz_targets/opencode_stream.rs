@@ -4,5 +4,5 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let _ = gsd_lane_handlers::opencode::reconstruct(&text);
+    let _ = gsd_lane_handlers::api::opencode::reconstruct(&text);
 });

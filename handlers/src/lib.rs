@@ -4,10 +4,10 @@
 //! struct to [`HANDLERS`] (kept in alphabetical order). A name that is not in the list fails
 //! closed: the lane is unavailable with `unknown_handler`, and nothing else is affected.
 
-pub mod antigravity;
-pub mod kimi_code;
-pub mod openai_compatible;
-pub mod opencode;
+mod antigravity;
+mod kimi_code;
+mod openai_compatible;
+mod opencode;
 
 use std::fmt;
 
@@ -85,6 +85,32 @@ pub fn lookup_in(
             name: name.to_owned(),
             known: set.iter().map(|h| h.name().as_str()).collect(),
         })
+}
+
+/// The handler internals that code outside this crate names; everything else is reached only
+/// through [`HANDLERS`] and [`lookup`], so rustc reports what no handler uses. Each module
+/// mirrors the handler module of the same name.
+pub mod api {
+    /// The `antigravity` handler.
+    pub mod antigravity {
+        /// The `antigravity_readers` fuzz target drives the cache, transcript and log readers.
+        pub use crate::antigravity::{
+            conversation_for, count_lines, is_blind, log_hint, stamp, transcript_review,
+        };
+    }
+
+    /// The `openai-compatible` handler.
+    pub mod openai_compatible {
+        /// The `openai_response` fuzz target drives the response readers.
+        pub use crate::openai_compatible::{first_model_id, read_response};
+    }
+
+    /// The `opencode` handler.
+    pub mod opencode {
+        /// `handlers/modules/opencode-module` exports the handler as a compiled module; the
+        /// `opencode_stream` fuzz target drives the stream reader.
+        pub use crate::opencode::{reconstruct, Opencode};
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! Each scenario runs in a fresh process (this binary re-executed with `--one <scheme>
 //! <scenario>`): a loopback server (plain, or TLS with a test authority the client alone
 //! trusts) plays the hostile part; the process resets its peak RSS (`/proc/self/clear_refs`),
-//! makes one request through `gsd_lane::run::http::send_trusting` with the default limits
+//! makes one request through `gsd_lane::api::run::http::send_trusting` with the default limits
 //! (16 MiB body cap), and reports how far its peak RSS rose and the error that ended the
 //! request. Linux only (it reads `/proc/self/status`).
 
@@ -12,7 +12,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gsd_lane::run::http::{send_trusting, HttpLimits, Origin, TlsRoots, DEFAULT_MAX_BODY_BYTES};
+use gsd_lane::api::run::http::{
+    send_trusting, HttpLimits, Origin, TlsRoots, DEFAULT_MAX_BODY_BYTES,
+};
 use gsd_lane_sdk::{HttpReport, HttpRequest};
 
 #[path = "../src/run/http/tests/server.rs"]

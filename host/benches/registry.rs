@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gsd_lane::registry::{ConsentGate, LoadOptions, Registry};
+use gsd_lane::api::registry::{ConsentGate, LoadOptions, Registry};
 
 struct NoConsent;
 impl ConsentGate for NoConsent {

@@ -7,10 +7,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use gsd_lane::config::ProjectConfig;
-use gsd_lane::plan::{self, PlanInputs};
-use gsd_lane::project::HostEnv;
-use gsd_lane::registry::Registry;
+use gsd_lane::api::config::ProjectConfig;
+use gsd_lane::api::plan::{self, PlanInputs};
+use gsd_lane::api::project::HostEnv;
+use gsd_lane::api::registry::Registry;
 
 fn measure(label: &str, runs: usize, mut work: impl FnMut()) {
     let mut times: Vec<Duration> = (0..runs)
@@ -47,7 +47,7 @@ fn main() {
         200,
         || {
             for lane in &registry.lanes {
-                black_box(gsd_lane::trust::signature::signature_for_manifest(
+                black_box(gsd_lane::api::trust::signature::signature_for_manifest(
                     lane.manifest(),
                 ));
             }
@@ -62,7 +62,7 @@ fn main() {
     };
     let ollama = registry.lane("ollama").expect("ollama");
     let plan = plan::resolve_lane(&ollama.capability_id, ollama, &config, &inputs).expect("plan");
-    let check = gsd_lane::trust::egress_check(&env, home.path());
+    let check = gsd_lane::api::trust::egress_check(&env, home.path());
     // The first check pins the host (one store write); later checks compare against the pin.
     let first = Instant::now();
     check.check(&plan).expect("first use is allowed");

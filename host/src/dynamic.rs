@@ -27,8 +27,6 @@ use gsd_lane_sdk::{is_compatible, Handler, SDK_VERSION};
 /// A module whose handler passed every check.
 #[derive(Debug)]
 pub struct LoadedModule {
-    /// Where it was loaded from.
-    pub path: PathBuf,
     /// The checked handler (lives for the rest of the process, like the library).
     pub handler: &'static LoadedHandler,
 }
@@ -129,7 +127,6 @@ pub fn load(path: &Path) -> Result<LoadedModule, DynamicError> {
         },
     })?;
     Ok(LoadedModule {
-        path: path.to_path_buf(),
         handler: Box::leak(Box::new(handler)),
     })
 }

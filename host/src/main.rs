@@ -4,17 +4,17 @@ use std::process::ExitCode;
 
 use std::ffi::OsString;
 
-use gsd_lane::cli::Cli;
+use gsd_lane::api::cli::Cli;
 
 fn main() -> ExitCode {
     // gsd-lane re-executed as a lane's launcher (sandbox/launcher.rs): nothing else runs.
-    if let Some(status) = gsd_lane::sandbox::launcher::run_if_launcher() {
+    if let Some(status) = gsd_lane::api::sandbox::launcher::run_if_launcher() {
         return ExitCode::from(status);
     }
-    gsd_lane::sandbox::launcher::enable();
+    gsd_lane::api::sandbox::launcher::enable();
     let args: Vec<OsString> = std::env::args_os().collect();
-    let env = gsd_lane::project::HostEnv::from_process();
-    let lanes = gsd_lane::cli::lane_flags_for(&args, &env);
+    let env = gsd_lane::api::project::HostEnv::from_process();
+    let lanes = gsd_lane::api::cli::lane_flags_for(&args, &env);
     let cli = match Cli::parse_with_lanes(&args, &lanes) {
         Ok(cli) => cli,
         Err(err) => {
@@ -22,17 +22,17 @@ fn main() -> ExitCode {
             return ExitCode::from(usage_status(&err, &args));
         }
     };
-    match gsd_lane::cli::run(cli, env) {
+    match gsd_lane::api::cli::run(cli, env) {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {
-            gsd_lane::output::eprint_line(&format!("gsd-lane: {failure}"));
+            gsd_lane::api::output::eprint_line(&format!("gsd-lane: {failure}"));
             ExitCode::from(failure.status)
         }
     }
 }
 
 /// Exit status of a command-line error: 0 for `--help`/`--version`, else
-/// [`gsd_lane::cli::usage_status`] of the command typed.
+/// [`gsd_lane::api::cli::usage_status`] of the command typed.
 fn usage_status(err: &clap::Error, args: &[OsString]) -> u8 {
     if !err.use_stderr() {
         return 0;
@@ -49,5 +49,5 @@ fn usage_status(err: &clap::Error, args: &[OsString]) -> u8 {
             break;
         }
     }
-    gsd_lane::cli::usage_status(command.as_deref())
+    gsd_lane::api::cli::usage_status(command.as_deref())
 }

@@ -306,7 +306,7 @@ pub extern "C" fn this_sdk_version() -> RStr<'static> {
 /// ```
 ///
 /// The in-tree example is `handlers/modules/opencode-module`:
-/// `gsd_lane_sdk::export_handler!(gsd_lane_handlers::opencode::Opencode);`.
+/// `gsd_lane_sdk::export_handler!(gsd_lane_handlers::api::opencode::Opencode);`.
 #[macro_export]
 macro_rules! export_handler {
     ($handler:expr) => {

@@ -10,11 +10,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use gsd_lane::config::ProjectConfig;
-use gsd_lane::plan::{PlanInputs, Refusal};
-use gsd_lane::registry::{handlers, ConsentGate, LoadOptions, Registry};
-use gsd_lane::run::lane::{self, EgressCheck, Outcome, RunSetup};
-use gsd_lane::sandbox::SandboxMode;
+use gsd_lane::api::config::ProjectConfig;
+use gsd_lane::api::plan::{PlanInputs, Refusal};
+use gsd_lane::api::registry::{handlers, ConsentGate, LoadOptions, Registry};
+use gsd_lane::api::run::lane::{self, EgressCheck, Outcome, RunSetup};
+use gsd_lane::api::sandbox::SandboxMode;
 use gsd_lane_sdk::{
     Effects, Handler, HandlerError, HandlerName, HandlerOutput, LanePlan, LaneRequest,
     SpawnRequest, StdoutSink, Transport,
@@ -115,9 +115,9 @@ impl EgressCheck for AllowAll {
 }
 
 fn errors(manifest: &Value) -> Vec<&'static str> {
-    gsd_lane::manifest::validate_value(manifest, Some("acme-echo"))
+    gsd_lane::api::manifest::validate_value(manifest, Some("acme-echo"))
         .into_iter()
-        .filter(gsd_lane::manifest::Diagnostic::is_error)
+        .filter(gsd_lane::api::manifest::Diagnostic::is_error)
         .map(|diagnostic| diagnostic.code.as_str())
         .collect()
 }
@@ -132,9 +132,9 @@ fn a_handler_added_the_documented_way_is_validated_listed_planned_and_run() {
     assert_eq!(errors(&manifest("frobnicate")), ["RB-HANDLER"]);
 
     // Listed: the vocabulary and the JSON Schema name it.
-    assert!(gsd_lane::manifest::vocab::handler_names().contains(&"echo"));
+    assert!(gsd_lane::api::manifest::vocab::handler_names().contains(&"echo"));
     let schema: Value =
-        serde_json::from_str(&gsd_lane::manifest::model::schema_json()).expect("schema");
+        serde_json::from_str(&gsd_lane::api::manifest::model::schema_json()).expect("schema");
     let listed: Vec<Value> = schema["definitions"]["HandlerName"]["oneOf"]
         .as_array()
         .expect("oneOf")
@@ -176,8 +176,8 @@ fn a_handler_added_the_documented_way_is_validated_listed_planned_and_run() {
         repo_root: home.path().display().to_string(),
         ..PlanInputs::default()
     };
-    let plan =
-        gsd_lane::plan::resolve_lane(&lane.capability_id, lane, &config, &inputs).expect("plans");
+    let plan = gsd_lane::api::plan::resolve_lane(&lane.capability_id, lane, &config, &inputs)
+        .expect("plans");
     assert_eq!(plan.handler, Some(echo));
 
     // Run: the echo handler drives the lane and writes its review.

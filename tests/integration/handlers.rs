@@ -797,7 +797,7 @@ fn handler_name_lists_agree() {
         .map(gsd_lane_sdk::HandlerName::as_str)
         .collect();
     assert_eq!(
-        gsd_lane::manifest::vocab::handler_names(),
+        gsd_lane::api::manifest::vocab::handler_names(),
         sdk.as_slice(),
         "manifest vocabulary"
     );

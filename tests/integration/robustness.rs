@@ -295,7 +295,7 @@ proptest! {
     fn validator_is_total_for_any_reviewer_body(body in arb_json()) {
         let mut manifest = acme();
         manifest["reviewer"] = body;
-        let diagnostics = gsd_lane::manifest::validate_value(&manifest, Some("acme-review"));
+        let diagnostics = gsd_lane::api::manifest::validate_value(&manifest, Some("acme-review"));
         for diagnostic in &diagnostics {
             // Rendering any finding cannot fail either.
             let _ = diagnostic.to_string();
@@ -314,11 +314,11 @@ proptest! {
         for (pointer, value) in picks {
             set_at(&mut manifest, pointer, value);
         }
-        let diagnostics = gsd_lane::manifest::validate_value(&manifest, Some("acme-review"));
+        let diagnostics = gsd_lane::api::manifest::validate_value(&manifest, Some("acme-review"));
         for diagnostic in &diagnostics {
             let _ = diagnostic.to_string();
         }
-        let _ = gsd_lane::manifest::validate_value(&manifest, None);
+        let _ = gsd_lane::api::manifest::validate_value(&manifest, None);
     }
 
     #[test]
@@ -332,6 +332,6 @@ proptest! {
         ]
     ) {
         let text = String::from_utf8_lossy(&bytes);
-        let _ = gsd_lane::registry::read::parse_json(&text);
+        let _ = gsd_lane::api::registry::read::parse_json(&text);
     }
 }

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gsd_lane::config::ProjectConfig;
-use gsd_lane::plan::{PlanInputs, Refusal};
-use gsd_lane::registry::{ConsentGate, LoadOptions, Registry};
-use gsd_lane::run::lane::{run_lane, EgressCheck, Outcome, RunSetup};
+use gsd_lane::api::config::ProjectConfig;
+use gsd_lane::api::plan::{PlanInputs, Refusal};
+use gsd_lane::api::registry::{ConsentGate, LoadOptions, Registry};
+use gsd_lane::api::run::lane::{run_lane, EgressCheck, Outcome, RunSetup};
 use serde_json::json;
 
 struct Nobody;
@@ -99,7 +99,7 @@ impl Bench {
             lock_dir: self.home.join("locks"),
             egress: &AllowAll,
             handler_override: None,
-            sandbox: gsd_lane::sandbox::SandboxMode::default(),
+            sandbox: gsd_lane::api::sandbox::SandboxMode::default(),
         };
         let lane = registry.lane(slug).expect("lane registered");
         run_lane(lane, &setup).expect("run")
@@ -183,7 +183,7 @@ fn soak_worker() {
     assert_eq!(files, ["gsd-review-quick.err", "gsd-review-quick.md"]);
 }
 
-fn timed_run(bench: &Bench, slug: &str) -> (Duration, Box<gsd_lane::run::lane::Completion>) {
+fn timed_run(bench: &Bench, slug: &str) -> (Duration, Box<gsd_lane::api::run::lane::Completion>) {
     let registry = bench.registry();
     let start = Instant::now();
     match bench.run(&registry, slug) {

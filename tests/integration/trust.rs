@@ -779,7 +779,7 @@ fn e10_spawn_lane_skips_the_host_check() {
     let lab = Lab::new();
     let folder = lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", |_| {});
     lab.approve("acme-spawn");
-    let hash = gsd_lane::trust::consent::hash::content_hash(&folder).expect("hash");
+    let hash = gsd_lane::api::trust::consent::hash::content_hash(&folder).expect("hash");
     lab.plant_record("acme-spawn", Some("https://evil.example"), &hash);
     let (result, _) = lab.run_lane("acme_spawn", &[]);
     assert_ran(&result, false);
@@ -1093,15 +1093,15 @@ fn p03_traversal_slug_never_reaches_a_path() {
     let lab = spawn_lab(|m| m["reviewer"]["slug"] = json!("../../outside/evil"));
     let (result, _) = lab.run_lane("../../outside/evil", &[]);
     assert_reason(&result, "malformed_lane");
-    let planned = gsd_lane::plan::resolve(
+    let planned = gsd_lane::api::plan::resolve(
         "acme-spawn",
         &json!({"slug": "../../outside/evil", "transport": "spawn", "invoke": {"binary": "acme-args", "promptChannel": "stdin"}}),
-        &gsd_lane::config::ProjectConfig::empty(),
-        &gsd_lane::plan::PlanInputs::default(),
+        &gsd_lane::api::config::ProjectConfig::empty(),
+        &gsd_lane::api::plan::PlanInputs::default(),
     );
     assert_eq!(
         planned.map(|_| ()).map_err(|r| r.reason),
-        Err(gsd_lane::plan::Reason::MalformedLane)
+        Err(gsd_lane::api::plan::Reason::MalformedLane)
     );
     assert!(!lab.env.root.path().join("outside").exists());
 }
@@ -1114,7 +1114,7 @@ fn p04_shell_facing_flags_are_shape_filtered() {
     assert_eq!(out.stdout, "--lm-studio\n");
     let kept: Vec<&str> = ["--lm-studio", "--foo bar", "--*", "-x", "--Foo"]
         .into_iter()
-        .filter(|f| gsd_lane::manifest::vocab::is_flag(f))
+        .filter(|f| gsd_lane::api::manifest::vocab::is_flag(f))
         .collect();
     assert_eq!(kept, vec!["--lm-studio"]);
 }
@@ -1200,12 +1200,12 @@ fn p09_timeout_kills_the_whole_tree() {
     assert!(process_gone(pid.trim()), "the grandchild survived");
 }
 
-fn plan_reason(body: Value) -> Option<gsd_lane::plan::Reason> {
-    gsd_lane::plan::resolve(
+fn plan_reason(body: Value) -> Option<gsd_lane::api::plan::Reason> {
+    gsd_lane::api::plan::resolve(
         "acme",
         &body,
-        &gsd_lane::config::ProjectConfig::empty(),
-        &gsd_lane::plan::PlanInputs::default(),
+        &gsd_lane::api::config::ProjectConfig::empty(),
+        &gsd_lane::api::plan::PlanInputs::default(),
     )
     .err()
     .map(|r| r.reason)
@@ -1217,7 +1217,7 @@ fn p10_unknown_handler_fails_closed() {
         plan_reason(
             json!({"slug": "a", "transport": "spawn", "handler": "frobnicate", "invoke": {"binary": "acme-review", "promptChannel": "stdin"}})
         ),
-        Some(gsd_lane::plan::Reason::UnknownHandler)
+        Some(gsd_lane::api::plan::Reason::UnknownHandler)
     );
     let lab = spawn_lab(|m| {
         m["reviewer"]["handler"] = json!("frobnicate");
@@ -1235,7 +1235,7 @@ fn p10_unknown_handler_fails_closed() {
 fn p11_unknown_transport() {
     assert_eq!(
         plan_reason(json!({"slug": "a", "transport": "grpc", "invoke": {"binary": "b"}})),
-        Some(gsd_lane::plan::Reason::UnknownTransport)
+        Some(gsd_lane::api::plan::Reason::UnknownTransport)
     );
 }
 
@@ -1322,7 +1322,9 @@ fn p14_whitespace_output_is_a_stub_with_stderr() {
 
 #[test]
 fn p15_batch_argument_rules_hold_on_every_platform() {
-    use gsd_lane::trust::winshim::{batch_arg_refusal, candidates, is_batch_script, pathext_list};
+    use gsd_lane::api::trust::winshim::{
+        batch_arg_refusal, candidates, is_batch_script, pathext_list,
+    };
     let exts = pathext_list(None);
     let found = candidates(Path::new("bin"), "fake", &exts);
     assert!(found.iter().any(|p| is_batch_script(p)));
@@ -1442,7 +1444,7 @@ fn w01_path_cannot_move_authority() {
         "invoke": {"hostConfigKey": "k", "defaultHost": verified.url(), "path": "@127.0.0.2:1/v1"}});
     assert_eq!(
         plan_reason(body),
-        Some(gsd_lane::plan::Reason::MalformedLane)
+        Some(gsd_lane::api::plan::Reason::MalformedLane)
     );
     assert_eq!(verified.connections(), 0);
 }

@@ -5,19 +5,19 @@
 //! [`GlobalOptions`], the argument types of [`options`] and a [`CommandModel`].
 
 mod completions;
-pub mod doctor;
+pub(crate) mod doctor;
 pub(crate) mod inactive;
 pub(crate) mod list;
 mod manpage;
 mod options;
 pub(crate) mod plan;
 pub(crate) mod resume;
-pub mod review;
+pub(crate) mod review;
 pub(crate) mod roster;
 pub(crate) mod run;
 pub(crate) mod runs;
 mod snippet;
-pub mod trust;
+pub(crate) mod trust;
 pub(crate) mod validate;
 
 use std::path::{Path, PathBuf};

@@ -16,9 +16,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-pub use effort::{effort_argv, effort_level, render_effort, EffortLevel};
+pub use effort::effort_argv;
 pub use host::{join_lane_path, normalize_host};
-pub use load::{Unusable, MAX_CONFIG_BYTES};
+pub use load::Unusable;
 pub use setting::configured;
 pub use text::{is_ecma_whitespace, trim_ecma_whitespace};
 

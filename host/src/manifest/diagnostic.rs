@@ -11,7 +11,7 @@ use crate::jsonpos::Position;
 
 mod code;
 
-pub use code::{Code, Origin};
+pub use code::Code;
 
 /// Whether a finding rejects the capability or only informs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

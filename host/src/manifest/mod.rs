@@ -1,21 +1,27 @@
 //! The capability manifest: vocabulary, validation, cross-capability rules and diagnostics.
 
-pub mod central;
+pub(crate) mod central;
 mod config_slice;
-pub mod cross;
-pub mod diagnostic;
-pub mod facts;
+pub(crate) mod cross;
+pub(crate) mod diagnostic;
+pub(crate) mod facts;
 mod invoke;
-pub mod lane;
+pub(crate) mod lane;
 mod lint;
-pub mod model;
-pub mod path;
+// The schema's descriptive structs: `gsd-lane schema` (schemars) reads their fields, code reads
+// only their enums (the vocabulary).
+#[expect(
+    dead_code,
+    reason = "the schema's structs are described by schemars, never read by code"
+)]
+pub(crate) mod model;
+pub(crate) mod path;
 mod probe;
-pub mod semver;
-pub mod validate;
-pub mod vocab;
+pub(crate) mod semver;
+pub(crate) mod validate;
+pub(crate) mod vocab;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::Diagnostic;
 pub use lane::LaneSpec;
 pub use path::FieldPath;
 pub use validate::validate_value;

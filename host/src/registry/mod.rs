@@ -4,9 +4,9 @@
 //! overlay loading as a whole falls back to the first-party set (manifest.md §3.5, §6).
 
 mod first_party;
-pub mod handlers;
+pub(crate) mod handlers;
 mod overlay;
-pub mod read;
+pub(crate) mod read;
 mod validate_set;
 
 use std::path::PathBuf;
@@ -19,7 +19,6 @@ use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic, LaneSpec};
 
-pub use first_party::display_path as first_party_path;
 pub use overlay::{installed_manifests, ConsentGate};
 pub use validate_set::{validate_files, ValidationReport};
 

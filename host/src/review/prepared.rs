@@ -16,8 +16,8 @@ use crate::output;
 pub struct Prepared {
     /// The run dir.
     pub run_dir: RunDir,
-    /// Held while the review runs: no second review of this run dir meanwhile.
-    pub lock: RunLock,
+    /// Held (never read) while the review runs: no second review of this run dir meanwhile.
+    _lock: RunLock,
     /// Plan file names (phase form), `None` in the `--prompt-file` form.
     pub plan_names: Option<Vec<String>>,
     /// The hashes of the input files (run record).
@@ -64,7 +64,7 @@ pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure
     let input_hashes = input_hashes.map_err(keep)?;
     Ok(Prepared {
         run_dir,
-        lock,
+        _lock: lock,
         plan_names,
         input_hashes,
     })

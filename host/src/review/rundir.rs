@@ -44,15 +44,6 @@ impl RunDir {
         write_private(&self.file(name), text.as_bytes(), false)
     }
 
-    /// Appends `text` to `name` (created 0600).
-    ///
-    /// # Errors
-    ///
-    /// I/O errors, naming the file.
-    pub fn append(&self, name: &str, text: &str) -> Result<(), Failure> {
-        write_private(&self.file(name), text.as_bytes(), true)
-    }
-
     /// Removes the directory and everything in it (best effort).
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.path);

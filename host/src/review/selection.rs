@@ -260,6 +260,7 @@ pub struct Selection {
 
 impl Selection {
     /// Whether ≥2 selected instances share one `cli`.
+    #[cfg(test)]
     pub fn shared_adapter(&self) -> bool {
         let mut seen = BTreeSet::new();
         self.identities

@@ -345,7 +345,7 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
     if plan.transport != Transport::Spawn {
         return LaneSandbox::off();
     }
-    let posture = declared_posture(lane);
+    let posture = lane.posture;
     LaneSandbox::decide(
         setup.sandbox,
         posture,
@@ -354,14 +354,6 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
         Path::new(&setup.inputs.run_dir),
         &own_files(plan),
     )
-}
-
-/// The lane's `reviewer.posture` (absent: read-only; the validator refuses any other value).
-fn declared_posture(lane: &Lane) -> Posture {
-    match lane.posture {
-        crate::manifest::model::Posture::ReadOnly => Posture::ReadOnly,
-        crate::manifest::model::Posture::WritesRepository => Posture::WritesRepository,
-    }
 }
 
 /// True when `review.allow_repository_writes` lists `slug` (the user's opt-in for a lane that
@@ -375,7 +367,7 @@ pub fn repository_writes_allowed(config: &ProjectConfig, slug: &str) -> bool {
 
 /// Refuses a lane that declared `writes-repository` unless the user opted in for it.
 fn check_posture(lane: &Lane, setup: &RunSetup<'_>) -> Result<(), Refusal> {
-    if declared_posture(lane) == Posture::WritesRepository
+    if lane.posture == Posture::WritesRepository
         && !repository_writes_allowed(setup.config, &lane.slug)
     {
         return Err(Refusal::new(

@@ -1,12 +1,12 @@
 //! Everything that starts a process or talks HTTP lives here.
 
-pub mod effects;
-pub mod gemini_trust;
-pub mod http;
-pub mod lane;
-pub mod path_lookup;
-pub mod probe;
-pub mod rate_limit;
-pub mod review_file;
-pub mod spawn;
-pub mod tool_identity;
+mod effects;
+mod gemini_trust;
+pub(crate) mod http;
+pub(crate) mod lane;
+pub(crate) mod path_lookup;
+mod probe;
+pub(crate) mod rate_limit;
+pub(crate) mod review_file;
+pub(crate) mod spawn;
+mod tool_identity;

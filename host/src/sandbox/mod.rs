@@ -20,12 +20,12 @@
 //! Where enforcement is unavailable (no Landlock, another OS) or not chosen, [`detect`] compares
 //! the repository before and after a lane and reports any change (`detect`).
 
-pub mod confine;
-pub mod detect;
-pub mod guard;
-pub mod landlock;
-pub mod launcher;
+pub(crate) mod confine;
+pub(crate) mod detect;
+pub(crate) mod guard;
+pub(crate) mod landlock;
+pub(crate) mod launcher;
 mod mode;
-pub mod policy;
+pub(crate) mod policy;
 
 pub use mode::{Posture, SandboxMode};

@@ -59,42 +59,9 @@ impl fmt::Display for SandboxMode {
     }
 }
 
-/// What a lane declares about the repository under review (`reviewer.posture`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Posture {
-    /// The lane only reads the repository (the default when `posture` is absent).
-    #[default]
-    ReadOnly,
-    /// The lane's tool must write the repository (an Aider-like CLI); it runs unconfined only
-    /// when the user opted in for it (`review.allow_repository_writes`).
-    WritesRepository,
-}
-
-impl Posture {
-    /// Every posture, in documentation order.
-    pub const ALL: [Posture; 2] = [Posture::ReadOnly, Posture::WritesRepository];
-
-    /// The manifest spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Posture::ReadOnly => "read-only",
-            Posture::WritesRepository => "writes-repository",
-        }
-    }
-
-    /// Parses the manifest spelling (exact).
-    pub fn parse(text: &str) -> Option<Posture> {
-        Posture::ALL
-            .into_iter()
-            .find(|posture| posture.as_str() == text)
-    }
-}
-
-impl fmt::Display for Posture {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// What a lane declares about the repository under review (`reviewer.posture`): the typed
+/// manifest's own enum (the default, `read-only`, when `posture` is absent).
+pub use crate::manifest::model::Posture;
 
 #[cfg(test)]
 mod tests {
@@ -105,12 +72,8 @@ mod tests {
         for mode in SandboxMode::ALL {
             assert_eq!(SandboxMode::parse(mode.as_str()), Some(mode));
         }
-        for posture in Posture::ALL {
-            assert_eq!(Posture::parse(posture.as_str()), Some(posture));
-        }
         for bad in ["", "Enforce", "enforce ", "on", "readonly", "read_only"] {
             assert_eq!(SandboxMode::parse(bad), None);
-            assert_eq!(Posture::parse(bad), None);
         }
         assert_eq!(SandboxMode::spellings(), "enforce, detect, off");
         assert_eq!(SandboxMode::default(), SandboxMode::Enforce);

@@ -431,6 +431,7 @@ fn missing_artifacts(
 
 /// Reports whether an install of this disclosure needs consent: it is allowed (no policy gate
 /// blocks it) and it has an executable surface (trust.md §3.8).
+#[cfg(test)]
 pub fn requires_consent(disclosure: &Disclosure, allowed: bool) -> bool {
     allowed && disclosure.has_executable
 }

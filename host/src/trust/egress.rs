@@ -68,16 +68,6 @@ pub enum Binding {
     Pin,
 }
 
-impl Binding {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Binding::Consent => "consent",
-            Binding::Pin => "pin",
-        }
-    }
-}
-
 /// The stderr message of a block (trust.md §6.6): slug, both hosts with their classes, the key,
 /// that nothing was sent, and how to re-approve. Control characters are escaped.
 pub fn block_message(

@@ -14,17 +14,17 @@
 //! The two entry points wired into the commands are [`consent_gate`] (overlay activation) and
 //! [`egress_check`] (every lane run).
 
-pub mod bundle;
-pub mod consent;
-pub mod disclosure;
-pub mod egress;
-pub mod locality;
-pub mod pins;
-pub mod policy;
-pub mod render;
-pub mod signature;
-pub mod stable;
-pub mod winshim;
+pub(crate) mod bundle;
+pub(crate) mod consent;
+pub(crate) mod disclosure;
+pub(crate) mod egress;
+mod locality;
+pub(crate) mod pins;
+pub(crate) mod policy;
+pub(crate) mod render;
+pub(crate) mod signature;
+mod stable;
+pub(crate) mod winshim;
 
 use crate::manifest::lane::HttpInvoke;
 use std::cell::OnceCell;

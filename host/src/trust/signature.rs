@@ -88,6 +88,7 @@ pub fn signature_for_manifest(manifest: &Value) -> String {
 }
 
 /// An executable-set change: the signatures of two manifest versions differ (trust.md §4.6).
+#[cfg(test)]
 pub fn executable_set_changed(old: &Value, new: &Value) -> bool {
     signature_for_manifest(old) != signature_for_manifest(new)
 }

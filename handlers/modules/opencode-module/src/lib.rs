@@ -11,4 +11,4 @@
 //! The whole module is the one line below: a handler crate that already implements
 //! [`gsd_lane_sdk::Handler`] needs nothing else to be loadable.
 
-gsd_lane_sdk::export_handler!(gsd_lane_handlers::opencode::Opencode);
+gsd_lane_sdk::export_handler!(gsd_lane_handlers::api::opencode::Opencode);

@@ -19,8 +19,6 @@ use clap::{Args, Subcommand};
 use super::Context;
 use crate::error::Failure;
 
-pub use view::capability_view;
-
 /// Arguments of `disclose`.
 #[derive(Debug, Args)]
 pub struct DiscloseArgs {

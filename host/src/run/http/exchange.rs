@@ -12,7 +12,9 @@ use super::failure::describe;
 use super::limits::{HttpLimits, MAX_REQUEST_BOUND};
 use super::origin::{check_request_url, Origin};
 
-/// Makes one bounded request to the verified origin and reports what came back.
+/// Makes one bounded request to the verified origin and reports what came back, with the
+/// answer's `Retry-After` value (trimmed, as sent), which the lane runner's rate-limit retry
+/// honours (`run::rate_limit`).
 ///
 /// Nothing is resolved, connected or sent when [`check_request_url`] refuses the URL or the
 /// bound is zero. Never panics (every failure of the exchange is a `ureq::Error`, the bound is
@@ -20,12 +22,6 @@ use super::origin::{check_request_url, Origin};
 /// only slices within what it read), never waits past `request.timeout` (plus scheduling
 /// noise), never holds more than `limits.max_body_bytes` of body. `https` trusts the Mozilla
 /// roots.
-pub fn send(request: &HttpRequest, verified: &Origin, limits: &HttpLimits) -> HttpReport {
-    send_trusting(request, verified, limits, &TlsRoots::Mozilla)
-}
-
-/// [`send`], also returning the answer's `Retry-After` value (trimmed, as sent), which the
-/// lane runner's rate-limit retry honours (`run::rate_limit`).
 pub fn send_observed(
     request: &HttpRequest,
     verified: &Origin,
@@ -34,7 +30,7 @@ pub fn send_observed(
     send_full(request, verified, limits, &TlsRoots::Mozilla)
 }
 
-/// [`send`] with the `https` roots given (see [`TlsRoots`] for who may pass anything else).
+/// [`send_observed`] with the `https` roots given (see [`TlsRoots`] for who may pass anything else).
 pub fn send_trusting(
     request: &HttpRequest,
     verified: &Origin,

@@ -74,7 +74,7 @@ impl fmt::Display for Origin {
 /// Checks a request URL against the verified origin, without any network activity.
 ///
 /// This is the `trust.md` §6.7 re-parse: the caller joins the verified host and a lane path by
-/// plain concatenation, and the result must still name the verified origin. [`super::send`] applies it
+/// plain concatenation, and the result must still name the verified origin. [`super::send_observed`] applies it
 /// to every request; a planner can apply it ahead of time to report `malformed_lane`.
 ///
 /// # Errors

@@ -47,11 +47,6 @@ pub fn kill_all_live_groups() {
     let _ = groups;
 }
 
-/// The number of lane process groups currently supervised (diagnostics and tests).
-pub fn live_group_count() -> usize {
-    LIVE_GROUPS.lock().map(|g| g.len()).unwrap_or(0)
-}
-
 /// Kills the child's whole process group (Unix) and the child itself.
 pub(super) fn kill_tree(child: &mut tokio::process::Child, group: Option<u32>) {
     #[cfg(unix)]

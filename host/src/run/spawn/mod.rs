@@ -1,7 +1,7 @@
 //! Bounded process execution: argv only, streamed output, whole-tree kill.
 //!
 //! This is the one place that starts lane processes (invocation.md §8; trust.md §7.1, §7.7,
-//! §7.9). [`spawn_bounded`] resolves the program itself ([`find_executable`], against the *child's*
+//! §7.9). [`spawn_confined`] resolves the program itself ([`find_executable`], against the *child's*
 //! `PATH`), starts it from an argument vector (never a shell), and supervises it until the end of
 //! its output or the deadline.
 //!
@@ -65,7 +65,7 @@ use gsd_lane_sdk::{SpawnError, SpawnReport, SpawnRequest};
 pub use self::env::{minimal_env_from_current, ChildEnv};
 use self::errors::{spawn_error_from_io, spawn_error_line};
 use self::files::open_output;
-pub use self::groups::{kill_all_live_groups, live_group_count};
+pub use self::groups::kill_all_live_groups;
 use self::sink::{into_string, Sink, Target};
 use self::start::prepare_and_supervise;
 pub use crate::sandbox::confine::Confinement;
@@ -113,6 +113,7 @@ impl Default for SpawnLimits {
 /// See the module documentation for the exact guarantees. The report's `exit_code` is the exit
 /// status when the child exited by itself (even if the call later timed out waiting for a
 /// grandchild's output), and `None` when it was killed by a signal or never started.
+#[cfg(test)]
 pub fn spawn_bounded(request: &SpawnRequest, env: &ChildEnv, limits: &SpawnLimits) -> SpawnReport {
     spawn_confined(request, env, limits, &Confinement::default())
 }

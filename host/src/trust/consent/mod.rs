@@ -9,9 +9,9 @@
 //! block instead of treating it as "no record". Every write is a read-modify-write under the store lock, replacing the file atomically, and
 //! keeps every other record exactly as read, unknown fields included.
 
-pub mod atomic;
-pub mod hash;
-pub mod lock;
+pub(crate) mod atomic;
+pub(crate) mod hash;
+pub(crate) mod lock;
 
 use std::collections::HashMap;
 use std::fs;
@@ -191,22 +191,12 @@ impl Record {
         self.field("contentHash")
     }
 
-    /// The signature at consent time.
-    pub fn disclosure_signature(&self) -> &str {
-        self.field("disclosureSignature")
-    }
-
     /// The consented host, when the record carries a non-empty one.
     pub fn reviewer_host(&self) -> Option<&str> {
         self.raw
             .get("reviewerHost")
             .and_then(Value::as_str)
             .filter(|h| !h.is_empty())
-    }
-
-    /// The extended binding of trust.md §4.8, when recorded.
-    pub fn lane_binding_v2(&self) -> Option<&str> {
-        self.raw.get("laneBindingV2").and_then(Value::as_str)
     }
 
     /// Rewrites only `reviewerHost` and `consentedAt` (trust.md §5.11 re-approval).
@@ -512,6 +502,7 @@ impl ConsentStore {
     }
 
     /// The `.gsd` directory of the GSD home.
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -604,6 +595,7 @@ impl ConsentStore {
 
     /// True iff `id` is valid, `hash` is non-empty and the record for (root, id) binds exactly
     /// that hash (trust.md §5.12).
+    #[cfg(test)]
     pub fn has_project_consent(&self, root: &str, id: &str, hash: &str) -> bool {
         valid_id(id)
             && !hash.is_empty()
@@ -614,6 +606,7 @@ impl ConsentStore {
     }
 
     /// The record's non-empty `reviewerHost` for (root, id), if any (trust.md §5.12).
+    #[cfg(test)]
     pub fn read_consented_reviewer_host(&self, root: &str, id: &str) -> Option<String> {
         if !valid_id(id) {
             return None;
@@ -628,11 +621,6 @@ impl ConsentStore {
 /// Now as an ISO-8601 UTC timestamp with milliseconds (`2026-07-30T12:34:56.789Z`).
 pub fn iso_now() -> String {
     crate::clock::iso_now()
-}
-
-/// Formats epoch milliseconds as ISO-8601 UTC with milliseconds (see [`crate::clock::iso_utc`]).
-pub fn iso_from_ms(ms: u64) -> String {
-    crate::clock::iso_utc(u128::from(ms))
 }
 
 #[cfg(test)]

@@ -375,7 +375,13 @@ fn crash_mid_write_never_loses_or_corrupts_records() {
 
 #[test]
 fn iso_timestamps() {
-    assert_eq!(iso_from_ms(0), "1970-01-01T00:00:00.000Z");
-    assert_eq!(iso_from_ms(1_785_414_896_789), "2026-07-30T12:34:56.789Z");
-    assert_eq!(iso_from_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    assert_eq!(crate::clock::iso_utc(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(
+        crate::clock::iso_utc(1_785_414_896_789),
+        "2026-07-30T12:34:56.789Z"
+    );
+    assert_eq!(
+        crate::clock::iso_utc(951_782_400_000),
+        "2000-02-29T00:00:00.000Z"
+    );
 }

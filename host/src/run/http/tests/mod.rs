@@ -12,7 +12,8 @@ use std::time::Duration;
 use gsd_lane_sdk::{HttpMethod, HttpReport, HttpRequest};
 
 use super::agent::agent;
-use super::limits::INPUT_BUFFER_BYTES;
+use super::limits::{INPUT_BUFFER_BYTES, MAX_HEAD_BYTES};
+use super::origin::check_request_url;
 use super::resolver::OriginResolver;
 use super::*;
 use server::{find, test_roots, Reply, Scheme, TestServer, SCHEMES};
@@ -603,11 +604,12 @@ fn zero_timeout_sends_nothing() {
 #[test]
 fn production_roots_do_not_trust_the_test_authority() {
     let server = TestServer::start(Scheme::Https, Reply::Canned(response("200 OK", &[], b"ok")));
-    let error = failed(send(
+    let (report, _) = send_observed(
         &get(&server.url("/"), 2000),
         &server.origin(),
         &HttpLimits::default(),
-    ));
+    );
+    let error = failed(report);
     assert!(error.contains("TLS"), "{error}");
     let served = server.finish();
     assert!(
