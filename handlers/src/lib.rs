@@ -1,25 +1,31 @@
 //! The closed registry of gsd-lane's first-party handlers.
 //!
-//! This file is the one place a handler is registered: add its module below and its unit
-//! struct to [`HANDLERS`] (kept in alphabetical order). A name that is not in the list fails
-//! closed: the lane is unavailable with `unknown_handler`, and nothing else is affected.
-
-mod antigravity;
-mod kimi_code;
-mod openai_compatible;
-mod opencode;
+//! This file is the one place a handler is registered: one `<module>::<Type>` line in the
+//! [`register_handlers!`] list below (kept in alphabetical order of name) declares the module
+//! and lists its unit struct in [`HANDLERS`]. A name that is not in the list fails closed: the
+//! lane is unavailable with `unknown_handler`, and nothing else is affected.
 
 use std::fmt;
 
 use gsd_lane_sdk::{Handler, HandlerName};
 
-/// Every handler this build implements, in alphabetical order of name.
-pub static HANDLERS: &[&dyn Handler] = &[
-    &antigravity::Antigravity,
-    &kimi_code::KimiCode,
-    &openai_compatible::OpenAiCompatible,
-    &opencode::Opencode,
-];
+/// Declares each handler's (private) module and lists its unit struct in [`HANDLERS`], so a
+/// handler is registered by one line.
+macro_rules! register_handlers {
+    ($($module:ident :: $handler:ident),+ $(,)?) => {
+        $(mod $module;)+
+
+        /// Every handler this build implements, in alphabetical order of name.
+        pub static HANDLERS: &[&dyn Handler] = &[$(&$module::$handler),+];
+    };
+}
+
+register_handlers! {
+    antigravity::Antigravity,
+    kimi_code::KimiCode,
+    openai_compatible::OpenAiCompatible,
+    opencode::Opencode,
+}
 
 /// A handler name this build does not implement.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The invocation loop (review-workflow.md §9): lanes concurrently, the identities of one lane
 //! one at a time in run order, `--jobs` caps how many lanes run at once (FIFO in run order, so
-//! `--jobs 1` is the reference's sequential run). Each identity runs on its lane's own thread
-//! under `catch_unwind`: one lane's failure, hang or panic never affects another's result.
+//! `--jobs 1` is the reference's sequential run). Each identity runs on its lane's own thread:
+//! one lane's failure or hang never affects another's result, and a lane thread that dies (a
+//! panic, which is a bug) leaves its identities reported as not finished, never as clean.
 //!
 //! The coordinator (the caller's thread) receives [`Event`]s and returns the results in run
 //! order; an explicitly named identity ending `ok:false` stops new starts (running lanes
@@ -270,7 +271,9 @@ fn coordinate(
         }
         on_event(&event, jobs);
     }
-    // Whatever did not report (interrupted and not back within the grace, or a lost thread).
+    // Whatever did not report: interrupted and not back within the grace, or a lane thread that
+    // died (a panic is a bug: the default hook has printed it, and the lane is never shown as
+    // a clean result).
     for (index, job) in jobs.iter().enumerate() {
         if let std::collections::btree_map::Entry::Vacant(slot) = results.entry(index) {
             let result = LaneResult {
@@ -317,20 +320,7 @@ fn run_group(
             continue;
         }
         let _ = tx.send(Event::Started(job.index));
-        let outcome =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(job, shared)));
-        let mut result = outcome.unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            internal_stub(
-                job,
-                shared,
-                &format!("gsd-lane internal error (panic): {message}"),
-            )
-        });
+        let mut result = execute(job, shared);
         if interrupt::interrupted() {
             result.done = Done::Interrupted;
         }
