@@ -31,6 +31,7 @@ pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod private_fs;
 pub(crate) mod project;
+pub(crate) mod refusal;
 pub(crate) mod registry;
 pub(crate) mod review;
 pub(crate) mod run;

@@ -11,7 +11,7 @@ pub(crate) mod list;
 mod manpage;
 mod options;
 pub(crate) mod plan;
-pub(crate) mod resume;
+
 pub(crate) mod review;
 pub(crate) mod roster;
 pub(crate) mod run;

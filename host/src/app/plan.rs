@@ -7,7 +7,8 @@ use super::Context;
 use super::PlanArgs;
 use crate::error::Failure;
 use crate::output;
-use crate::plan::{self, PlanInputs, Reason};
+use crate::plan::{self, PlanInputs};
+use crate::refusal::Reason;
 use crate::registry::Lane;
 
 /// One plan entry: `{slug, ok:true, section, transport, promptBudget, promptPath, plan}` or

@@ -9,8 +9,9 @@ use super::Context;
 use super::RunOptions;
 use crate::error::{Context as _, Failure};
 use crate::output::{self, neutralize};
-use crate::plan::{Instance, PlanInputs, Reason, Refusal};
+use crate::plan::{Instance, PlanInputs};
 use crate::private_fs::Sharing;
+use crate::refusal::{Reason, Refusal};
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
 
 /// Which command is running the lane: they differ in defaults and statuses (decisions.md #4, #5).

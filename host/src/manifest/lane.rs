@@ -18,9 +18,9 @@ use super::facts::string_items;
 use super::model::{
     EffortChannel, EvidenceClass, ModelDiscovery, OutputChannel, Posture, PromptChannel,
 };
+use super::rate_limit::Rule;
 use super::vocab;
-use crate::plan::{Reason, Refusal};
-use crate::run::rate_limit::Rule;
+use crate::refusal::{Reason, Refusal};
 
 /// `timeoutFloorMs` when a body carries no usable one.
 const DEFAULT_TIMEOUT_MS: u64 = 900_000;

@@ -17,6 +17,7 @@ mod lint;
 pub(crate) mod model;
 pub(crate) mod path;
 mod probe;
+pub(crate) mod rate_limit;
 pub(crate) mod semver;
 pub(crate) mod validate;
 pub(crate) mod vocab;

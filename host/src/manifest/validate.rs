@@ -430,7 +430,7 @@ fn check_lane_scalars(checker: &mut Checker, object: &Map<String, Value>, at: &F
 /// gsd-lane's optional body fields: `rateLimit` and `posture`.
 fn check_host_options(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     if let Some(value) = object.get("rateLimit") {
-        for (field, message) in crate::run::rate_limit::validate(value) {
+        for (field, message) in super::rate_limit::validate(value) {
             let mut path = at.key("rateLimit");
             if !field.is_empty() {
                 path = path.key(&field);

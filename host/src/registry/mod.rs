@@ -258,7 +258,7 @@ impl Registry {
 
 /// The skip of an accepted manifest whose lane cannot be typed (never happens to a manifest the
 /// validator accepted; kept total rather than trusted).
-fn unplannable(refusal: &crate::plan::Refusal) -> Skip {
+fn unplannable(refusal: &crate::refusal::Refusal) -> Skip {
     Skip {
         code: Code::LdInvalid,
         reason: refusal.to_string(),

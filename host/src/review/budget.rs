@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::rundir::RunDir;
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 
 /// Safety margin (percent).
 const MARGIN_PCT: f64 = 10.0;

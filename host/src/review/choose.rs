@@ -10,7 +10,7 @@ use super::request::Request;
 use super::selection::{self, ErrorKind, Normalized, Selection, Source};
 use crate::app::Context;
 use crate::output::{self, neutralize};
-use crate::plan::Refusal;
+use crate::refusal::Refusal;
 use crate::registry::Registry;
 
 /// Each candidate lane's probe verdict (what was found, or why it is unavailable).

@@ -8,6 +8,7 @@
 pub(crate) mod args;
 pub(crate) mod budget;
 pub(crate) mod choose;
+pub(crate) mod continuation;
 pub(crate) mod document;
 pub(crate) mod exit;
 pub(crate) mod interrupt;

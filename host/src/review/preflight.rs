@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use gsd_lane_sdk::LanePlan;
 
 use crate::config::ProjectConfig;
-use crate::plan::{Instance, PlanInputs, Refusal};
+use crate::plan::{Instance, PlanInputs};
+use crate::refusal::Refusal;
 use crate::registry::Lane;
 use crate::run::lane::{self, EgressCheck, RunSetup};
 

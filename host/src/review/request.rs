@@ -75,8 +75,8 @@ fn resumed(
     } else {
         None
     };
-    let past = crate::app::resume::target(given, key.as_ref(), &context.env.cwd)?;
-    let args = crate::app::resume::merged_request(&past, given, registry, context.command_line())?;
+    let past = super::continuation::target(given, key.as_ref(), &context.env.cwd)?;
+    let args = super::continuation::merged_request(&past, given, registry, context.command_line())?;
     Ok((args, past))
 }
 

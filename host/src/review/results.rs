@@ -18,7 +18,7 @@ use super::verdicts::Verdicts;
 use crate::app::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
-use crate::plan::Refusal;
+use crate::refusal::Refusal;
 
 /// Every identity's result, in run order.
 pub struct Results {
@@ -49,7 +49,7 @@ pub fn run(
     let all_jobs = verdicts.jobs.clone();
     let (kept_jobs, jobs) = split_kept(&all_jobs, decision);
     if let Some(past) = &request.past {
-        crate::app::resume::announce(&past.dir, &kept_jobs, &jobs);
+        super::continuation::announce(&past.dir, &kept_jobs, &jobs);
     }
     let rows = jobs
         .iter()

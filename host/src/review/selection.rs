@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::config::ProjectConfig;
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 
 /// Which branch of §5.1 chose the reviewers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

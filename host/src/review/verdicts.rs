@@ -20,7 +20,8 @@ use super::selection::{self, Identity, Source};
 use crate::app::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
-use crate::plan::{PlanInputs, Refusal};
+use crate::plan::PlanInputs;
+use crate::refusal::Refusal;
 use crate::registry::Lane;
 
 /// What pre-flight decided for every selected identity.
@@ -119,7 +120,7 @@ fn admit_all(
             continue;
         };
         let plan = plan_entry(request, prepared, probing, identity, lane);
-        out.recorded.push(crate::app::resume::identity_record(
+        out.recorded.push(super::continuation::identity_record(
             &identity.id,
             lane,
             plan.clone(),
@@ -216,7 +217,7 @@ fn record(
         run_record.write(&dir.path).map_err(|f| prepared.kept(f))?;
         return Ok(Decision::default());
     };
-    crate::app::resume::check_unchanged(&past.record, &run_record, request.args.force)?;
+    super::continuation::check_unchanged(&past.record, &run_record, request.args.force)?;
     if request.args.force {
         subject
             .write_inputs(dir, context)

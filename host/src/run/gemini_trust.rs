@@ -27,7 +27,7 @@ use std::path::{Component, Path, PathBuf};
 use gsd_lane_sdk::LanePlan;
 use serde_json::Value;
 
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 
 /// The program name the gate belongs to.
 pub const PROGRAM: &str = "gemini";

@@ -8,7 +8,7 @@ use gsd_lane_sdk::{
 };
 
 use super::path_lookup::find_executable;
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 
 /// Largest help text kept from a `command-capability` probe.
 const HELP_BYTES: usize = 1 << 20;

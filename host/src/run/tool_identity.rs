@@ -9,7 +9,7 @@
 
 use gsd_lane_sdk::{LanePlan, Probe};
 
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 
 /// The program name Kimi Code and the legacy kimi-cli share.
 pub const KIMI: &str = "kimi";

@@ -24,7 +24,7 @@ use super::pins::{Pin, PinSource, PinStore};
 use super::render::escape_text;
 use crate::config::normalize_host;
 use crate::output;
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 use crate::run::lane::EgressCheck;
 
 /// The outcome of comparing a consented host with the current one (trust.md §6.5).

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::manifest::diagnostic::Code;
 use crate::manifest::LaneSpec;
 
-use crate::plan::{Reason, Refusal};
+use crate::refusal::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
 
 /// One rule a third-party lane breaks, with the field and the fix.

@@ -1,15 +1,15 @@
-//! The `review --resume` glue between the review command and `crate::review::{record,
+//! The `review --resume` glue between the review stages and `super::{record,
 //! journal, resume}`: which run to continue, with which arguments, whether it may be continued,
 //! and the run record written by every review.
 
 use std::path::Path;
 
+use super::args::{self, ReviewArgs as Request};
+use super::record::{self, IdentityRecord, RunRecord, SubjectKey};
+use super::resume::{self, PastRun};
 use crate::error::Failure;
 use crate::output::neutralize;
 use crate::registry::Registry;
-use crate::review::args::{self, ReviewArgs as Request};
-use crate::review::record::{self, IdentityRecord, RunRecord, SubjectKey};
-use crate::review::resume::{self, PastRun};
 
 /// Exit status of a refused resume (nothing was invoked).
 pub const REFUSED: u8 = 2;
