@@ -13,9 +13,7 @@ Commands run interleaved (one of each per round) so that drift on a shared machi
 alike. The repository is a copy of examples/sample-project in a fresh temporary directory.
 """
 
-import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -23,40 +21,10 @@ import sys
 import tempfile
 import time
 
+from benchlib import write_lane, cpu
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "..", "examples", "sample-project")
-
-
-def write_lane(home, bindir, slug):
-    """A spawn lane whose program reads its prompt and prints one line."""
-    path = os.path.join(bindir, slug)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\ncat >/dev/null; echo ok\n")
-    os.chmod(path, 0o755)
-    cap = os.path.join(home, ".gsd", "capabilities", slug)
-    os.makedirs(cap, exist_ok=True)
-    manifest = {
-        "id": slug, "role": "reviewer", "version": "1.0.0", "title": slug,
-        "description": "Benchmark lane.", "tier": "full", "requires": [],
-        "reviewer": {
-            "slug": slug, "flags": ["--" + slug], "transport": "spawn",
-            "probe": {"kind": "command-exists", "binary": slug},
-            "invoke": {"binary": slug, "args": ["-"], "promptChannel": "stdin",
-                       "outputChannel": "stdout", "modelArg": None, "effortChannel": "none"},
-            "timeoutFloorMs": 900000, "emptyOutput": "stub-with-stderr",
-            "reviewsSection": slug.title(), "evidenceClass": "source-grounded",
-            "requiresBinaries": [], "promptBudgetKey": None, "handler": None,
-        },
-    }
-    with open(os.path.join(cap, "capability.json"), "w") as f:
-        json.dump(manifest, f)
-    return path
-
-
-def cpu():
-    """User + system time of every finished descendant (the measured command's whole tree)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def once(argv, env, cwd, stdin_path=None):

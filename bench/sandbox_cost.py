@@ -9,9 +9,7 @@ what the detection walk pays for. Prints one line per mode and repository, then 
 paired differences against `off`.
 """
 
-import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -19,34 +17,7 @@ import sys
 import tempfile
 import time
 
-
-def write_lane(home, bindir, slug):
-    path = os.path.join(bindir, slug)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\ncat >/dev/null; echo ok\n")
-    os.chmod(path, 0o755)
-    cap = os.path.join(home, ".gsd", "capabilities", slug)
-    os.makedirs(cap, exist_ok=True)
-    manifest = {
-        "id": slug, "role": "reviewer", "version": "1.0.0", "title": slug,
-        "description": "Benchmark lane.", "tier": "full", "requires": [],
-        "reviewer": {
-            "slug": slug, "flags": ["--" + slug], "transport": "spawn",
-            "probe": {"kind": "command-exists", "binary": slug},
-            "invoke": {"binary": slug, "args": ["-"], "promptChannel": "stdin",
-                       "outputChannel": "stdout", "modelArg": None, "effortChannel": "none"},
-            "timeoutFloorMs": 900000, "emptyOutput": "stub-with-stderr",
-            "reviewsSection": slug.title(), "evidenceClass": "source-grounded",
-            "requiresBinaries": [], "promptBudgetKey": None, "handler": None,
-        },
-    }
-    with open(os.path.join(cap, "capability.json"), "w") as f:
-        json.dump(manifest, f)
-
-
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+from benchlib import write_lane, cpu
 
 
 def once(argv, env, cwd):

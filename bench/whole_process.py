@@ -6,7 +6,6 @@ sense, a ratio against a baseline measured in the same run (spawning /bin/true, 
 lane's binary spawned directly), because absolute times on a shared machine drift.
 Peak RSS comes from wait4() of the measured process itself.
 """
-import json
 import os
 import platform
 import shutil
@@ -15,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from benchlib import write_lane
 
 GSD = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
@@ -64,31 +65,6 @@ def measure(argv, runs, env=None, cwd=None, stdin=None):
 
 def ms(seconds):
     return f"{seconds * 1000:.2f} ms"
-
-
-def write_lane(home, bindir, slug, script, timeout_ms=900000):
-    path = os.path.join(bindir, slug)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + script + "\n")
-    os.chmod(path, 0o755)
-    cap = os.path.join(home, ".gsd", "capabilities", slug)
-    os.makedirs(cap, exist_ok=True)
-    manifest = {
-        "id": slug, "role": "reviewer", "version": "1.0.0", "title": slug,
-        "description": "Benchmark lane.", "tier": "full", "requires": [],
-        "reviewer": {
-            "slug": slug, "flags": ["--" + slug], "transport": "spawn",
-            "probe": {"kind": "command-exists", "binary": slug},
-            "invoke": {"binary": slug, "args": ["-"], "promptChannel": "stdin",
-                       "outputChannel": "stdout", "modelArg": None, "effortChannel": "none"},
-            "timeoutFloorMs": timeout_ms, "emptyOutput": "stub-with-stderr",
-            "reviewsSection": slug.title(), "evidenceClass": "source-grounded",
-            "requiresBinaries": [], "promptBudgetKey": None, "handler": None,
-        },
-    }
-    with open(os.path.join(cap, "capability.json"), "w") as f:
-        json.dump(manifest, f)
-    return path
 
 
 def main():

@@ -124,63 +124,72 @@ pub fn summary_lines(disclosure: &Disclosure) -> Vec<String> {
     lines
 }
 
-/// The hooks of a disclosure and the events they run on.
-fn hook_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
-    if disclosure.hooks.is_empty() {
+/// One listed surface class: `  <name> (<count>): <why>`, then `    - <item>` per entry;
+/// nothing when the list is empty.
+fn listed<T>(
+    lines: &mut Vec<String>,
+    items: &[T],
+    (name, why): (&str, &str),
+    item: impl Fn(&T) -> String,
+) {
+    if items.is_empty() {
         return;
     }
-    lines.push(format!(
-        "  hooks ({}): run on the named events",
-        disclosure.hooks.len()
-    ));
-    for hook in &disclosure.hooks {
-        lines.push(format!(
-            "    - {} -> {}",
-            escape_text(&hook.event),
-            quote_if_needed(&hook.script)
-        ));
-    }
+    lines.push(format!("  {name} ({}): {why}", items.len()));
+    lines.extend(items.iter().map(|entry| format!("    - {}", item(entry))));
+}
+
+/// The hooks of a disclosure and the events they run on.
+fn hook_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
+    listed(
+        lines,
+        &disclosure.hooks,
+        ("hooks", "run on the named events"),
+        |hook| {
+            format!(
+                "{} -> {}",
+                escape_text(&hook.event),
+                quote_if_needed(&hook.script)
+            )
+        },
+    );
 }
 
 /// The command modules of a disclosure: code loaded into the host.
 fn module_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
-    if disclosure.command_modules.is_empty() {
-        return;
-    }
-    lines.push(format!(
-        "  command modules ({}): code loaded into the host",
-        disclosure.command_modules.len()
-    ));
-    for module in &disclosure.command_modules {
-        lines.push(format!(
-            "    - {} -> {} {}",
-            escape_text(&module.family),
-            quote_if_needed(&module.module),
-            quote_if_needed(&module.router)
-        ));
-    }
+    listed(
+        lines,
+        &disclosure.command_modules,
+        ("command modules", "code loaded into the host"),
+        |module| {
+            format!(
+                "{} -> {} {}",
+                escape_text(&module.family),
+                quote_if_needed(&module.module),
+                quote_if_needed(&module.router)
+            )
+        },
+    );
 }
 
 /// The MCP servers of a disclosure: what the agent starts or contacts.
 fn mcp_lines(disclosure: &Disclosure, lines: &mut Vec<String>) {
-    if disclosure.mcp_servers.is_empty() {
-        return;
-    }
-    lines.push(format!(
-        "  MCP servers ({}): started or contacted by the agent",
-        disclosure.mcp_servers.len()
-    ));
-    for server in &disclosure.mcp_servers {
-        let target = if server.command.is_empty() {
-            escape_text(&server.url)
-        } else {
-            std::iter::once(escape_text(&server.command))
-                .chain(server.raw_args.iter().map(render_arg))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        lines.push(format!("    - {} -> {target}", escape_text(&server.name)));
-    }
+    listed(
+        lines,
+        &disclosure.mcp_servers,
+        ("MCP servers", "started or contacted by the agent"),
+        |server| {
+            let target = if server.command.is_empty() {
+                escape_text(&server.url)
+            } else {
+                std::iter::once(escape_text(&server.command))
+                    .chain(server.raw_args.iter().map(render_arg))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            format!("{} -> {target}", escape_text(&server.name))
+        },
+    );
 }
 
 /// One reviewer lane: its target, argv, handler, posture and what it sends.
