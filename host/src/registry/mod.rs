@@ -168,6 +168,17 @@ impl Registry {
 
     /// The first-party lanes only.
     pub fn first_party() -> Registry {
+        static FIRST_PARTY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        FIRST_PARTY.get_or_init(Registry::read_first_party).clone()
+    }
+
+    /// True when `id` names a first-party capability (without loading anything).
+    pub fn is_first_party(id: &str) -> bool {
+        first_party::LANES.iter().any(|(lane, _)| *lane == id)
+    }
+
+    /// Parses and validates the compiled-in manifests (once per process, [`Registry::first_party`]).
+    fn read_first_party() -> Registry {
         let mut registry = Registry::default();
         for (id, text) in first_party::LANES {
             let path = PathBuf::from(first_party::display_path(id));

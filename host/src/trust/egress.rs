@@ -138,7 +138,6 @@ pub struct StoreEgressCheck {
     pins: Option<PinStore>,
     project_root: String,
     warned: Mutex<HashSet<String>>,
-    first_party: Vec<String>,
     gsd_home: Option<std::path::PathBuf>,
     project_dir: std::path::PathBuf,
 }
@@ -156,11 +155,6 @@ impl StoreEgressCheck {
             project_dir: std::path::PathBuf::from(&project_root),
             project_root,
             warned: Mutex::new(HashSet::new()),
-            first_party: crate::registry::Registry::first_party()
-                .entries
-                .iter()
-                .map(|e| e.id.clone())
-                .collect(),
             gsd_home: gsd_home.map(std::path::Path::to_path_buf),
         }
     }
@@ -270,7 +264,7 @@ impl StoreEgressCheck {
 
 impl EgressCheck for StoreEgressCheck {
     fn check(&self, plan: &LanePlan) -> Result<(), Refusal> {
-        if !self.first_party.contains(&plan.capability_id) {
+        if !crate::registry::Registry::is_first_party(&plan.capability_id) {
             super::policy::check_plan(plan, &self.install_roots(&plan.capability_id))?;
         }
         let Some(http) = plan.http() else {
