@@ -21,6 +21,33 @@ GSD = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 
 
+# What the figures of a section mean; printed after it. Kept free of numbers, which go stale.
+NOTES = {
+    "bench-overhead.txt": """
+"Marginal" is what one more lane adds to a review, (T(4 lanes) - T(1 lane)) / 3, minus the lane
+alone; "amortised" also spreads review's one-time work (phase, prompt, run dir, REVIEWS.md) over
+4 lanes. CPU is user + system of the whole process tree (`getrusage`); on this shared machine it
+is steadier than wall time.
+
+The target, host overhead <= 1 ms per lane, is **not met**. Where the time goes (`strace -f`,
+`valgrind --tool=callgrind` instruction counts, `perf stat` task-clock):
+
+- gsd-lane's own start and in-process work: parsing the command line, loading the registry
+  (the first-party manifests are parsed and validated once per process), planning, probing and
+  writing the review and sidecar files; `gsd-lane flags` in the table at the top is the floor.
+- The lane launcher: every lane is started through gsd-lane re-executed (`__lane-launch`), which
+  watches its parent so that no lane outlives gsd-lane, and reaps the lane's orphans with one
+  `waitid`. Doing without it would need a parent-death signal set between fork and exec, which
+  takes `unsafe` and reaches only the direct child.
+- Under `enforce`: one Landlock rule per entry of the repository's ancestor directories (the
+  "entries" line above; the bench's repository sits in a busy `/tmp`, a repository under `$HOME`
+  has far fewer). The ruleset is built once per process and repository, so `run` pays it once
+  and a review once for all its lanes; each lane then pays the kernel's copy of the rules into
+  its domain and the before/after walk of the repository.
+""",
+}
+
+
 def run_once(argv, env=None, cwd=None, stdin=None):
     """Runs argv; returns (seconds, peak RSS KiB, exit status).
 
@@ -145,6 +172,8 @@ def main():
                     if marker in line:
                         print(line.rstrip())
             print("```")
+            if name in NOTES:
+                print("\n" + NOTES[name].strip())
     shutil.rmtree(work, ignore_errors=True)
 
 
