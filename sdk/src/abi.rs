@@ -51,7 +51,8 @@ use crate::effects::{
     SpawnRequest, StdoutSink,
 };
 use crate::error::{HandlerError, HandlerErrorKind};
-use crate::handler::{Handler, HandlerName};
+use crate::handler::Handler;
+use crate::handler_name::HandlerName;
 use crate::outcome::HandlerOutput;
 use crate::plan::{LanePlan, LaneRequest, Transport};
 

@@ -60,6 +60,7 @@ pub mod abi;
 mod effects;
 mod error;
 mod handler;
+mod handler_name;
 mod outcome;
 mod plan;
 pub mod testing;
@@ -70,7 +71,8 @@ pub use effects::{
     SpawnRequest, StdoutSink,
 };
 pub use error::{HandlerError, HandlerErrorKind};
-pub use handler::{Handler, HandlerName};
+pub use handler::Handler;
+pub use handler_name::HandlerName;
 pub use outcome::HandlerOutput;
 pub use plan::{
     EmptyOutputPolicy, HttpPlan, LanePlan, LaneRequest, OutputTarget, PlanShape, Probe, SpawnPlan,

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::handler::HandlerName;
+use crate::handler_name::HandlerName;
 
 /// How a lane reaches its reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use super::checker::Checker;
 use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
-use super::validate::Checker;
 use super::vocab;
 
 /// Validates `invoke` for the declared transport (`None` when the transport is invalid).

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use super::checker::Checker;
 use super::diagnostic::{Code, Diagnostic};
 use super::path::FieldPath;
-use super::validate::Checker;
 use super::vocab;
 
 /// Runs every lint on a `reviewer` object; `config` is the manifest's `config` value.

@@ -1,6 +1,7 @@
 //! The capability manifest: vocabulary, validation, cross-capability rules and diagnostics.
 
 pub(crate) mod central;
+mod checker;
 mod config_slice;
 pub(crate) mod cross;
 pub(crate) mod diagnostic;

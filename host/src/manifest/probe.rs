@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
+use super::checker::Checker;
 use super::diagnostic::Code;
 use super::path::FieldPath;
-use super::validate::Checker;
 use super::vocab;
 
 /// Whether a probe field is required or forbidden for a kind.

@@ -87,20 +87,13 @@ pub fn merged_request(
     Ok(request)
 }
 
-/// Prints which identities a resumed run keeps and which it runs.
-pub fn announce(
-    dir: &Path,
-    kept: &[crate::review::runner::Job],
-    again: &[crate::review::runner::Job],
-) {
-    let ids = |jobs: &[crate::review::runner::Job]| {
-        if jobs.is_empty() {
+/// Prints which identities a resumed run keeps and which it runs (identity ids, run order).
+pub fn announce(dir: &Path, kept: &[&str], again: &[&str]) {
+    let ids = |ids: &[&str]| {
+        if ids.is_empty() {
             "none".to_owned()
         } else {
-            jobs.iter()
-                .map(|j| j.identity.id.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
+            ids.join(",")
         }
     };
     crate::output::eprint_line(&format!(

@@ -165,7 +165,7 @@ pub fn hash_inputs(dir: &Path) -> Result<BTreeMap<String, String>, Failure> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let bookkeeping = [
             FILE_NAME,
-            super::resume::LOCK_NAME,
+            super::rundir::LOCK_NAME,
             super::journal::FILE_NAME,
         ];
         if bookkeeping.contains(&name.as_str()) || !entry.file_type().is_ok_and(|t| t.is_file()) {

@@ -49,7 +49,7 @@ pub fn run(
     let all_jobs = verdicts.jobs.clone();
     let (kept_jobs, jobs) = split_kept(&all_jobs, decision);
     if let Some(past) = &request.past {
-        super::continuation::announce(&past.dir, &kept_jobs, &jobs);
+        super::continuation::announce(&past.dir, &identity_ids(&kept_jobs), &identity_ids(&jobs));
     }
     let rows = jobs
         .iter()
@@ -259,4 +259,9 @@ fn result_line(job: &Job, result: &LaneResult) -> serde_json::Value {
     }
     map.insert("identity".into(), json!(job.identity.id));
     value
+}
+
+/// The identity ids of `jobs`, in run order.
+fn identity_ids(jobs: &[Job]) -> Vec<&str> {
+    jobs.iter().map(|job| job.identity.id.as_str()).collect()
 }

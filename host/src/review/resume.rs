@@ -6,6 +6,7 @@
 //! review file still has the hash the journal recorded; anything else (stub, failure,
 //! interruption, a missing line after a SIGKILL, an edited or missing review file) runs again.
 
+use super::rundir::LOCK_NAME;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -22,8 +23,6 @@ pub const RUN_DIR_PREFIX: &str = "gsd-review-";
 const MAX_SCANNED: usize = 10_000;
 /// Largest review file whose hash is checked (the spawn output cap).
 pub const MAX_REVIEW_BYTES: u64 = 64 * 1024 * 1024;
-/// Lock file held by a run (first or resumed) while it runs.
-pub const LOCK_NAME: &str = "run.lock";
 
 /// The review file of identity `id` in `run_dir`.
 pub fn review_path(run_dir: &Path, id: &str) -> PathBuf {

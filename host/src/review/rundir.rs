@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::error::Failure;
 use crate::private_fs::{write_run_file, WriteMode};
 
+/// Lock file held by a run (first or resumed) while it runs (`review::resume`).
+pub const LOCK_NAME: &str = "run.lock";
+
 /// The run's private directory.
 #[derive(Debug, Clone)]
 pub struct RunDir {

@@ -14,6 +14,17 @@ use gsd_lane_sdk::{
 use super::http::{self, HttpLimits, Origin};
 use super::spawn::{self, ChildEnv, Confinement, SpawnLimits};
 
+/// What the effects saw of the last process or response of an attempt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// Exit status of the last process started through the effects.
+    pub last_exit: Option<i32>,
+    /// Status of the last HTTP response.
+    pub http_status: Option<u16>,
+    /// Its `Retry-After` value, when sent.
+    pub retry_after: Option<String>,
+}
+
 /// Effects granted to one lane invocation.
 pub struct HostEffects {
     /// Programs the lane may start (its own binary and probe binary).
@@ -35,7 +46,7 @@ pub struct HostEffects {
     /// Warnings written so far (also printed to stderr as they happen).
     pub warnings: RefCell<Vec<String>>,
     /// The last exit status and HTTP answer seen (rate-limit classification).
-    pub observed: RefCell<super::rate_limit::Observed>,
+    pub observed: RefCell<Observed>,
     /// How every process of this lane is confined (sandbox/launcher.rs).
     pub confinement: Confinement,
 }

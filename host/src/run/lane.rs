@@ -81,7 +81,7 @@ pub struct Completion {
     /// untrusted folder → `untrusted_workspace`).
     pub stub_reason: Option<Reason>,
     /// The last exit status and HTTP answer the effects saw (rate-limit classification).
-    pub observed: super::rate_limit::Observed,
+    pub observed: super::effects::Observed,
     /// How the lane's processes were confined (`enforce (Landlock)`, `detect (…)`, `off`).
     pub sandbox: String,
     /// Changes to the repository seen while the lane ran (empty: none, or not checked).
@@ -434,7 +434,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
             .map(|e| e.code().to_owned()),
         elapsed: Duration::ZERO,
         stub_reason: None,
-        observed: super::rate_limit::Observed::default(),
+        observed: super::effects::Observed::default(),
         sandbox: String::new(),
         repository_changes: Vec::new(),
     }

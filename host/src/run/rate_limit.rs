@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gsd_lane_sdk::{LanePlan, Transport};
 
+use super::effects::Observed;
 use super::lane::{self, Completion, Outcome, RunSetup};
 use crate::error::Failure;
 use crate::manifest::rate_limit::Rule;
@@ -38,17 +39,6 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const MAX_RETRY_AFTER_CHARS: usize = 64;
 /// How much of the stderr sidecar is searched for the patterns.
 const MAX_STDERR_BYTES: u64 = 1024 * 1024;
-
-/// What the effects saw of the last process or response of an attempt.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Observed {
-    /// Exit status of the last process started through the effects.
-    pub last_exit: Option<i32>,
-    /// Status of the last HTTP response.
-    pub http_status: Option<u16>,
-    /// Its `Retry-After` value, when sent.
-    pub retry_after: Option<String>,
-}
 
 /// Parses a `Retry-After` value: delta-seconds, or an IMF-fixdate
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`) taken relative to `now` (a past date is 0).
