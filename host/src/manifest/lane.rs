@@ -18,6 +18,7 @@ use super::facts::string_items;
 use super::model::{
     EffortChannel, EvidenceClass, ModelDiscovery, OutputChannel, Posture, PromptChannel,
 };
+pub use super::model::{HttpInvoke, SpawnInvoke};
 use super::rate_limit::Rule;
 use super::vocab;
 use crate::refusal::{Reason, Refusal};
@@ -71,40 +72,6 @@ pub enum Invoke {
     Http(HttpInvoke),
 }
 
-/// `invoke` of a spawn lane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpawnInvoke {
-    /// Program to run, as written (`""` when absent).
-    pub binary: String,
-    /// Argv template (non-string entries dropped).
-    pub args: Vec<String>,
-    /// How the prompt reaches the tool.
-    pub prompt_channel: PromptChannel,
-    /// Where the review comes from.
-    pub output_channel: OutputChannel,
-    /// Flag naming the output file (non-empty), if given.
-    pub output_arg: Option<String>,
-    /// Flag preceding the model (non-empty), if given.
-    pub model_arg: Option<String>,
-    /// How reasoning effort is delivered.
-    pub effort_channel: EffortChannel,
-}
-
-/// `invoke` of an HTTP lane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpInvoke {
-    /// Config key holding the base URL (`""` when absent).
-    pub host_config_key: String,
-    /// Base URL used when the key is unset.
-    pub default_host: Option<String>,
-    /// Chat-completions path (non-empty), if given.
-    pub path: Option<String>,
-    /// How the model is chosen when none is configured.
-    pub model_discovery: ModelDiscovery,
-    /// Model used when neither config nor discovery yields one.
-    pub fallback_model: Option<String>,
-}
-
 impl HttpInvoke {
     /// Reads an HTTP `invoke` object (the one reader; trust's host resolution uses it too).
     pub fn from_object(invoke: &Map<String, Value>) -> HttpInvoke {
@@ -114,6 +81,7 @@ impl HttpInvoke {
             path: owned(invoke, "path").filter(|path| !path.is_empty()),
             model_discovery: member(invoke.get("modelDiscovery")).unwrap_or(ModelDiscovery::None),
             fallback_model: owned(invoke, "fallbackModel"),
+            effort_channel: member(invoke.get("effortChannel")).unwrap_or(EffortChannel::None),
         }
     }
 }

@@ -152,7 +152,7 @@ pub enum Posture {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Flag(#[schemars(regex(pattern = r"^--[a-z0-9][a-z0-9-]*$"))] pub String);
 
-/// `reviewer.invoke`.
+/// `reviewer.invoke`: the typed lane's own invoke shapes ([`super::lane`]).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Invoke {
@@ -162,37 +162,40 @@ pub enum Invoke {
     Http(HttpInvoke),
 }
 
-/// `invoke` of a spawn lane.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// `invoke` of a spawn lane: the document shape (`gsd-lane schema`) and the typed lane's field
+/// ([`super::lane`]) are this one type.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnInvoke {
-    /// Program to run.
+    /// Program to run (read as `""` when absent, which the validator refuses).
     #[schemars(length(min = 1))]
     pub binary: String,
-    /// Argv template; elements exactly `{{model}}`, `{{effort}}`, `{{output}}`, `{{prompt}}` expand.
+    /// Argv template; elements exactly `{{model}}`, `{{effort}}`, `{{output}}`, `{{prompt}}`
+    /// expand (non-string entries are dropped when read).
     pub args: Vec<String>,
     /// How the prompt reaches the tool.
     pub prompt_channel: PromptChannel,
     /// Where the review comes from.
     pub output_channel: OutputChannel,
-    /// Flag naming the output file (only with `file-arg`).
+    /// Flag naming the output file (only with `file-arg`; read only when non-empty).
     pub output_arg: Option<String>,
-    /// Flag preceding the model, or null.
+    /// Flag preceding the model, or null (read only when non-empty).
     pub model_arg: Option<String>,
     /// How reasoning effort is delivered.
     pub effort_channel: EffortChannel,
 }
 
-/// `invoke` of an HTTP lane.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// `invoke` of an HTTP lane: the document shape and the typed lane's field, one type.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpInvoke {
-    /// Config key holding the base URL.
+    /// Config key holding the base URL (read as `""` when absent, which the validator refuses).
     pub host_config_key: String,
     /// Base URL used when the key is unset.
     pub default_host: Option<String>,
-    /// Chat-completions path, e.g. `/v1/chat/completions`.
-    pub path: String,
+    /// Chat-completions path, e.g. `/v1/chat/completions` (read only when non-empty).
+    #[schemars(with = "String")]
+    pub path: Option<String>,
     /// How the model is chosen when none is configured.
     pub model_discovery: ModelDiscovery,
     /// Model used when neither config nor discovery yields one.

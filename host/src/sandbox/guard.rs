@@ -15,6 +15,8 @@
 use std::ffi::OsString;
 use std::process::{Command, Stdio};
 
+use super::protocol::{LAUNCH_FAILED, PARENT_POLL};
+
 /// The hidden first argument that turns gsd-lane into a group guard.
 pub const GUARD_ARG: &str = "__lane-guard";
 
@@ -148,26 +150,26 @@ pub fn run(mut args: impl Iterator<Item = OsString>) -> u8 {
 
     let mut number = || -> Option<u64> { args.next()?.to_str()?.parse().ok() };
     let (Some(parent), Some(start), Some(group)) = (number(), number(), number()) else {
-        return super::launcher::LAUNCH_FAILED;
+        return LAUNCH_FAILED;
     };
     let Ok(parent) = u32::try_from(parent) else {
-        return super::launcher::LAUNCH_FAILED;
+        return LAUNCH_FAILED;
     };
     if u64::from(getpgrp().as_raw_nonzero().get().unsigned_abs()) != group || group <= 1 {
-        return super::launcher::LAUNCH_FAILED;
+        return LAUNCH_FAILED;
     }
     loop {
         if !is_alive(parent, start) {
             let _ = kill_current_process_group(Signal::KILL);
-            return super::launcher::LAUNCH_FAILED;
+            return LAUNCH_FAILED;
         }
-        std::thread::sleep(super::launcher::PARENT_POLL);
+        std::thread::sleep(PARENT_POLL);
     }
 }
 
 #[cfg(not(unix))]
 pub fn run(_args: impl Iterator<Item = OsString>) -> u8 {
-    super::launcher::LAUNCH_FAILED
+    LAUNCH_FAILED
 }
 
 #[cfg(all(test, unix))]

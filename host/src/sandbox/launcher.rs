@@ -23,29 +23,19 @@
 //!
 //! Exit status: the lane's own exit code; a lane ended by a signal makes the launcher end by
 //! `SIGKILL` (the spawner reports no exit code either way). The launcher's own failures exit
-//! with [`LAUNCH_FAILED`], [`EXEC_FAILED`] or [`NOT_FOUND`] after one `gsd-lane sandbox: …` line
+//! with [`LAUNCH_FAILED`], [`EXEC_FAILED`] or [`NOT_FOUND`] (`super::protocol`) after one `gsd-lane sandbox: …` line
 //! on stderr (the lane's sidecar).
 
 use std::ffi::{OsStr, OsString};
 
 use super::confine::Confinement;
+use super::protocol::{EXEC_FAILED, LAUNCH_FAILED, NOT_FOUND, PARENT_POLL};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 /// The hidden first argument that turns gsd-lane into a launcher.
 pub const LAUNCH_ARG: &str = "__lane-launch";
-
-/// Exit status of a launcher that could not set up (parent gone, bad arguments).
-pub const LAUNCH_FAILED: u8 = 125;
-/// Exit status of a launcher whose program could not be executed.
-pub const EXEC_FAILED: u8 = 126;
-/// Exit status of a launcher whose program does not exist.
-pub const NOT_FOUND: u8 = 127;
-
-/// How often the launcher checks that gsd-lane is still alive.
-pub const PARENT_POLL: Duration = Duration::from_millis(50);
 
 /// The executable that launches lanes, once [`enable`] was called.
 static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();

@@ -27,5 +27,6 @@ pub(crate) mod landlock;
 pub(crate) mod launcher;
 mod mode;
 pub(crate) mod policy;
+mod protocol;
 
 pub use mode::{Posture, SandboxMode};
