@@ -134,10 +134,11 @@ struct Gate {
 }
 
 impl Gate {
-    /// Waits for `ticket`'s turn; `false` when the run stopped meanwhile.
-    fn acquire(&self, ticket: usize, stop: &AtomicBool) -> bool {
+    /// Waits for `ticket`'s turn and takes a running slot; `None` when the run stopped
+    /// meanwhile.
+    fn acquire(&self, ticket: usize, stop: &AtomicBool) -> Option<Slot<'_>> {
         let Ok(mut state) = self.state.lock() else {
-            return false;
+            return None;
         };
         loop {
             if stop.load(Ordering::SeqCst) || interrupt::interrupted() {
@@ -146,17 +147,17 @@ impl Gate {
                     state.0 += 1;
                     self.wake.notify_all();
                 }
-                return false;
+                return None;
             }
             if state.0 == ticket && state.1 < self.jobs {
                 state.0 += 1;
                 state.1 += 1;
                 self.wake.notify_all();
-                return true;
+                return Some(Slot(self));
             }
             match self.wake.wait_timeout(state, Duration::from_millis(50)) {
                 Ok((next, _)) => state = next,
-                Err(_) => return false,
+                Err(_) => return None,
             }
         }
     }
@@ -166,6 +167,16 @@ impl Gate {
             state.1 = state.1.saturating_sub(1);
             self.wake.notify_all();
         }
+    }
+}
+
+/// A running slot of the [`Gate`], given back when dropped: also when its lane thread unwinds,
+/// so a lane that dies never holds the other lanes back.
+struct Slot<'g>(&'g Gate);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.release();
     }
 }
 
@@ -300,7 +311,8 @@ fn run_group(
     stop: &AtomicBool,
     tx: &Sender<Event>,
 ) {
-    let admitted = gate.acquire(ticket, stop);
+    let slot = gate.acquire(ticket, stop);
+    let admitted = slot.is_some();
     for job in group {
         if !admitted || stop.load(Ordering::SeqCst) || interrupt::interrupted() {
             let done = if interrupt::interrupted() {
@@ -328,9 +340,7 @@ fn run_group(
         result.started = true;
         let _ = tx.send(Event::Finished(job.index, result));
     }
-    if admitted {
-        gate.release();
-    }
+    drop(slot);
 }
 
 /// Appends the identity's final attempt to the journal (synced before the result is shown).
@@ -491,4 +501,31 @@ fn note_retry(job: &Job, shared: &Shared, attempt: u32, retry: &Retrying) {
         retry.why,
         retry.wait.as_millis()
     ));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lane_thread_that_dies_gives_its_running_slot_back() {
+        let gate = Gate {
+            state: Mutex::new((0, 0)),
+            wake: Condvar::new(),
+            jobs: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let died = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _slot = gate.acquire(0, &stop).expect("the first ticket runs");
+                    panic!("a lane thread dies mid-run");
+                })
+                .join()
+        });
+        assert!(died.is_err());
+        assert_eq!(gate.state.lock().unwrap().1, 0, "no slot is left held");
+        assert!(gate.acquire(1, &stop).is_some(), "the next lane gets the slot");
+    }
 }
