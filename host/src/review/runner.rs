@@ -526,6 +526,9 @@ mod tests {
         });
         assert!(died.is_err());
         assert_eq!(gate.state.lock().unwrap().1, 0, "no slot is left held");
-        assert!(gate.acquire(1, &stop).is_some(), "the next lane gets the slot");
+        assert!(
+            gate.acquire(1, &stop).is_some(),
+            "the next lane gets the slot"
+        );
     }
 }
