@@ -19,7 +19,7 @@
 //! last provider error, if any.
 
 use gsd_lane_sdk::{
-    Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnRequest,
+    spawn_own_invocation, Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest,
     Transport,
 };
 use serde_json::Value;
@@ -53,10 +53,7 @@ impl Handler for KimiCode {
         effects: &dyn Effects,
         request: &LaneRequest,
     ) -> Result<HandlerOutput, HandlerError> {
-        let plan = &request.plan;
-        let request = SpawnRequest::for_plan(plan, STDOUT_CAP, effects.remaining())
-            .ok_or_else(|| HandlerError::malformed("kimi-code: the lane is not a spawn lane"))?;
-        let report = effects.spawn(&request);
+        let report = spawn_own_invocation(effects, request, STDOUT_CAP, "kimi-code")?;
         let stream = read_stream(&report.stdout);
         let mut output = match stream.answer {
             Some(answer) if !answer.trim().is_empty() => HandlerOutput::review(answer, "stdout"),

@@ -5,7 +5,7 @@
 //! yields an empty review and a two-line diagnostic naming the stop reason and output tokens.
 
 use gsd_lane_sdk::{
-    Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest, SpawnRequest,
+    spawn_own_invocation, Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest,
     Transport,
 };
 use serde_json::{Number, Value};
@@ -39,10 +39,7 @@ impl Handler for Opencode {
         effects: &dyn Effects,
         request: &LaneRequest,
     ) -> Result<HandlerOutput, HandlerError> {
-        let plan = &request.plan;
-        let request = SpawnRequest::for_plan(plan, STDOUT_CAP, effects.remaining())
-            .ok_or_else(|| HandlerError::malformed("opencode: the lane is not a spawn lane"))?;
-        let report = effects.spawn(&request);
+        let report = spawn_own_invocation(effects, request, STDOUT_CAP, "opencode")?;
         let (review, reason, tokens) = reconstruct(&report.stdout);
         let diagnostic = format!("stop reason={reason}, output tokens={tokens}");
         let mut output = if is_empty(&review) {

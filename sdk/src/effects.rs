@@ -99,6 +99,25 @@ impl SpawnRequest {
     }
 }
 
+/// Runs the lane's own invocation ([`SpawnRequest::for_plan`]) under what is left of its bound,
+/// stdout kept in memory up to `stdout_cap` bytes: the one process of a handler that reads its
+/// tool's output. `handler` names the handler in the error for a lane that is not a spawn lane.
+///
+/// # Errors
+///
+/// A malformed-lane [`HandlerError`] when the plan is not a spawn plan; nothing is started.
+pub fn spawn_own_invocation(
+    effects: &dyn Effects,
+    request: &crate::LaneRequest,
+    stdout_cap: usize,
+    handler: &str,
+) -> Result<SpawnReport, HandlerError> {
+    let spawn = SpawnRequest::for_plan(&request.plan, stdout_cap, effects.remaining()).ok_or_else(
+        || HandlerError::malformed(format!("{handler}: the lane is not a spawn lane")),
+    )?;
+    Ok(effects.spawn(&spawn))
+}
+
 /// Why a spawned process did not end on its own, or could not start.
 ///
 /// `#[non_exhaustive]`: the host may learn to tell more failures apart; a handler matching on

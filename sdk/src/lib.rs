@@ -67,8 +67,8 @@ pub mod testing;
 mod version;
 
 pub use effects::{
-    Effects, FileRead, HttpMethod, HttpReport, HttpRequest, LockGuard, SpawnError, SpawnReport,
-    SpawnRequest, StdoutSink,
+    spawn_own_invocation, Effects, FileRead, HttpMethod, HttpReport, HttpRequest, LockGuard,
+    SpawnError, SpawnReport, SpawnRequest, StdoutSink,
 };
 pub use error::{HandlerError, HandlerErrorKind};
 pub use handler::Handler;
