@@ -120,10 +120,10 @@ pub mod sandbox {
     /// The soak test sets the sandbox mode of its runs.
     pub use crate::sandbox::SandboxMode;
 
-    /// The lane launcher.
-    pub mod launcher {
-        /// The binary: gsd-lane re-executed as a lane's launcher, and enabling the launcher.
-        pub use crate::sandbox::launcher::{enable, run_if_launcher};
+    /// The lane watchdog.
+    pub mod watchdog {
+        /// The binary: gsd-lane re-executed as the lane watchdog, and enabling the watchdog.
+        pub use crate::sandbox::watchdog::{enable, run_if_watchdog};
     }
 }
 

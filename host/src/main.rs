@@ -7,11 +7,11 @@ use std::ffi::OsString;
 use gsd_lane::api::cli::Cli;
 
 fn main() -> ExitCode {
-    // gsd-lane re-executed as a lane's launcher (sandbox/launcher.rs): nothing else runs.
-    if let Some(status) = gsd_lane::api::sandbox::launcher::run_if_launcher() {
+    // gsd-lane re-executed as the lane watchdog (sandbox/watchdog.rs): nothing else runs.
+    if let Some(status) = gsd_lane::api::sandbox::watchdog::run_if_watchdog() {
         return ExitCode::from(status);
     }
-    gsd_lane::api::sandbox::launcher::enable();
+    gsd_lane::api::sandbox::watchdog::enable();
     let args: Vec<OsString> = std::env::args_os().collect();
     let env = gsd_lane::api::project::HostEnv::from_process();
     let lanes = gsd_lane::api::cli::lane_flags_for(&args, &env);

@@ -30,3 +30,4 @@ mod soak;
 mod terminal;
 mod trust;
 mod util;
+mod watchdog;

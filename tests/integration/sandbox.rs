@@ -460,7 +460,7 @@ fn a_bad_sandbox_mode_stops_the_run_before_anything_starts() {
 }
 
 /// True once `pid` is gone or a zombie.
-fn is_dead(pid: u32) -> bool {
+pub(crate) fn is_dead(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat
@@ -471,7 +471,7 @@ fn is_dead(pid: u32) -> bool {
 }
 
 /// A review project (`tests/fixtures/review/project`) with one fake lane per `(slug, sh body)`.
-fn review_lab(scripts: &[(&str, &str)]) -> (TestEnv, PathBuf) {
+pub(crate) fn review_lab(scripts: &[(&str, &str)]) -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     let project = &env.project;
     std::fs::create_dir_all(project.join(".git")).expect("git marker");
@@ -502,7 +502,7 @@ fn review_lab(scripts: &[(&str, &str)]) -> (TestEnv, PathBuf) {
 }
 
 /// `gsd-lane review <args>` in the review lab, not started.
-fn review_command(env: &TestEnv, bin: &Path, args: &[&str]) -> Command {
+pub(crate) fn review_command(env: &TestEnv, bin: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(util::bin());
     command
         .env_clear()

@@ -89,8 +89,9 @@ pub struct Lane {
     pub spec: LaneSpec,
     /// Warnings recorded on the accepted capability.
     pub warnings: Vec<Diagnostic>,
-    /// The whole manifest as accepted; read only through [`Lane::manifest`].
-    manifest: Value,
+    /// The whole manifest as accepted; read only through [`Lane::manifest`] (shared, so that a
+    /// registry built on the first-party set does not copy its manifests).
+    manifest: std::sync::Arc<Value>,
 }
 
 impl Lane {
@@ -177,21 +178,18 @@ impl Registry {
         first_party::LANES.iter().any(|(lane, _)| *lane == id)
     }
 
-    /// Parses and validates the compiled-in manifests (once per process, [`Registry::first_party`]).
+    /// Parses the compiled-in manifests (once per process, [`Registry::first_party`]).
+    ///
+    /// They are not validated here: they are fixed when gsd-lane is built, and the test
+    /// `first_party_manifests_validate_without_a_diagnostic` proves that each one validates
+    /// without an error or a warning, so validating them again at every start would only cost
+    /// time (about 1 M instructions, a fifth of a `run`).
     fn read_first_party() -> Registry {
         let mut registry = Registry::default();
         for (id, text) in first_party::LANES {
             let path = PathBuf::from(first_party::display_path(id));
             let value = read::parse_json(text).unwrap_or(Value::Null);
-            let diagnostics = manifest::validate_value(&value, Some(id));
-            let (errors, warnings): (Vec<_>, Vec<_>) =
-                diagnostics.into_iter().partition(Diagnostic::is_error);
-            let skip = (!errors.is_empty()).then(|| Skip {
-                code: Code::LdInvalid,
-                reason: join_errors(&errors, usize::MAX),
-                diagnostics: errors,
-            });
-            registry.push(Scope::FirstParty, id, path, value, skip, warnings);
+            registry.push(Scope::FirstParty, id, path, value, None, Vec::new());
         }
         for facts in manifest::facts::non_lane_first_party() {
             registry.merged.add(facts);
@@ -238,7 +236,7 @@ impl Registry {
                 path: path.clone(),
                 spec,
                 warnings: warnings.clone(),
-                manifest,
+                manifest: std::sync::Arc::new(manifest),
             });
             self.lanes.len() - 1
         });
@@ -285,4 +283,24 @@ pub(crate) fn join_errors(errors: &[Diagnostic], max: usize) -> String {
         .map(Diagnostic::detail)
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// What lets [`Registry::read_first_party`] skip validation: every compiled-in manifest
+    /// validates without a diagnostic, and becomes an active lane.
+    #[test]
+    fn first_party_manifests_validate_without_a_diagnostic() {
+        for (id, text) in first_party::LANES {
+            let value = read::parse_json(text).expect("first-party manifests parse");
+            let diagnostics = manifest::validate_value(&value, Some(id));
+            assert!(diagnostics.is_empty(), "{id}: {diagnostics:?}");
+        }
+        let registry = Registry::first_party();
+        assert_eq!(registry.lanes.len(), first_party::LANES.len());
+        assert!(registry.entries.iter().all(|entry| entry.skip.is_none()));
+    }
 }

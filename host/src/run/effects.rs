@@ -47,7 +47,7 @@ pub struct HostEffects {
     pub warnings: RefCell<Vec<String>>,
     /// The last exit status and HTTP answer seen (rate-limit classification).
     pub observed: RefCell<Observed>,
-    /// How every process of this lane is confined (sandbox/launcher.rs).
+    /// How every process of this lane is confined (sandbox/confine.rs).
     pub confinement: Confinement,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Landlock restricts the calling thread and every process it starts from then on, so the spawner
 //! starts each confined lane from a thread of its own that first calls [`confine_current_thread`]:
-//! the lane's launcher and everything the lane starts inherit the restriction, and the rest of
+//! the lane and everything it starts inherit the restriction, and the rest of
 //! gsd-lane stays unrestricted. The ruleset itself is built once per process and repository
 //! ([`super::landlock`]).
 

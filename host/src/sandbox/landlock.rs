@@ -37,7 +37,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Most directory entries granted in one ruleset (bounds the launcher's work and memory).
+/// Most directory entries granted in one ruleset (bounds the spawner's work and memory).
 pub const MAX_RULES: usize = 65_536;
 
 /// What this kernel offers for the read-only posture.

@@ -1,4 +1,4 @@
-//! What one lane run gets: the confinement handed to its launcher, and whether the repository is
+//! What one lane run gets: the confinement its spawner applies, and whether the repository is
 //! compared before and after it.
 
 use std::path::{Path, PathBuf};
@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::confine::Confinement;
 use super::detect::Snapshot;
 use super::landlock::{self, Support};
-use super::launcher;
+use super::watchdog;
 use super::{Posture, SandboxMode};
 
 /// The mode of this run: `override_mode` (`--sandbox`) when given, else `review.sandbox`, else
@@ -51,12 +51,12 @@ pub fn run_mode(
 }
 
 /// Starts building, in the background, the Landlock ruleset that the spawn lanes of this run
-/// will share, so that it overlaps with planning and probing: under `enforce` with a launcher,
+/// will share, so that it overlaps with planning and probing: under `enforce` with a watchdog,
 /// when the run dir lies outside the repository (inside it, each lane's own files make its
 /// ruleset its own). Harmless when no lane ends up confined (an HTTP lane): only the work is
 /// lost.
 pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
-    if mode != SandboxMode::Enforce || !launcher::is_enabled() {
+    if mode != SandboxMode::Enforce || !watchdog::is_enabled() {
         return;
     }
     let Ok(repo) = repo_root.canonicalize() else {
@@ -77,11 +77,11 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
-/// A private `TMPDIR` (which the launcher creates 0700 when the lane starts) when this
+/// A private `TMPDIR` (which the spawner creates 0700 when the lane starts) when this
 /// process's temporary directory is the repository root or one of its ancestors, where the
 /// posture refuses new entries; `None` when the usual one stays usable. It is `<run dir>/tmp`,
 /// unless the run dir lies in the repository (`invoke`'s default `.`): then a fresh name in the
-/// temporary directory, which the launcher creates before it restricts itself (so it is
+/// temporary directory, which the spawner creates before it restricts itself (so it is
 /// writable) and the runner removes afterwards.
 fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<(PathBuf, bool)> {
     let temp = std::env::temp_dir().canonicalize().ok()?;
@@ -164,7 +164,7 @@ impl Effective {
 /// The sandbox of one lane run.
 #[derive(Debug, Clone)]
 pub struct LaneSandbox {
-    /// What the launcher applies.
+    /// What the spawner applies.
     pub confinement: Confinement,
     /// How the lane is confined.
     pub effective: Effective,
@@ -237,9 +237,9 @@ impl LaneSandbox {
                 if support == Support::Unavailable {
                     return detecting(Effective::Detected(support.describe().to_owned()));
                 }
-                if !launcher::is_enabled() {
+                if !watchdog::is_enabled() {
                     return detecting(Effective::Detected(
-                        "no lane launcher in this process".to_owned(),
+                        "no lane watchdog in this process".to_owned(),
                     ));
                 }
                 let mut sandbox = detecting(Effective::Enforced(support));
@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(detect.confinement, Confinement::default());
         assert_eq!(detect.detect_root.as_deref(), Some(repo));
 
-        // Unit-test binaries have no launcher: enforce degrades to detect and says why.
+        // Unit-test binaries have no watchdog: enforce degrades to detect and says why.
         let enforce = LaneSandbox::decide(
             SandboxMode::Enforce,
             Posture::ReadOnly,

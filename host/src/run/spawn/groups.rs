@@ -1,15 +1,24 @@
 //! The registry of live lane process groups, and the whole-group kill.
 
+use crate::sandbox::watchdog::{Pending, Watched};
+
 /// Process groups of lane children still being supervised, and whether [`kill_all_live_groups`]
 /// was called (after which every newly started group is killed at once).
 static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 static SHUTTING_DOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// A registration in [`LIVE_GROUPS`], removed on drop.
-pub(super) struct LiveGroup(Option<u32>);
+/// A registration in [`LIVE_GROUPS`] and with the lane watchdog, both removed on drop (after
+/// supervision killed the group and reaped its leader).
+pub(super) struct LiveGroup {
+    group: Option<u32>,
+    _watched: Watched,
+}
 
 impl LiveGroup {
-    pub(super) fn register(group: Option<u32>) -> LiveGroup {
+    /// Registers the group of a child that just started (`group`: its pid, `None` once reaped),
+    /// announced to the watchdog by `pending`.
+    pub(super) fn register(group: Option<u32>, pending: Pending) -> LiveGroup {
+        let watched = pending.started(group);
         if let Some(group) = group {
             if let Ok(mut groups) = LIVE_GROUPS.lock() {
                 groups.push(group);
@@ -19,13 +28,16 @@ impl LiveGroup {
                 sys::kill_process_group(group);
             }
         }
-        LiveGroup(group)
+        LiveGroup {
+            group,
+            _watched: watched,
+        }
     }
 }
 
 impl Drop for LiveGroup {
     fn drop(&mut self) {
-        if let (Some(group), Ok(mut groups)) = (self.0, LIVE_GROUPS.lock()) {
+        if let (Some(group), Ok(mut groups)) = (self.group, LIVE_GROUPS.lock()) {
             if let Some(at) = groups.iter().position(|g| *g == group) {
                 groups.swap_remove(at);
             }

@@ -118,12 +118,12 @@ pub fn spawn_bounded(request: &SpawnRequest, env: &ChildEnv, limits: &SpawnLimit
     spawn_confined(request, env, limits, &Confinement::default())
 }
 
-/// [`spawn_bounded`] under `confinement`: the child is started through the lane launcher
-/// (`sandbox::launcher`) whenever the binary enabled it, which ends the child's process group when
-/// gsd-lane dies; when `confinement` asks for the read-only posture, the launcher is started from
+/// [`spawn_bounded`] under `confinement`: the child's process group is registered with the lane
+/// watchdog (`sandbox::watchdog`) whenever the binary enabled it, which ends the group when
+/// gsd-lane dies; when `confinement` asks for the read-only posture, the child is started from
 /// a thread that applied it to itself first (`sandbox::confine`), so the lane inherits it.
 ///
-/// A confinement that cannot be applied (no launcher in this process) is a spawn failure
+/// A confinement that cannot be applied (no watchdog in this process) is a spawn failure
 /// (`Refused`), never an unconfined run.
 pub fn spawn_confined(
     request: &SpawnRequest,

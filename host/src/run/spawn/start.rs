@@ -1,7 +1,6 @@
 //! Preparing and starting one child: the program resolved against the child's `PATH`, its stdin and
-//! stdout opened, the launcher's command line, the process group, then supervision.
+//! stdout opened, its process group announced to the lane watchdog, then supervision.
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
@@ -17,7 +16,7 @@ use super::supervise::{supervise, Pipes, Supervised};
 use super::{Confinement, SpawnLimits, MAX_TIMEOUT};
 use crate::run::path_lookup::find_executable;
 use crate::sandbox::confine::confine_current_thread;
-use crate::sandbox::launcher;
+use crate::sandbox::watchdog;
 
 /// Resolves the program, opens stdin and stdout, starts the child and supervises it.
 ///
@@ -36,11 +35,14 @@ pub(super) fn prepare_and_supervise(
     let program =
         find_executable(&request.program, path_var.as_deref()).ok_or(SpawnError::NotFound)?;
     if !is_executable(&program) {
-        // Checked here because a launcher's failure to execute shows only as its exit status.
         return Err(SpawnError::PermissionDenied);
     }
-    let (launched, argv) = launcher::command_line(&program, &request.args, confinement)
-        .map_err(SpawnError::Refused)?;
+    if confinement.read_only.is_some() && !watchdog::is_enabled() {
+        // A confined lane always has the watchdog too, never a silent half.
+        return Err(SpawnError::Refused(
+            "the lane watchdog is not available in this process".to_owned(),
+        ));
+    }
 
     let stdin = open_stdin(request)?;
     let stdout = open_stdout(request, limits, stdout_sink)?;
@@ -54,13 +56,17 @@ pub(super) fn prepare_and_supervise(
         .map_err(|e| spawn_error_from_io(&e))?;
 
     runtime.block_on(async {
-        let mut command = child_command(&launched, &argv, env, stdin, stdout);
+        let mut command = child_command(&program, &request.args, env, stdin, stdout);
         if let Some(tmpdir) = &confinement.tmpdir {
             command.env("TMPDIR", tmpdir);
         }
+        let pending = watchdog::announce().map_err(SpawnError::Refused)?;
+        if let Some((name, value)) = pending.marker() {
+            command.env(name, value);
+        }
         let mut child = spawn_child(&mut command, confinement)?;
         drop(command); // closes our copy of the stdin file
-        let live = LiveGroup::register(child.id());
+        let live = LiveGroup::register(child.id(), pending);
         let pipes = Pipes {
             stdout: child.stdout.take(),
             stderr: child.stderr.take(),
@@ -144,18 +150,18 @@ fn open_stdout(
     })
 }
 
-/// The command that starts `launched argv` in its own process group (Unix), stderr piped, with
+/// The command that starts `program args` in its own process group (Unix), stderr piped, with
 /// the environment `env`.
 fn child_command(
-    launched: &Path,
-    argv: &[OsString],
+    program: &Path,
+    args: &[String],
     env: &ChildEnv,
     stdin: Stdio,
     stdout: Stdio,
 ) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(launched);
+    let mut command = tokio::process::Command::new(program);
     command
-        .args(argv)
+        .args(args)
         .stdin(stdin)
         .stdout(stdout)
         .stderr(Stdio::piped());

@@ -1,0 +1,454 @@
+//! The lane watchdog: one helper process per gsd-lane process that ends every lane's process
+//! group when gsd-lane ends, however it ends (`SIGKILL` included).
+//!
+//! # Why one watchdog and not a parent-death signal or a launcher per lane
+//!
+//! A parent-death signal reaches only the direct child (the lane's grandchildren would survive)
+//! and fires when the *thread* that started the child ends, while gsd-lane starts lanes from
+//! short-lived threads; setting it also takes `unsafe` code between fork and exec. A supervising
+//! launcher per lane works, but costs a second start of gsd-lane for every lane. The watchdog is
+//! started once, before the first lane, and learns each lane's process group as it starts.
+//!
+//! # Protocol (hidden, between gsd-lane and itself)
+//!
+//! `gsd-lane __lane-watchdog`, in a process group of its own (a Ctrl-C at the terminal does not
+//! reach it), stdout and stderr on `/dev/null`, stdin a pipe whose one write end gsd-lane holds
+//! (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
+//!
+//! - `s`: a lane is about to start;
+//! - `+<group>`: it started, as the leader of process group `<group>`;
+//! - `x`: it did not start;
+//! - `-<group>`: gsd-lane killed and reaped that group; it is forgotten.
+//!
+//! End of input means gsd-lane is gone (the kernel closes the pipe when it ends). The watchdog
+//! then sends `SIGKILL` to every group still registered and, when a start was announced without
+//! its group (gsd-lane died between starting a lane and registering it), to every process whose
+//! environment carries [`MARKER`] naming this watchdog, which every lane gets. Then it exits.
+//!
+//! A watchdog that died while gsd-lane runs is started again before the next lane, and told the
+//! groups still registered.
+
+use std::ffi::OsStr;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// The hidden first argument that turns gsd-lane into the lane watchdog.
+pub const WATCHDOG_ARG: &str = "__lane-watchdog";
+
+/// The environment variable every lane gets: the watchdog's pid. It finds by it a lane that
+/// started but was not registered yet when gsd-lane died.
+pub const MARKER: &str = "GSD_LANE_WATCHDOG";
+
+/// The executable started as the watchdog, once [`enable`] was called.
+static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
+
+/// The running watchdog and what it was told.
+static STATE: Mutex<State> = Mutex::new(State {
+    link: None,
+    pending: 0,
+    groups: Vec::new(),
+});
+
+/// gsd-lane's side of the watchdog.
+struct State {
+    /// The running watchdog, once started.
+    link: Option<Link>,
+    /// Starts announced and not yet resolved.
+    pending: usize,
+    /// Groups registered and not yet forgotten.
+    groups: Vec<u32>,
+}
+
+/// A started watchdog process.
+struct Link {
+    /// The process (kept so that a dead one is reaped when it is replaced).
+    child: Child,
+    /// The write end of its input.
+    input: ChildStdin,
+}
+
+/// Makes lanes of this process supervised by a watchdog (started with the first lane).
+///
+/// Called by the `gsd-lane` binary at start-up. A library user (or a unit-test binary) that
+/// never calls it starts lanes unwatched, and without confinement.
+pub fn enable() {
+    if !cfg!(unix) {
+        // The watchdog's group kill is Unix-only; elsewhere lanes start unwatched.
+        return;
+    }
+    let exe = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
+        // Resolved by the kernel in the started child, so it names gsd-lane's own image even if
+        // the file on disk was replaced or removed since gsd-lane started.
+        Some(PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe().ok()
+    };
+    if let Some(exe) = exe {
+        let _ = EXECUTABLE.set(exe);
+    }
+}
+
+/// True when lanes of this process are watched.
+pub fn is_enabled() -> bool {
+    EXECUTABLE.get().is_some()
+}
+
+/// A lane start announced to the watchdog ([`announce`]); `x` is sent when it is dropped
+/// before [`Pending::started`].
+#[derive(Debug)]
+pub struct Pending {
+    /// The watchdog's pid, the value of [`MARKER`] for the lane; `None` when unwatched.
+    watchdog: Option<u32>,
+}
+
+/// A lane group registered with the watchdog; forgotten (`-<group>`) when dropped, which must
+/// happen only after the group was killed and its leader reaped.
+#[derive(Debug)]
+pub struct Watched {
+    /// The registered group (`None`: unwatched).
+    group: Option<u32>,
+}
+
+/// Announces that a lane is about to start, starting the watchdog first when none runs.
+///
+/// # Errors
+///
+/// A message when lanes are watched here but no watchdog could be started or told: the lane
+/// must then not start.
+pub fn announce() -> Result<Pending, String> {
+    if !is_enabled() {
+        return Ok(Pending { watchdog: None });
+    }
+    let mut state = STATE
+        .lock()
+        .map_err(|_| "the lane watchdog's state is poisoned")?;
+    state.pending += 1;
+    match state.send(b"s\n") {
+        Ok(pid) => Ok(Pending {
+            watchdog: Some(pid),
+        }),
+        Err(err) => {
+            state.pending -= 1;
+            Err(format!("cannot start the lane watchdog: {err}"))
+        }
+    }
+}
+
+impl Pending {
+    /// The variable to set in the lane's environment (`None` when unwatched).
+    pub fn marker(&self) -> Option<(&'static str, String)> {
+        self.watchdog.map(|pid| (MARKER, pid.to_string()))
+    }
+
+    /// Registers the group the lane leads (`None`: it has no pid any more, nothing to watch).
+    pub fn started(mut self, group: Option<u32>) -> Watched {
+        let Some(_) = self.watchdog.take() else {
+            return Watched { group: None };
+        };
+        let Ok(mut state) = STATE.lock() else {
+            return Watched { group: None };
+        };
+        state.pending = state.pending.saturating_sub(1);
+        let Some(group) = group else {
+            let _ = state.send(b"x\n");
+            return Watched { group: None };
+        };
+        state.groups.push(group);
+        // A failure here leaves nothing to do: the state replays the group to a new watchdog.
+        let _ = state.send(format!("+{group}\n").as_bytes());
+        Watched { group: Some(group) }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.watchdog.take().is_none() {
+            return;
+        }
+        if let Ok(mut state) = STATE.lock() {
+            state.pending = state.pending.saturating_sub(1);
+            let _ = state.send(b"x\n");
+        }
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let (Some(group), Ok(mut state)) = (self.group, STATE.lock()) else {
+            return;
+        };
+        if let Some(at) = state.groups.iter().position(|g| *g == group) {
+            state.groups.swap_remove(at);
+        }
+        let _ = state.send(format!("-{group}\n").as_bytes());
+    }
+}
+
+impl State {
+    /// Writes `line` to the watchdog, starting one (told everything still pending or
+    /// registered) when none runs or the running one stopped reading; returns its pid.
+    fn send(&mut self, line: &[u8]) -> io::Result<u32> {
+        if let Some(link) = &mut self.link {
+            if link.input.write_all(line).is_ok() {
+                return Ok(link.child.id());
+            }
+        }
+        if let Some(mut dead) = self.link.take() {
+            let _ = dead.child.kill();
+            let _ = dead.child.wait();
+        }
+        let mut link = start_watchdog()?;
+        let mut replay = b"s\n".repeat(self.pending);
+        for group in &self.groups {
+            replay.extend_from_slice(format!("+{group}\n").as_bytes());
+        }
+        link.input.write_all(&replay)?;
+        let pid = link.child.id();
+        self.link = Some(link);
+        Ok(pid)
+    }
+}
+
+/// Starts the watchdog process.
+fn start_watchdog() -> io::Result<Link> {
+    let exe = EXECUTABLE
+        .get()
+        .ok_or_else(|| io::Error::other("no watchdog executable"))?;
+    let mut command = Command::new(exe);
+    command
+        .arg(WATCHDOG_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn()?;
+    let Some(input) = child.stdin.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(io::Error::other("the watchdog has no input pipe"));
+    };
+    Ok(Link { child, input })
+}
+
+/// Runs the watchdog when this process was started as one; `None` otherwise.
+///
+/// Called first thing by the binary's `main`, before any other parsing.
+pub fn run_if_watchdog() -> Option<u8> {
+    let first = std::env::args_os().nth(1)?;
+    (first == OsStr::new(WATCHDOG_ARG)).then(|| {
+        watch(io::stdin().lock());
+        0
+    })
+}
+
+/// What the watchdog has been told so far.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Ledger {
+    /// Starts announced and not yet resolved.
+    pending: usize,
+    /// Groups registered and not yet forgotten.
+    groups: Vec<u32>,
+}
+
+/// Longest protocol line; a longer one (never written by gsd-lane) is ignored.
+const MAX_LINE: usize = 32;
+
+impl Ledger {
+    /// Applies one protocol line (without its newline); anything else is ignored.
+    fn apply(&mut self, line: &[u8]) {
+        let number = |digits: &[u8]| -> Option<u32> {
+            std::str::from_utf8(digits)
+                .ok()?
+                .parse()
+                .ok()
+                .filter(|g| *g > 1)
+        };
+        match line {
+            b"s" => self.pending += 1,
+            b"x" => self.pending = self.pending.saturating_sub(1),
+            [b'+', digits @ ..] => {
+                if let Some(group) = number(digits) {
+                    self.pending = self.pending.saturating_sub(1);
+                    self.groups.push(group);
+                }
+            }
+            [b'-', digits @ ..] => {
+                if let Some(at) =
+                    number(digits).and_then(|g| self.groups.iter().position(|x| *x == g))
+                {
+                    self.groups.swap_remove(at);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads protocol lines from `input` until its end (or a read error, which is the same:
+    /// gsd-lane can no longer talk to us).
+    fn read_all(&mut self, mut input: impl Read) {
+        let mut buf = [0_u8; 4096];
+        let mut line: Vec<u8> = Vec::with_capacity(MAX_LINE);
+        let mut overlong = false;
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            for &byte in buf.get(..n).unwrap_or_default() {
+                if byte == b'\n' {
+                    if !overlong {
+                        self.apply(&line);
+                    }
+                    line.clear();
+                    overlong = false;
+                } else if line.len() < MAX_LINE {
+                    line.push(byte);
+                } else {
+                    overlong = true;
+                }
+            }
+        }
+    }
+}
+
+/// The watchdog's life: read until gsd-lane is gone, then end what it left.
+fn watch(input: impl Read) {
+    let mut ledger = Ledger::default();
+    ledger.read_all(input);
+    for group in &ledger.groups {
+        sys::kill_group(*group);
+    }
+    if ledger.pending > 0 {
+        sys::kill_marked(std::process::id());
+    }
+}
+
+#[cfg(unix)]
+mod sys {
+    //! The watchdog's kills, through rustix's safe wrappers.
+
+    use rustix::process::{getpgid, getpgrp, kill_process, kill_process_group, Pid, Signal};
+    use std::io::Read;
+
+    /// Sends `SIGKILL` to process group `group` (> 1, never the watchdog's own).
+    pub(super) fn kill_group(group: u32) {
+        let Some(group) = pid(group) else {
+            return;
+        };
+        if group != getpgrp() {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+    }
+
+    /// Kills every process (and the group it leads or belongs to) whose environment holds
+    /// [`super::MARKER`]`=<watchdog>`: lanes whose group was never registered.
+    pub(super) fn kill_marked(watchdog: u32) {
+        let Ok(listing) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let wanted = format!("{}={watchdog}", super::MARKER);
+        for entry in listing.flatten() {
+            let Some(number) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if number == watchdog || !has_variable(number, wanted.as_bytes()) {
+                continue;
+            }
+            let Some(process) = pid(number) else {
+                continue;
+            };
+            if let Ok(group) = getpgid(Some(process)) {
+                kill_group(group.as_raw_nonzero().get().unsigned_abs());
+            }
+            let _ = kill_process(process, Signal::KILL);
+        }
+    }
+
+    /// Most bytes of a process's environment read.
+    const MAX_ENVIRON: u64 = 1 << 20;
+
+    /// True when process `number`'s environment has the entry `wanted` (`NAME=value`).
+    fn has_variable(number: u32, wanted: &[u8]) -> bool {
+        let Ok(file) = std::fs::File::open(format!("/proc/{number}/environ")) else {
+            return false;
+        };
+        let mut environ = Vec::new();
+        if file.take(MAX_ENVIRON).read_to_end(&mut environ).is_err() {
+            return false;
+        }
+        environ.split(|b| *b == 0).any(|entry| entry == wanted)
+    }
+
+    /// A pid above 1 (0 and 1 mean "our group" and "everyone" to `kill`).
+    fn pid(number: u32) -> Option<Pid> {
+        i32::try_from(number)
+            .ok()
+            .filter(|n| *n > 1)
+            .and_then(Pid::from_raw)
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    //! No watchdog kills on this OS (the watchdog is never enabled here).
+
+    pub(super) fn kill_group(_group: u32) {}
+
+    pub(super) fn kill_marked(_watchdog: u32) {}
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn ledger_of(input: &[u8]) -> Ledger {
+        let mut ledger = Ledger::default();
+        ledger.read_all(input);
+        ledger
+    }
+
+    #[test]
+    fn the_ledger_follows_starts_registrations_and_kills() {
+        let ledger = ledger_of(b"s\n+100\ns\n+200\n-100\ns\n");
+        assert_eq!(
+            ledger,
+            Ledger {
+                pending: 1,
+                groups: vec![200]
+            }
+        );
+        assert_eq!(ledger_of(b"s\nx\n"), Ledger::default());
+    }
+
+    #[test]
+    fn lines_gsd_lane_never_writes_are_ignored() {
+        let long = format!("+{}\n+300\n", "9".repeat(100));
+        let ledger = ledger_of(long.as_bytes());
+        assert_eq!(ledger.groups, vec![300]);
+        // Groups 0 and 1 would mean "our group" and "every process" to kill(2).
+        assert_eq!(
+            ledger_of(b"+0\n+1\n+-5\n+abc\n?\n").groups,
+            Vec::<u32>::new()
+        );
+        // A line cut off by the end of input is not applied.
+        assert_eq!(ledger_of(b"+400").groups, Vec::<u32>::new());
+    }
+
+    #[test]
+    fn unwatched_processes_announce_nothing() {
+        // Unit-test binaries never call `enable`.
+        assert!(!is_enabled());
+        let pending = announce().unwrap();
+        assert_eq!(pending.marker(), None);
+        let watched = pending.started(Some(1234));
+        assert_eq!(watched.group, None);
+    }
+}

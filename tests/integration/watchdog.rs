@@ -1,0 +1,179 @@
+//! The lane watchdog (`host/src/sandbox/watchdog.rs`): one per gsd-lane process, shared by every
+//! lane, and what it kills when gsd-lane is gone. The SIGKILL tests of whole runs are in
+//! `sandbox.rs`; here the watchdog is also driven directly through its protocol, to reach the
+//! moment no run can be stopped at on purpose (a lane started, not yet registered).
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::sandbox::{is_dead, review_command, review_lab};
+use crate::util;
+
+/// Bound on anything the tests wait for (a hang fails instead of blocking the suite).
+const BOUND: Duration = Duration::from_secs(30);
+
+/// The variable every lane gets, naming its watchdog.
+const MARKER: &str = "GSD_LANE_WATCHDOG";
+
+#[test]
+fn one_watchdog_serves_every_lane_of_a_review() {
+    let body = format!(
+        "echo \"${MARKER}\" > \"$HOME/pids/$(basename \"$0\")\"\ncat > /dev/null\necho '# Review'\necho fine\n"
+    );
+    let scripts = [
+        ("one", body.as_str()),
+        ("two", body.as_str()),
+        ("three", body.as_str()),
+    ];
+    let (env, bin) = review_lab(&scripts);
+    let (out, _) = util::run_bounded(
+        review_command(
+            &env,
+            &bin,
+            &["--phase", "3", "--one", "--two", "--three", "--jobs", "1"],
+        ),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let seen: Vec<String> = ["one", "two", "three"]
+        .iter()
+        .map(|slug| {
+            std::fs::read_to_string(env.home.join("pids").join(format!("fake-{slug}")))
+                .expect("the lane recorded its watchdog")
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let watchdog: u32 = seen[0].parse().expect("a pid");
+    assert!(watchdog > 1, "{seen:?}");
+    assert!(seen.iter().all(|pid| *pid == seen[0]), "{seen:?}");
+}
+
+/// `gsd-lane __lane-watchdog`, as gsd-lane starts it.
+fn start_watchdog() -> (Child, ChildStdin) {
+    let mut watchdog = Command::new(util::bin())
+        .arg("__lane-watchdog")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start the watchdog");
+    let input = watchdog.stdin.take().expect("its input");
+    (watchdog, input)
+}
+
+/// A `sleep 300` leading a process group of its own, with `env` set.
+fn sleeper(env: &[(&str, String)]) -> Child {
+    Command::new("sleep")
+        .arg("300")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start sleep")
+}
+
+/// Closes the watchdog's input (what gsd-lane's end does) and waits, bounded, for it to end.
+fn end_of_gsd_lane(mut watchdog: Child, input: ChildStdin) {
+    drop(input);
+    let until = Instant::now() + BOUND;
+    while watchdog.try_wait().expect("wait").is_none() {
+        assert!(Instant::now() < until, "the watchdog did not end");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits, bounded, for `child` to end by itself (someone killed it) and reaps it; true when it
+/// did, after killing it.
+fn was_killed(mut child: Child) -> bool {
+    let until = Instant::now() + BOUND;
+    while Instant::now() < until {
+        if child.try_wait().expect("wait").is_some() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+/// Asserts that `child` still runs, then kills and reaps it.
+fn assert_alive_then_kill(mut child: Child, what: &str) {
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "{what} was killed"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_lane_started_but_not_yet_registered_dies_with_gsd_lane() {
+    let (watchdog, mut input) = start_watchdog();
+    let marker = vec![(MARKER, watchdog.id().to_string())];
+    input.write_all(b"s\n").expect("announce");
+    let lane = sleeper(&marker);
+    // Same group-of-its-own shape, but not a lane of this watchdog: it must be left alone.
+    let stranger = sleeper(&[(MARKER, "1".to_owned())]);
+    end_of_gsd_lane(watchdog, input);
+    assert!(was_killed(lane), "the announced lane outlived gsd-lane");
+    // The watchdog has ended: whatever it was going to kill is killed by now.
+    assert_alive_then_kill(stranger, "a process of no lane");
+}
+
+#[test]
+fn registered_groups_die_with_gsd_lane_and_forgotten_ones_are_left_alone() {
+    let (watchdog, mut input) = start_watchdog();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("grandchild");
+    let lane = Command::new("sh")
+        .arg("-c")
+        .arg("sleep 300 & echo $! > \"$1\"; wait")
+        .arg("sh")
+        .arg(&pid_file)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start the lane");
+    let finished = sleeper(&[]);
+    for line in [
+        "s".to_owned(),
+        format!("+{}", lane.id()),
+        "s".to_owned(),
+        format!("+{}", finished.id()),
+        format!("-{}", finished.id()),
+    ] {
+        input
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("tell");
+    }
+    let until = Instant::now() + BOUND;
+    let grandchild: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            Instant::now() < until,
+            "the lane did not start its grandchild"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    end_of_gsd_lane(watchdog, input);
+    assert!(was_killed(lane), "a registered lane outlived gsd-lane");
+    let until = Instant::now() + BOUND;
+    while !is_dead(grandchild) {
+        assert!(
+            Instant::now() < until,
+            "the lane's grandchild outlived gsd-lane"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_alive_then_kill(finished, "a forgotten group");
+}
