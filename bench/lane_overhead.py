@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Host overhead per lane: `gsd-lane run` and `gsd-lane review` of a lane that exits at once,
-against spawning the same lane directly, with the sandbox on (`enforce`, the default) and off.
+against spawning the same lane directly, with the sandbox on (`enforce`, the default) and off;
+and the floor of any gsd-lane command, its own process start, against /bin/true.
 
 Usage: python3 bench/lane_overhead.py <gsd-lane binary> [runs]
 
@@ -59,7 +60,11 @@ def main():
         f.write("# Plan\n" * 100)
     env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "GSD_HOME": home}
 
-    commands = {"lane spawned directly": ([lane, "-"], prompt)}
+    # The floor of any gsd-lane command: the process starting and ending with no work (the
+    # watchdog reading an empty input), beside the smallest process there is.
+    commands = {"/bin/true": (["/bin/true"], None),
+                "gsd-lane start alone": ([gsd, "__lane-watchdog"], None),
+                "lane spawned directly": ([lane, "-"], prompt)}
     for mode in ("enforce", "off"):
         commands[f"run, sandbox {mode}"] = (
             [gsd, "run", "quick1", "--run-dir", run_dir, "--prompt-file", prompt,
@@ -87,6 +92,8 @@ def main():
               f"CPU median {med_cpu[name] * 1000:6.2f} ms")
     for label, m in (("wall", med), ("CPU ", med_cpu)):
         direct = m["lane spawned directly"]
+        start = m["gsd-lane start alone"] - m["/bin/true"]
+        print(f"gsd-lane's own start ({label}) over /bin/true: {start * 1000:6.2f} ms")
         for mode in ("enforce", "off"):
             run = m[f"run, sandbox {mode}"] - direct
             one, four = m[f"review of 1, sandbox {mode}"], m[f"review of 4, sandbox {mode}"]

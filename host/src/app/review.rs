@@ -27,6 +27,9 @@ fn review(context: &Context, args: &ReviewArgs) -> Result<Exit, Failure> {
         Ok(request) => request,
         Err(exit) => return Ok(exit),
     };
+    // Detection and pre-flight may start processes (probes), the runner does: the lane
+    // watchdog starts now, alongside.
+    crate::sandbox::watchdog::start_early();
     // One egress gate for detection and pre-flight (each warning once); the runner makes its own.
     let egress = context.egress();
     let detecting = Probing::for_review(context, &request, egress.as_ref(), ".".to_owned());

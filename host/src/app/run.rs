@@ -176,6 +176,10 @@ pub fn run(
         return Ok(report_unknown_slug(&registry, slug, options, caller));
     };
     check_prompt(lane, options, &context.env.cwd, caller)?;
+    if lane.transport() == gsd_lane_sdk::Transport::Spawn {
+        // Its probe or its run starts a process: the lane watchdog starts now, alongside.
+        crate::sandbox::watchdog::start_early();
+    }
     let config = context.config();
     let run_dir =
         run_dir(options.run_dir.as_deref(), &context.env.cwd, caller).map_err(|mut f| {

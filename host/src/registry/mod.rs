@@ -85,8 +85,8 @@ pub struct Lane {
     pub scope: Scope,
     /// Its manifest file (a `capabilities/<id>/capability.json` label for first-party).
     pub path: PathBuf,
-    /// The typed lane, converted once from the validated manifest.
-    pub spec: LaneSpec,
+    /// The typed lane, converted once from the validated manifest (shared, as the manifest is).
+    spec: std::sync::Arc<LaneSpec>,
     /// Warnings recorded on the accepted capability.
     pub warnings: Vec<Diagnostic>,
     /// The whole manifest as accepted; read only through [`Lane::manifest`] (shared, so that a
@@ -234,7 +234,7 @@ impl Registry {
                 capability_id: id.to_owned(),
                 scope,
                 path: path.clone(),
-                spec,
+                spec: std::sync::Arc::new(spec),
                 warnings: warnings.clone(),
                 manifest: std::sync::Arc::new(manifest),
             });

@@ -242,6 +242,11 @@ fn arg_id(index: usize) -> String {
 /// visible aliases for active lanes, hidden for inactive ones. A flag another option (or an
 /// earlier lane) already has is left out; [`collisions`] reports the options case.
 pub fn with_lane_flags(root: Command, lanes: &[LaneFlags]) -> Command {
+    if lanes.is_empty() {
+        // Lanes are read only when `review` (or help about it) is on the command line
+        // (`cli::lane_flags_for`): nothing to add, and no copy of the whole tree to make.
+        return root;
+    }
     let root_for_names = root.clone();
     root.mut_subcommand("review", |review| {
         let mut taken = taken_longs(&root_for_names, &review);

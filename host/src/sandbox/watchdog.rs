@@ -188,13 +188,20 @@ impl Drop for Watched {
 
 impl State {
     /// Writes `line` to the watchdog, starting one (told everything still pending or
-    /// registered) when none runs or the running one stopped reading; returns its pid.
+    /// registered, which already includes `line`'s event) when none runs or the running one
+    /// stopped reading; returns its pid.
     fn send(&mut self, line: &[u8]) -> io::Result<u32> {
         if let Some(link) = &mut self.link {
             if link.input.write_all(line).is_ok() {
                 return Ok(link.child.id());
             }
         }
+        self.restart()
+    }
+
+    /// Replaces the watchdog (a dead one is reaped) with a new one told the whole state;
+    /// returns its pid.
+    fn restart(&mut self) -> io::Result<u32> {
         if let Some(mut dead) = self.link.take() {
             let _ = dead.child.kill();
             let _ = dead.child.wait();
@@ -209,6 +216,25 @@ impl State {
         self.link = Some(link);
         Ok(pid)
     }
+}
+
+/// Starts the watchdog on a thread of its own, so that its start overlaps with what gsd-lane
+/// does before its first lane (called once a command knows it will start a process). Nothing
+/// happens when lanes are unwatched or a watchdog already runs; a failure is left for
+/// [`announce`] to report.
+pub fn start_early() {
+    if !is_enabled() {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("gsd-lane-watchdog-start".to_owned())
+        .spawn(|| {
+            if let Ok(mut state) = STATE.lock() {
+                if state.link.is_none() {
+                    let _ = state.restart();
+                }
+            }
+        });
 }
 
 /// Starts the watchdog process.
