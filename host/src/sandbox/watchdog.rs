@@ -264,10 +264,16 @@ fn start_watchdog() -> io::Result<Link> {
 /// Called first thing by the binary's `main`, before any other parsing.
 pub fn run_if_watchdog() -> Option<u8> {
     let first = std::env::args_os().nth(1)?;
-    (first == OsStr::new(WATCHDOG_ARG)).then(|| {
-        watch(io::stdin().lock());
-        0
-    })
+    if first != OsStr::new(WATCHDOG_ARG) {
+        return None;
+    }
+    if io::IsTerminal::is_terminal(&io::stdin()) {
+        // Typed by hand: it would wait for a protocol nobody writes.
+        eprintln!("gsd-lane: {WATCHDOG_ARG} is internal (gsd-lane starts it with a pipe)");
+        return Some(2);
+    }
+    watch(io::stdin().lock());
+    Some(0)
 }
 
 /// What the watchdog has been told so far.
