@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use gsd_lane::api::cli::Cli;
 
 fn main() -> ExitCode {
-    // gsd-lane re-executed as the lane watchdog (sandbox/watchdog.rs): nothing else runs.
+    // gsd-lane re-executed as the lane watchdog (sandbox/watchdog/): nothing else runs.
     if let Some(status) = gsd_lane::api::sandbox::watchdog::run_if_watchdog() {
         return ExitCode::from(status);
     }

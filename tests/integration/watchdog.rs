@@ -1,4 +1,4 @@
-//! The lane watchdog (`host/src/sandbox/watchdog.rs`): one per gsd-lane process, shared by every
+//! The lane watchdog (`host/src/sandbox/watchdog/`): one per gsd-lane process, shared by every
 //! lane, and what it kills when gsd-lane is gone. The SIGKILL tests of whole runs are in
 //! `sandbox.rs`; here the watchdog is also driven directly through its protocol, to reach the
 //! moment no run can be stopped at on purpose (a lane started, not yet registered).
