@@ -607,7 +607,7 @@ fn sigkill_of_review_leaves_no_lane_process() {
     assert!(recorded.iter().all(|pid| !is_dead(*pid)));
     review.kill().expect("SIGKILL review");
     let _ = review.wait();
-    // Bounded poll, not a timing assertion: the launchers notice within their poll interval.
+    // Bounded poll, not a timing assertion: the watchdog acts as soon as its input ends.
     let until = Instant::now() + Duration::from_secs(10);
     while Instant::now() < until && !recorded.iter().all(|pid| is_dead(*pid)) {
         std::thread::sleep(Duration::from_millis(20));
