@@ -19,8 +19,12 @@ const MARKER: &str = "GSD_LANE_WATCHDOG";
 
 #[test]
 fn one_watchdog_serves_every_lane_of_a_review() {
+    // Each lane records the token it was given; the last one then waits (bounded) until the
+    // test has counted the watchdogs alive, which each live until gsd-lane ends.
     let body = format!(
-        "echo \"${MARKER}\" > \"$HOME/pids/$(basename \"$0\")\"\ncat > /dev/null\necho '# Review'\necho fine\n"
+        "name=$(basename \"$0\")\necho \"${MARKER}\" > \"$HOME/pids/$name\"\n\
+         if [ \"$name\" = fake-three ]; then i=0; while [ ! -e \"$HOME/go\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi\n\
+         cat > /dev/null\necho '# Review'\necho fine\n"
     );
     let scripts = [
         ("one", body.as_str()),
@@ -28,33 +32,62 @@ fn one_watchdog_serves_every_lane_of_a_review() {
         ("three", body.as_str()),
     ];
     let (env, bin) = review_lab(&scripts);
-    let (out, _) = util::run_bounded(
-        review_command(
-            &env,
-            &bin,
-            &["--phase", "3", "--one", "--two", "--three", "--jobs", "1"],
-        ),
-        Duration::from_secs(60),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let seen: Vec<String> = ["one", "two", "three"]
-        .iter()
-        .map(|slug| {
-            std::fs::read_to_string(env.home.join("pids").join(format!("fake-{slug}")))
-                .expect("the lane recorded its watchdog")
-                .trim()
-                .to_owned()
-        })
-        .collect();
-    let watchdog: u32 = seen[0].parse().expect("a pid");
-    assert!(watchdog > 1, "{seen:?}");
-    assert!(seen.iter().all(|pid| *pid == seen[0]), "{seen:?}");
+    let pids = env.home.join("pids");
+    let mut review = review_command(
+        &env,
+        &bin,
+        &["--phase", "3", "--one", "--two", "--three", "--jobs", "1"],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn review");
+    let until = Instant::now() + BOUND;
+    let token = loop {
+        if let Ok(token) = std::fs::read_to_string(pids.join("fake-three")) {
+            break token.trim().to_owned();
+        }
+        assert!(Instant::now() < until, "the third lane did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let watchdogs = watchdogs_with(&token);
+    std::fs::write(env.home.join("go"), "").expect("go");
+    let until = Instant::now() + BOUND;
+    while review.try_wait().expect("wait").is_none() {
+        assert!(Instant::now() < until, "the review did not end");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!token.is_empty());
+    for slug in ["one", "two"] {
+        let seen = std::fs::read_to_string(pids.join(format!("fake-{slug}"))).expect("token");
+        assert_eq!(seen.trim(), token, "{slug}");
+    }
+    assert_eq!(watchdogs, 1, "watchdogs alive while the third lane ran");
 }
 
-/// `gsd-lane __lane-watchdog`, as gsd-lane starts it.
+/// How many processes run `gsd-lane __lane-watchdog <token>`.
+fn watchdogs_with(token: &str) -> usize {
+    let wanted = format!("__lane-watchdog\0{token}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .filter(|cmdline| {
+            cmdline
+                .windows(wanted.len())
+                .any(|window| window == wanted.as_bytes())
+        })
+        .count()
+}
+
+/// The token the tests' watchdogs are started with.
+const TOKEN: &str = "4242-00c0ffee00c0ffee";
+
+/// `gsd-lane __lane-watchdog <TOKEN>`, as gsd-lane starts it.
 fn start_watchdog() -> (Child, ChildStdin) {
     let mut watchdog = Command::new(util::bin())
-        .arg("__lane-watchdog")
+        .args(["__lane-watchdog", TOKEN])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -114,11 +147,10 @@ fn assert_alive_then_kill(mut child: Child, what: &str) {
 #[test]
 fn a_lane_started_but_not_yet_registered_dies_with_gsd_lane() {
     let (watchdog, mut input) = start_watchdog();
-    let marker = vec![(MARKER, watchdog.id().to_string())];
     input.write_all(b"s\n").expect("announce");
-    let lane = sleeper(&marker);
-    // Same group-of-its-own shape, but not a lane of this watchdog: it must be left alone.
-    let stranger = sleeper(&[(MARKER, "1".to_owned())]);
+    let lane = sleeper(&[(MARKER, TOKEN.to_owned())]);
+    // Same shape, but a lane of another gsd-lane (another token): it must be left alone.
+    let stranger = sleeper(&[(MARKER, "4242-00c0ffee00c0ffef".to_owned())]);
     end_of_gsd_lane(watchdog, input);
     assert!(was_killed(lane), "the announced lane outlived gsd-lane");
     // The watchdog has ended: whatever it was going to kill is killed by now.

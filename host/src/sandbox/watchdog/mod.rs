@@ -11,7 +11,7 @@
 //!
 //! # Protocol (hidden, between gsd-lane and itself)
 //!
-//! `gsd-lane __lane-watchdog`, in a process group of its own (a Ctrl-C at the terminal does not
+//! `gsd-lane __lane-watchdog <token>`, in a process group of its own (a Ctrl-C at the terminal does not
 //! reach it), stdout and stderr on `/dev/null`, stdin a pipe whose one write end gsd-lane holds
 //! (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
 //!
@@ -23,7 +23,9 @@
 //! End of input means gsd-lane is gone (the kernel closes the pipe when it ends). The watchdog
 //! then sends `SIGKILL` to every group still registered and, when a start was announced without
 //! its group (gsd-lane died between starting a lane and registering it), to every process whose
-//! environment carries [`MARKER`] naming this watchdog, which every lane gets. Then it exits.
+//! environment carries [`MARKER`]`=<token>`, which every lane gets. Then it exits. The token is
+//! drawn once per gsd-lane process (its pid and 64 random bits), so a process left by another
+//! gsd-lane, or named after a reused pid, never matches.
 //!
 //! A watchdog that died while gsd-lane runs is started again before the next lane, and told the
 //! groups still registered.
@@ -41,12 +43,18 @@ use std::sync::{Mutex, OnceLock};
 /// The hidden first argument that turns gsd-lane into the lane watchdog.
 pub const WATCHDOG_ARG: &str = "__lane-watchdog";
 
-/// The environment variable every lane gets: the watchdog's pid. It finds by it a lane that
-/// started but was not registered yet when gsd-lane died.
+/// The environment variable every lane gets: this process's watchdog token. The watchdog finds
+/// by it a lane that started but was not registered yet when gsd-lane died.
 pub const MARKER: &str = "GSD_LANE_WATCHDOG";
 
 /// The executable started as the watchdog, once [`enable`] was called.
 static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
+
+/// This process's watchdog token (the value of [`MARKER`]), drawn by [`enable`].
+static TOKEN: OnceLock<String> = OnceLock::new();
+
+/// Longest token a watchdog accepts.
+const MAX_TOKEN: usize = 64;
 
 /// The running watchdog and what it was told.
 static STATE: Mutex<State> = Mutex::new(State {
@@ -90,8 +98,26 @@ pub fn enable() {
         std::env::current_exe().ok()
     };
     if let Some(exe) = exe {
+        let _ = TOKEN.set(draw_token());
         let _ = EXECUTABLE.set(exe);
     }
+}
+
+/// A token no other process has: this pid and 64 bits from the standard library's randomly
+/// seeded hasher keys (uniqueness, not secrecy: a lane reads it in its own environment).
+fn draw_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!("{}-{random:016x}", std::process::id())
+}
+
+/// True when `token` could have come from [`draw_token`].
+fn is_token(token: &str) -> bool {
+    !token.is_empty()
+        && token.len() <= MAX_TOKEN
+        && token.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// True when lanes of this process are watched.
@@ -103,8 +129,8 @@ pub fn is_enabled() -> bool {
 /// before [`Pending::started`].
 #[derive(Debug)]
 pub struct Pending {
-    /// The watchdog's pid, the value of [`MARKER`] for the lane; `None` when unwatched.
-    watchdog: Option<u32>,
+    /// True while the start is announced and not yet resolved (never when unwatched).
+    announced: bool,
 }
 
 /// A lane group registered with the watchdog; forgotten (`-<group>`) when dropped, which must
@@ -123,16 +149,14 @@ pub struct Watched {
 /// must then not start.
 pub fn announce() -> Result<Pending, String> {
     if !is_enabled() {
-        return Ok(Pending { watchdog: None });
+        return Ok(Pending { announced: false });
     }
     let mut state = STATE
         .lock()
         .map_err(|_| "the lane watchdog's state is poisoned")?;
     state.pending += 1;
     match state.send(b"s\n") {
-        Ok(pid) => Ok(Pending {
-            watchdog: Some(pid),
-        }),
+        Ok(()) => Ok(Pending { announced: true }),
         Err(err) => {
             state.pending -= 1;
             Err(format!("cannot start the lane watchdog: {err}"))
@@ -142,15 +166,16 @@ pub fn announce() -> Result<Pending, String> {
 
 impl Pending {
     /// The variable to set in the lane's environment (`None` when unwatched).
-    pub fn marker(&self) -> Option<(&'static str, String)> {
-        self.watchdog.map(|pid| (MARKER, pid.to_string()))
+    pub fn marker(&self) -> Option<(&'static str, &'static str)> {
+        let token = TOKEN.get().filter(|_| self.announced)?;
+        Some((MARKER, token.as_str()))
     }
 
     /// Registers the group the lane leads (`None`: it has no pid any more, nothing to watch).
     pub fn started(mut self, group: Option<u32>) -> Watched {
-        let Some(_) = self.watchdog.take() else {
+        if !std::mem::take(&mut self.announced) {
             return Watched { group: None };
-        };
+        }
         let Ok(mut state) = STATE.lock() else {
             return Watched { group: None };
         };
@@ -168,7 +193,7 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if self.watchdog.take().is_none() {
+        if !std::mem::take(&mut self.announced) {
             return;
         }
         if let Ok(mut state) = STATE.lock() {
@@ -193,19 +218,18 @@ impl Drop for Watched {
 impl State {
     /// Writes `line` to the watchdog, starting one (told everything still pending or
     /// registered, which already includes `line`'s event) when none runs or the running one
-    /// stopped reading; returns its pid.
-    fn send(&mut self, line: &[u8]) -> io::Result<u32> {
+    /// stopped reading.
+    fn send(&mut self, line: &[u8]) -> io::Result<()> {
         if let Some(link) = &mut self.link {
             if link.input.write_all(line).is_ok() {
-                return Ok(link.child.id());
+                return Ok(());
             }
         }
         self.restart()
     }
 
-    /// Replaces the watchdog (a dead one is reaped) with a new one told the whole state;
-    /// returns its pid.
-    fn restart(&mut self) -> io::Result<u32> {
+    /// Replaces the watchdog (a dead one is reaped) with a new one told the whole state.
+    fn restart(&mut self) -> io::Result<()> {
         if let Some(mut dead) = self.link.take() {
             let _ = dead.child.kill();
             let _ = dead.child.wait();
@@ -216,9 +240,8 @@ impl State {
             replay.extend_from_slice(format!("+{group}\n").as_bytes());
         }
         link.input.write_all(&replay)?;
-        let pid = link.child.id();
         self.link = Some(link);
-        Ok(pid)
+        Ok(())
     }
 }
 
@@ -243,12 +266,12 @@ pub fn start_early() {
 
 /// Starts the watchdog process.
 fn start_watchdog() -> io::Result<Link> {
-    let exe = EXECUTABLE
-        .get()
-        .ok_or_else(|| io::Error::other("no watchdog executable"))?;
+    let (Some(exe), Some(token)) = (EXECUTABLE.get(), TOKEN.get()) else {
+        return Err(io::Error::other("no watchdog executable"));
+    };
     let mut command = Command::new(exe);
     command
-        .arg(WATCHDOG_ARG)
+        .args([WATCHDOG_ARG, token])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -267,16 +290,21 @@ fn start_watchdog() -> io::Result<Link> {
 ///
 /// Called first thing by the binary's `main`, before any other parsing.
 pub fn run_if_watchdog() -> Option<u8> {
-    let first = std::env::args_os().nth(1)?;
-    if first != OsStr::new(WATCHDOG_ARG) {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != OsStr::new(WATCHDOG_ARG) {
         return None;
     }
+    let token = args.next().and_then(|t| t.into_string().ok());
+    let Some(token) = token.filter(|t| is_token(t)) else {
+        eprintln!("gsd-lane: {WATCHDOG_ARG} is internal: it takes the token gsd-lane draws");
+        return Some(2);
+    };
     if io::IsTerminal::is_terminal(&io::stdin()) {
         // Typed by hand: it would wait for a protocol nobody writes.
         eprintln!("gsd-lane: {WATCHDOG_ARG} is internal (gsd-lane starts it with a pipe)");
         return Some(2);
     }
-    process::watch(io::stdin().lock());
+    process::watch(io::stdin().lock(), &token);
     Some(0)
 }
 
@@ -293,5 +321,15 @@ mod tests {
         assert_eq!(pending.marker(), None);
         let watched = pending.started(Some(1234));
         assert_eq!(watched.group, None);
+    }
+
+    #[test]
+    fn tokens_are_fresh_and_only_drawn_ones_are_accepted() {
+        let (one, two) = (draw_token(), draw_token());
+        assert_ne!(one, two);
+        assert!(is_token(&one) && is_token(&two));
+        for bad in ["", "12 34", "1;kill", &"a".repeat(MAX_TOKEN + 1), "GSD"] {
+            assert!(!is_token(bad), "{bad:?}");
+        }
     }
 }

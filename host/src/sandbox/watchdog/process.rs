@@ -74,14 +74,14 @@ impl Ledger {
 }
 
 /// The watchdog's life: read until gsd-lane is gone, then end what it left.
-pub(super) fn watch(input: impl Read) {
+pub(super) fn watch(input: impl Read, token: &str) {
     let mut ledger = Ledger::default();
     ledger.read_all(input);
     for group in &ledger.groups {
         sys::kill_group(*group);
     }
     if ledger.pending > 0 {
-        sys::kill_marked(std::process::id());
+        sys::kill_marked(token);
     }
 }
 
@@ -103,12 +103,13 @@ mod sys {
     }
 
     /// Kills every process (and the group it leads or belongs to) whose environment holds
-    /// [`MARKER`](super::super::MARKER)`=<watchdog>`: lanes whose group was never registered.
-    pub(super) fn kill_marked(watchdog: u32) {
+    /// [`MARKER`](super::super::MARKER)`=<token>`: lanes whose group was never registered.
+    pub(super) fn kill_marked(token: &str) {
         let Ok(listing) = std::fs::read_dir("/proc") else {
             return;
         };
-        let wanted = format!("{}={watchdog}", super::super::MARKER);
+        let wanted = format!("{}={token}", super::super::MARKER);
+        let watchdog = std::process::id();
         for entry in listing.flatten() {
             let Some(number) = entry
                 .file_name()
@@ -160,7 +161,7 @@ mod sys {
 
     pub(super) fn kill_group(_group: u32) {}
 
-    pub(super) fn kill_marked(_watchdog: u32) {}
+    pub(super) fn kill_marked(_token: &str) {}
 }
 
 #[cfg(test)]
