@@ -5,13 +5,15 @@ and the floor of any gsd-lane command, its own process start, against /bin/true.
 
 Usage: python3 bench/lane_overhead.py <gsd-lane binary> [runs]
 
-- run: median of `gsd-lane run quick` minus the median of the lane spawned directly;
-- review, per lane: `gsd-lane review --jobs 1` of 1 and of 4 such lanes. "Marginal" is what one
-  more lane adds, (T(4) - T(1)) / 3, minus the lane alone; "amortised" is (T(4) - 4 x lane) / 4,
-  which also spreads review's one-time work (phase, prompt, REVIEWS.md) over the lanes.
+- run: `gsd-lane run quick` minus the lane spawned directly;
+- review, per lane: `gsd-lane review --jobs 1` of 1 and of 8 such lanes. "Marginal" is what one
+  more lane adds, (T(8) - T(1)) / 7, minus the lane alone (8 lanes, not fewer, so that the noise
+  is divided by 7); "amortised" is (T(8) - 8 x lane) / 8, which also spreads review's one-time
+  work (phase, prompt, REVIEWS.md) over the lanes.
 
-Commands run interleaved (one of each per round) so that drift on a shared machine hits them
-alike. The repository is a copy of examples/sample-project in a fresh temporary directory.
+Commands run interleaved (one of each per round), and each figure is the median over rounds of
+that round's own difference, so that drift on a shared machine cancels out. The repository is a
+copy of examples/sample-project in a fresh temporary directory.
 """
 
 import os
@@ -53,7 +55,7 @@ def main():
         os.makedirs(d)
     shutil.copytree(SAMPLE, repo)
     os.makedirs(os.path.join(repo, ".git"))
-    slugs = [f"quick{i}" for i in range(1, 5)]
+    slugs = [f"quick{i}" for i in range(1, 9)]
     lane = [write_lane(home, bindir, slug) for slug in slugs][0]
     prompt = os.path.join(work, "prompt.md")
     with open(prompt, "w") as f:
@@ -63,13 +65,13 @@ def main():
     # The floor of any gsd-lane command: the process starting and ending with no work (the
     # watchdog reading an empty input), beside the smallest process there is.
     commands = {"/bin/true": (["/bin/true"], None),
-                "gsd-lane start alone": ([gsd, "__lane-watchdog"], None),
+                "gsd-lane start alone": ([gsd, "__lane-watchdog", "0-0"], None),
                 "lane spawned directly": ([lane, "-"], prompt)}
     for mode in ("enforce", "off"):
         commands[f"run, sandbox {mode}"] = (
             [gsd, "run", "quick1", "--run-dir", run_dir, "--prompt-file", prompt,
              "--repo-root", repo, "--sandbox", mode, "--json"], None)
-        for n in (1, 4):
+        for n in (1, 8):
             flags = ["--" + slug for slug in slugs[:n]]
             commands[f"review of {n}, sandbox {mode}"] = (
                 [gsd, "review", "--phase", "3", "--jobs", "1", "--sandbox", mode] + flags, None)
@@ -90,18 +92,27 @@ def main():
         print(f"{name:28} median {med[name] * 1000:7.2f} ms   "
               f"min {min(t) * 1000:7.2f}   max {max(t) * 1000:7.2f}   "
               f"CPU median {med_cpu[name] * 1000:6.2f} ms")
-    for label, m in (("wall", med), ("CPU ", med_cpu)):
-        direct = m["lane spawned directly"]
-        start = m["gsd-lane start alone"] - m["/bin/true"]
-        print(f"gsd-lane's own start ({label}) over /bin/true: {start * 1000:6.2f} ms")
+    # Each figure is the median over rounds of that round's own difference: the commands of one
+    # round ran back to back, so drift between rounds cancels out.
+    for label, series in (("wall", times), ("CPU ", cpus)):
+        def paired(formula):
+            return statistics.median(formula(r) for r in range(runs)) * 1000
+
+        def at(name, r):
+            return series[name][r]
+
+        start = paired(lambda r: at("gsd-lane start alone", r) - at("/bin/true", r))
+        print(f"gsd-lane's own start ({label}) over /bin/true: {start:6.2f} ms")
         for mode in ("enforce", "off"):
-            run = m[f"run, sandbox {mode}"] - direct
-            one, four = m[f"review of 1, sandbox {mode}"], m[f"review of 4, sandbox {mode}"]
-            marginal = (four - one) / 3 - direct
-            amortised = (four - 4 * direct) / 4
-            print(f"host overhead ({label}), sandbox {mode:7}  run {run * 1000:6.2f} ms   "
-                  f"review per lane: marginal {marginal * 1000:6.2f} ms, "
-                  f"amortised {amortised * 1000:6.2f} ms")
+            run, one, eight = (f"run, sandbox {mode}", f"review of 1, sandbox {mode}",
+                               f"review of 8, sandbox {mode}")
+            lane = "lane spawned directly"
+            run_over = paired(lambda r: at(run, r) - at(lane, r))
+            marginal = paired(lambda r: (at(eight, r) - at(one, r)) / 7 - at(lane, r))
+            amortised = paired(lambda r: (at(eight, r) - 8 * at(lane, r)) / 8)
+            print(f"host overhead ({label}), sandbox {mode:7}  run {run_over:6.2f} ms   "
+                  f"review per lane: marginal {marginal:6.2f} ms, "
+                  f"amortised {amortised:6.2f} ms")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -24,9 +24,10 @@ RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 # What the figures of a section mean; printed after it. Kept free of numbers, which go stale.
 NOTES = {
     "bench-overhead.txt": """
-"Marginal" is what one more lane adds to a review, (T(4 lanes) - T(1 lane)) / 3, minus the lane
+"Marginal" is what one more lane adds to a review, (T(8 lanes) - T(1 lane)) / 7, minus the lane
 alone; "amortised" also spreads review's one-time work (phase, prompt, run dir, REVIEWS.md) over
-4 lanes. CPU is user + system of the whole process tree (`getrusage`); on this shared machine it
+8 lanes. Each overhead is the median over rounds of that round's own difference (one round runs
+every command back to back), so drift between rounds cancels out. CPU is user + system of the whole process tree (`getrusage`); on this shared machine it
 is steadier than wall time.
 
 Where the time goes (`valgrind --tool=callgrind` instruction counts, `perf stat`):
