@@ -21,11 +21,20 @@ const MARKER: &str = "GSD_LANE_WATCHDOG";
 fn one_watchdog_serves_every_lane_of_a_review() {
     // Each lane records the token it was given; the last one then waits (bounded) until the
     // test has counted the watchdogs alive, which each live until gsd-lane ends.
-    let body = format!(
-        "name=$(basename \"$0\")\necho \"${MARKER}\" > \"$HOME/pids/$name\"\n\
-         if [ \"$name\" = fake-three ]; then i=0; while [ ! -e \"$HOME/go\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi\n\
-         cat > /dev/null\necho '# Review'\necho fine\n"
-    );
+    let record = format!("echo \"${MARKER}\" > \"$HOME/pids/$name\"");
+    let body = [
+        "name=$(basename \"$0\")",
+        record.as_str(),
+        "if [ \"$name\" = fake-three ]; then",
+        "  i=0",
+        "  while [ ! -e \"$HOME/go\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done",
+        "fi",
+        "cat > /dev/null",
+        "echo '# Review'",
+        "echo fine",
+        "",
+    ]
+    .join("\n");
     let scripts = [
         ("one", body.as_str()),
         ("two", body.as_str()),

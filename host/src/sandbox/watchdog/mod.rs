@@ -11,9 +11,9 @@
 //!
 //! # Protocol (hidden, between gsd-lane and itself)
 //!
-//! `gsd-lane __lane-watchdog <token>`, in a process group of its own (a Ctrl-C at the terminal does not
-//! reach it), stdout and stderr on `/dev/null`, stdin a pipe whose one write end gsd-lane holds
-//! (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
+//! `gsd-lane __lane-watchdog <token>`, in a process group of its own (a Ctrl-C at the terminal
+//! does not reach it), stdout and stderr on `/dev/null`, stdin a pipe whose one write end
+//! gsd-lane holds (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
 //!
 //! - `s`: a lane is about to start;
 //! - `+<group>`: it started, as the leader of process group `<group>`;
