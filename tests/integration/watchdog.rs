@@ -167,6 +167,24 @@ fn a_lane_started_but_not_yet_registered_dies_with_gsd_lane() {
 }
 
 #[test]
+fn a_marked_process_in_a_group_it_does_not_lead_takes_only_itself() {
+    let (watchdog, mut input) = start_watchdog();
+    input.write_all(b"s\n").expect("announce");
+    // A bystander leading its group, and a marked process that joined that group.
+    let bystander = sleeper(&[]);
+    let marked = Command::new("sleep")
+        .arg("300")
+        .env(MARKER, TOKEN)
+        .stdin(Stdio::null())
+        .process_group(i32::try_from(bystander.id()).expect("pid"))
+        .spawn()
+        .expect("start the marked sleep");
+    end_of_gsd_lane(watchdog, input);
+    assert!(was_killed(marked), "the marked process outlived gsd-lane");
+    assert_alive_then_kill(bystander, "the leader of the group a marked process joined");
+}
+
+#[test]
 fn registered_groups_die_with_gsd_lane_and_forgotten_ones_are_left_alone() {
     let (watchdog, mut input) = start_watchdog();
     let dir = tempfile::tempdir().expect("tempdir");

@@ -102,8 +102,10 @@ mod sys {
         }
     }
 
-    /// Kills every process (and the group it leads or belongs to) whose environment holds
-    /// [`MARKER`](super::super::MARKER)`=<token>`: lanes whose group was never registered.
+    /// Kills every process whose environment holds [`MARKER`](super::super::MARKER)`=<token>`:
+    /// lanes whose group was never registered. The group too when the process leads it (a lane
+    /// leads its own, so its grandchildren go with it); a marked process inside a group it does
+    /// not lead (one it joined, a shell job's) takes only itself, never the rest of that group.
     pub(super) fn kill_marked(token: &str) {
         let Ok(listing) = std::fs::read_dir("/proc") else {
             return;
@@ -124,8 +126,8 @@ mod sys {
             let Some(process) = pid(number) else {
                 continue;
             };
-            if let Ok(group) = getpgid(Some(process)) {
-                kill_group(group.as_raw_nonzero().get().unsigned_abs());
+            if getpgid(Some(process)).is_ok_and(|group| group == process) {
+                kill_group(number);
             }
             let _ = kill_process(process, Signal::KILL);
         }
