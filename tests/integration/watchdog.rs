@@ -109,11 +109,16 @@ fn start_watchdog() -> (Child, ChildStdin) {
 
 /// A `sleep 300` leading a process group of its own, with `env` set.
 fn sleeper(env: &[(&str, String)]) -> Child {
+    sleeper_in(env, 0)
+}
+
+/// A `sleep 300` in process group `group` (0: a new one it leads), with `env` set.
+fn sleeper_in(env: &[(&str, String)], group: i32) -> Child {
     Command::new("sleep")
         .arg("300")
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
-        .process_group(0)
+        .process_group(group)
         .spawn()
         .expect("start sleep")
 }
@@ -172,13 +177,8 @@ fn a_marked_process_in_a_group_it_does_not_lead_takes_only_itself() {
     input.write_all(b"s\n").expect("announce");
     // A bystander leading its group, and a marked process that joined that group.
     let bystander = sleeper(&[]);
-    let marked = Command::new("sleep")
-        .arg("300")
-        .env(MARKER, TOKEN)
-        .stdin(Stdio::null())
-        .process_group(i32::try_from(bystander.id()).expect("pid"))
-        .spawn()
-        .expect("start the marked sleep");
+    let group = i32::try_from(bystander.id()).expect("pid");
+    let marked = sleeper_in(&[(MARKER, TOKEN.to_owned())], group);
     end_of_gsd_lane(watchdog, input);
     assert!(was_killed(marked), "the marked process outlived gsd-lane");
     assert_alive_then_kill(bystander, "the leader of the group a marked process joined");
