@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use crate::util::{self, read_json, str_of, validate, Report, TestEnv, FIRST_PARTY_IDS};
 
+/// The reference's manifests, vendored with their provenance (`PROVENANCE.md` beside them).
 const UPSTREAM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/compat/upstream-capabilities"
+    "/../tests/fixtures/upstream-capabilities"
 );
 
 /// Every file under `dir`, recursively, sorted by path.
@@ -32,15 +33,16 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The upstream corpus directory, or `None` (with a visible SKIP line) when it is missing.
+/// The upstream corpus directory (vendored in the repository: a missing copy is a failure, never
+/// a skip).
 fn upstream() -> Option<PathBuf> {
     let dir = PathBuf::from(UPSTREAM);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: upstream corpus not found at {}", dir.display());
-        None
-    }
+    assert!(
+        dir.is_dir(),
+        "the vendored upstream corpus is missing at {}",
+        dir.display()
+    );
+    Some(dir)
 }
 
 fn assert_clean(out: &util::Outcome, report: &Report, what: &str) {
@@ -66,7 +68,10 @@ fn upstream_lanes(dir: &Path) -> BTreeMap<String, Value> {
 #[test]
 fn upstream_corpus_validates_without_findings() {
     let Some(dir) = upstream() else { return };
-    let files = files_under(&dir);
+    let files: Vec<PathBuf> = files_under(&dir)
+        .into_iter()
+        .filter(|path| path.file_name().is_some_and(|n| n == "capability.json"))
+        .collect();
     assert!(
         !files.is_empty(),
         "upstream corpus at {} is empty",

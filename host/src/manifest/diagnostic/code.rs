@@ -218,11 +218,12 @@ mod tests {
     /// any diagnostic carries.
     const SCENARIOS: &[&str] = &["RB-EMPTY", "INV-NEITHER", "ROLE-UNKNOWN-WITH-BODY"];
 
-    /// The first cell of every row of manifest.md §8's tables, split at ` / ` and without
+    /// The first cell of every row of manifest.md §8's tables (the repository's own copy of the
+    /// specification, `spec/manifest.md`), split at ` / ` and without
     /// `[gsd-lane]` marks; `OK-*` (silently fine) and `RUN-*` (run-time outcomes) are cases,
     /// not codes, and left out.
     fn spec_codes() -> BTreeSet<String> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spec/manifest.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/manifest.md");
         let text = std::fs::read_to_string(path).expect("the specification is readable");
         let start = text
             .find("## 8. Error and warning catalogue")
