@@ -60,6 +60,12 @@ pub mod manifest {
     }
 }
 
+/// How much may run at once.
+pub mod limits {
+    /// The binary raises the open-file limit at start.
+    pub use crate::limits::raise_open_file_limit;
+}
+
 /// Printing.
 pub mod output {
     /// The binary prints its one error line with it.

@@ -26,6 +26,7 @@ pub(crate) mod dynamic;
 pub(crate) mod error;
 pub(crate) mod fsutil;
 pub(crate) mod jsonpos;
+pub(crate) mod limits;
 pub(crate) mod manifest;
 pub(crate) mod output;
 pub(crate) mod plan;

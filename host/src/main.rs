@@ -12,6 +12,8 @@ fn main() -> ExitCode {
         return ExitCode::from(status);
     }
     gsd_lane::api::sandbox::watchdog::enable();
+    // A large review needs descriptors: take the soft open-file limit up to the hard one.
+    gsd_lane::api::limits::raise_open_file_limit();
     let args: Vec<OsString> = std::env::args_os().collect();
     let env = gsd_lane::api::project::HostEnv::from_process();
     let lanes = gsd_lane::api::cli::lane_flags_for(&args, &env);

@@ -7,6 +7,7 @@
 
 mod catalogue;
 mod completions;
+mod concurrency;
 mod corpus;
 mod demo;
 mod diagnostics;

@@ -65,15 +65,23 @@ pub fn run(
         .iter()
         .map(|i| i.id.as_str())
         .collect();
-    display.banner(
-        &request.subject.label(),
-        &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path}),
-    );
-    let shared = shared(context, request, prepared, decision)?;
     let max_jobs = request
         .args
         .jobs
-        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        .map_or_else(crate::limits::default_jobs_here, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        });
+    display.banner(
+        &request.subject.label(),
+        &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path, "jobs": max_jobs}),
+    );
+    let lanes = lane_count(&jobs);
+    if lanes > max_jobs && mode != Mode::Json {
+        context.info(&format!(
+            "{lanes} reviewers, at most {max_jobs} at once (--jobs); the others wait in a queue"
+        ));
+    }
+    let shared = shared(context, request, prepared, decision)?;
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
         show(context, &mut display, event, jobs);
     });
@@ -86,6 +94,14 @@ pub fn run(
         interrupted,
         mode,
     })
+}
+
+/// How many lanes `jobs` spans (a lane's identities run one at a time on its own slot).
+fn lane_count(jobs: &[Job]) -> usize {
+    let mut lanes: Vec<&str> = jobs.iter().map(|job| job.identity.cli.as_str()).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    lanes.len()
 }
 
 /// Live progress on a terminal, plain lines otherwise, JSON events with `--json`.
