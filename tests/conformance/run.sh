@@ -79,9 +79,11 @@ gsd_lane=$(cd "$(dirname "$gsd_lane")" && pwd)/$(basename "$gsd_lane")
 [ -x "$gsd_lane" ] || { echo "conformance: no gsd-lane binary at $gsd_lane" >&2; exit 2; }
 
 # 3. Run, isolated from every network but loopback where possible.
-work="$cache/work-$mode"
-rm -rf "$work"
-mkdir -p "$work"
+# A work dir of this run's own: two runs side by side (two checkouts sharing the cache) must
+# never remove each other's project, run dir or HOME. It is removed when the run ends.
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/work-$mode.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 suite=(python3 "$here/lib/suite.py" --tools "$cache/tools-$mode.json" --gsd-lane "$gsd_lane"
   --work "$work" --sample "$root/examples/sample-project" --jobs "$jobs" ${extra[@]+"${extra[@]}"})
 if command -v unshare >/dev/null && command -v ip >/dev/null &&
