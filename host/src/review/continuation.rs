@@ -35,7 +35,7 @@ pub fn target(
     for note in notes {
         crate::output::eprint_line(&format!("note: {note}"));
     }
-    found.ok_or_else(|| {
+    found?.ok_or_else(|| {
         Failure::new(format!(
             "no resumable review run found in {} for {}; `gsd-lane runs` lists past runs",
             ledger_root.display(),

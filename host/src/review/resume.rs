@@ -175,13 +175,29 @@ pub struct Listing {
 /// were changed is skipped with a note; an entry whose run dir is gone is forgotten (removed),
 /// with a note. The temp dir is never scanned: what else it holds changes nothing.
 pub fn list(ledger_root: &Path) -> Listing {
-    let mut out = Listing::default();
+    let (recorded, mut notes) = recorded(ledger_root);
+    let mut runs = Vec::new();
+    for (ledger, record) in recorded {
+        let dir = record.run_dir.clone();
+        match load(ledger, record, &dir) {
+            Ok(run) => runs.push(run),
+            Err(failure) => notes.push(format!("skipped: {}", failure.message)),
+        }
+    }
+    Listing { runs, notes }
+}
+
+/// The entries under `ledger_root` with a readable record and a run dir that still exists,
+/// newest first, and notes on the others (unreadable records; forgotten entries).
+fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut notes = Vec::new();
     let mut forgotten = 0_usize;
     for ledger in ledger::entries(ledger_root) {
         let record = match RunRecord::read(&ledger.record_path()) {
             Ok(record) => record,
             Err(failure) => {
-                out.notes.push(format!("skipped: {}", failure.message));
+                notes.push(format!("skipped: {}", failure.message));
                 continue;
             }
         };
@@ -192,40 +208,44 @@ pub fn list(ledger_root: &Path) -> Listing {
             forgotten += 1;
             continue;
         }
-        let dir = record.run_dir.clone();
-        match load(ledger, record, &dir) {
-            Ok(run) => out.runs.push(run),
-            Err(failure) => out.notes.push(format!("skipped: {}", failure.message)),
-        }
+        found.push((ledger, record));
     }
     if forgotten > 0 {
-        out.notes.push(format!(
+        notes.push(format!(
             "forgot {forgotten} run(s) whose run dir no longer exists (their records in {} were removed)",
             ledger_root.display()
         ));
     }
-    out.runs.sort_by(|a, b| {
-        b.record
-            .created_ms
-            .cmp(&a.record.created_ms)
-            .then_with(|| b.dir.cmp(&a.dir))
+    found.sort_by(|(_, a), (_, b)| {
+        b.created_ms
+            .cmp(&a.created_ms)
+            .then_with(|| b.run_dir.cmp(&a.run_dir))
     });
-    out
+    (found, notes)
 }
 
-/// The newest past run matching `subject` (or, without one, started in `cwd`), and the notes
-/// of runs skipped on the way.
+/// The newest recorded run matching `subject` (or, without one, started in `cwd`), and the
+/// notes of entries skipped on the way. That run must pass every check of [`inspect`]: when
+/// it does not, the resume is refused (never silently replaced by an older run).
+///
+/// # Errors
+///
+/// The newest matching run is not this user's own 0700 dir, or its copies were changed.
 pub fn latest(
     ledger_root: &Path,
     subject: Option<&SubjectKey>,
     cwd: &Path,
-) -> (Option<PastRun>, Vec<String>) {
-    let listing = list(ledger_root);
-    let found = listing.runs.into_iter().find(|run| match subject {
-        Some(subject) => run.record.subject.same_target(subject),
-        None => run.record.cwd == cwd,
+) -> (Result<Option<PastRun>, Failure>, Vec<String>) {
+    let (recorded, notes) = recorded(ledger_root);
+    let found = recorded.into_iter().find(|(_, record)| match subject {
+        Some(subject) => record.subject.same_target(subject),
+        None => record.cwd == cwd,
     });
-    (found, listing.notes)
+    let run = found.map(|(ledger, record)| {
+        let dir = record.run_dir.clone();
+        load(ledger, record, &dir)
+    });
+    (run.transpose(), notes)
 }
 
 /// True when another process holds the run's lock.
