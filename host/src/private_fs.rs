@@ -370,6 +370,68 @@ mod tests {
     }
 
     #[test]
+    fn reads_refuse_links_fifos_and_directories_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "secret").expect("victim");
+        let link = dir.path().join("run.json");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let fifo = dir.path().join("run.lock");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        for (path, what) in [
+            (&link, "a symbolic link"),
+            (&fifo, "not a regular file"),
+            (&dir.path().to_owned(), "a directory"),
+        ] {
+            let err = open_run_file_read(path).expect_err("refused");
+            assert!(err.to_string().contains(what), "{err}");
+            assert!(read_run_file(path, 10).is_err());
+        }
+        assert!(read_run_file(&dir.path().join("missing"), 10)
+            .expect("missing is fine")
+            .is_none());
+        assert_eq!(
+            read_run_file(&victim, 3).expect("read"),
+            Some((b"sec".to_vec(), true))
+        );
+        assert_eq!(
+            read_run_file(&victim, 6).expect("read"),
+            Some((b"secret".to_vec(), false))
+        );
+        // The lock file: created or kept as is, never through a link.
+        let lock = dir.path().join("own.lock");
+        fs::write(&lock, "x").expect("lock");
+        open_run_file(&lock, WriteMode::Keep).expect("keep");
+        assert_eq!(fs::read_to_string(&lock).expect("read"), "x");
+        assert!(open_run_file(&link, WriteMode::Keep).is_err());
+    }
+
+    #[test]
+    fn own_run_dirs_are_private_directories_of_ours() {
+        let dir = private_temp_dir("gsd-lane-test-").expect("dir");
+        assert_eq!(check_own_run_dir(&dir), Ok(()));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o750)).expect("chmod");
+        assert_eq!(check_own_run_dir(&dir), Err(NotOwnRunDir::Mode(0o750)));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+        let link = dir.with_extension("link");
+        std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+        assert_eq!(check_own_run_dir(&link), Err(NotOwnRunDir::Symlink));
+        let file = dir.join("f");
+        fs::write(&file, "").expect("file");
+        assert_eq!(check_own_run_dir(&file), Err(NotOwnRunDir::NotADirectory));
+        assert!(matches!(
+            check_own_run_dir(&dir.join("missing")),
+            Err(NotOwnRunDir::Unreadable(_))
+        ));
+        fs::remove_file(&link).expect("cleanup");
+        fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
     fn regular_files_are_truncated_or_appended() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("r.md");

@@ -491,3 +491,21 @@ fn the_newest_run_is_found_whatever_else_the_temp_dir_holds() {
         out.stderr
     );
 }
+
+/// A kept reviewer whose review file no longer has the journaled hash (another reviewer, or
+/// anyone, rewrote it) runs again on resume; REVIEWS.md never shows the rewritten text.
+#[test]
+fn a_kept_review_rewritten_after_its_hash_runs_again_on_resume() {
+    let (lab, dir) = resumable();
+    std::fs::write(dir.join("gsd-review-alpha.md"), "# forged alpha\n").expect("forge");
+    lab.behave("beta", "review");
+    let out = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr.contains("keeping none; running alpha,beta"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(starts(&lab, "alpha"), 2);
+    assert!(!lab.reviews().contains("forged"), "{}", lab.reviews());
+}
