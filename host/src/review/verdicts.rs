@@ -219,10 +219,12 @@ fn record(
         return Ok(Decision::default());
     };
     super::continuation::check_unchanged(&past.record, &run_record, request.args.force)?;
+    // The run dir's prompt and section files are written again from the inputs just checked:
+    // a lane of the first run could have rewritten them (or planted a link, refused by name).
+    subject
+        .write_inputs(dir, context)
+        .map_err(|f| prepared.kept(f))?;
     if request.args.force {
-        subject
-            .write_inputs(dir, context)
-            .map_err(|f| prepared.kept(f))?;
         let mut forced = run_record;
         forced.args.clone_from(&past.record.args);
         forced.write(dir).map_err(|f| prepared.kept(f))?;
