@@ -16,10 +16,15 @@ use crate::review::resume::{self, PastRun};
 ///
 /// # Errors
 ///
-/// Neither `GSD_HOME` nor `HOME` is set (there is no record to read).
+/// Never fails; without `GSD_HOME` and `HOME` there are no records, which it says.
 pub fn run(context: &Context, json: bool) -> Result<u8, Failure> {
-    let root = crate::review::ledger::root(&context.env)?;
-    let listing = resume::list(&root);
+    let listing = match crate::review::ledger::root(&context.env) {
+        Ok(root) => resume::list(&root),
+        Err(failure) => {
+            output::eprint_line(&format!("note: {failure}"));
+            resume::Listing::default()
+        }
+    };
     for note in &listing.notes {
         output::eprint_line(&format!("note: {note}"));
     }
@@ -30,10 +35,9 @@ pub fn run(context: &Context, json: bool) -> Result<u8, Failure> {
         return Ok(0);
     }
     if listing.runs.is_empty() {
-        output::eprint_line(&format!(
-            "no review runs recorded in {}",
-            escape_text(&root.display().to_string())
-        ));
+        output::eprint_line(
+            "no review runs recorded (gsd-lane records them in $GSD_HOME/.gsd/runs)",
+        );
         return Ok(0);
     }
     let text: String = listing.runs.iter().map(line).collect();
