@@ -142,7 +142,12 @@ fn load(ledger: Ledger, record: RunRecord, dir: &Path) -> Result<PastRun, Failur
             ),
         ));
     }
-    super::ledger::verify_copies(&ledger, dir)?;
+    // A running review may be rewriting its copies right now: it is listed as running, and
+    // resuming it is refused by its lock; the copies are checked once it has ended.
+    let running = is_locked(dir)?;
+    if !running {
+        super::ledger::verify_copies(&ledger, dir)?;
+    }
     let lines = journal::read(&ledger.journal_path())?;
     let last = journal::last_by_identity(&lines);
     let statuses = record
@@ -150,7 +155,6 @@ fn load(ledger: Ledger, record: RunRecord, dir: &Path) -> Result<PastRun, Failur
         .iter()
         .map(|i| (i.id.clone(), last.get(&i.id).map(|(l, _)| l.status)))
         .collect();
-    let running = is_locked(dir)?;
     Ok(PastRun {
         dir: dir.to_owned(),
         ledger,
