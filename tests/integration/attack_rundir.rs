@@ -542,3 +542,27 @@ exit 1"#,
     assert_eq!(prompts.len(), 1, "{}", out.stderr);
     assert!(!prompts[0].contains("INJECTED"), "{}", prompts[0]);
 }
+
+/// gsd-lane's records folder made writable by others is not trusted: nothing is listed or
+/// resumed from it, and the reason is given.
+#[test]
+fn a_records_folder_others_can_write_is_not_trusted() {
+    let (lab, dir) = resumable();
+    let root = lab.env.gsd_home.join(".gsd/runs");
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let (listed, out) = runs_json(&lab);
+    assert!(listed.is_empty(), "{listed:?}");
+    assert!(
+        out.stderr.contains("writable by everyone"),
+        "{}",
+        out.stderr
+    );
+    let refused = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    refused.assert_no_panic().assert_status(2);
+    assert!(
+        refused.stderr.contains("writable by everyone"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+}

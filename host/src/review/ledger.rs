@@ -47,6 +47,19 @@ pub fn root(env: &crate::project::HostEnv) -> Result<PathBuf, Failure> {
         })
 }
 
+/// Refuses a records folder that another user could write (group- or world-writable, or
+/// owned by someone else): entries planted there would be taken for gsd-lane's own.
+///
+/// # Errors
+///
+/// Why, naming the folder and the fix.
+pub fn check_root(root: &Path) -> Result<(), Failure> {
+    private_fs::check_given_dir(root, private_fs::Sharing::Private).map_err(|why| Failure {
+        message: format!("gsd-lane's records of review runs: {why}"),
+        status: super::continuation::REFUSED,
+    })
+}
+
 /// The entry name of the run dir at `run_dir` (absolute, resolved): its own name, made safe,
 /// and 16 hex digits of the SHA-256 of its full path (two temp dirs can hold the same name).
 pub fn entry_name(run_dir: &Path) -> String {
@@ -91,6 +104,7 @@ impl Ledger {
             builder.mode(0o700);
         }
         builder.create(root).map_err(|err| fail(root, err))?;
+        check_root(root)?;
         let ledger = Ledger::of(root, run_dir);
         if std::fs::symlink_metadata(&ledger.dir).is_ok() {
             ledger.remove();

@@ -113,6 +113,7 @@ pub fn inspect(ledger_root: &Path, dir: &Path) -> Result<PastRun, Failure> {
         )));
     }
     private_fs::check_own_run_dir(dir).map_err(|why| refuse(dir, &why.to_string()))?;
+    ledger::check_root(ledger_root)?;
     let resolved = dir
         .canonicalize()
         .map_err(|err| refuse(dir, &err.to_string()))?;
@@ -196,6 +197,13 @@ pub fn list(ledger_root: &Path) -> Listing {
 fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
     let mut found = Vec::new();
     let mut notes = Vec::new();
+    if std::fs::symlink_metadata(ledger_root).is_err() {
+        return (found, notes);
+    }
+    if let Err(failure) = ledger::check_root(ledger_root) {
+        notes.push(format!("skipped every run: {}", failure.message));
+        return (found, notes);
+    }
     let mut forgotten = 0_usize;
     for ledger in ledger::entries(ledger_root) {
         let record = match RunRecord::read(&ledger.record_path()) {
