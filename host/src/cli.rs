@@ -235,7 +235,7 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
             app::run::run(context, &args.slug, &args.options, app::run::Caller::Invoke)
         }
         Command::Review(args) => app::review::run(context, &args),
-        Command::Runs(args) => app::runs::run(args.json),
+        Command::Runs(args) => app::runs::run(context, args.json),
         Command::Disclose(args) => app::trust::disclose(context, &args),
         Command::Install(args) => app::trust::install(context, &args),
         Command::Remove(args) => app::trust::remove(context, &args),

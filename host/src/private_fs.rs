@@ -20,6 +20,8 @@ pub enum WriteMode {
     Truncate,
     /// Create or append to the file.
     Append,
+    /// Create the file or open it as it is (a lock file).
+    Keep,
 }
 
 /// The error for a refused entry: it names the entry, what it is, and that nothing was
@@ -29,6 +31,17 @@ fn refused(path: &Path, what: &str) -> io::Error {
         io::ErrorKind::InvalidInput,
         format!(
             "refusing to write {}: the entry is {what}; nothing was written through it (remove it, or use a fresh run dir)",
+            crate::output::neutralize(&path.display().to_string())
+        ),
+    )
+}
+
+/// The error for an entry refused on reading: it names the entry and what it is.
+fn refused_read(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "refusing to read {}: the entry is {what}, not a file gsd-lane wrote (something planted it there)",
             crate::output::neutralize(&path.display().to_string())
         ),
     )
@@ -91,7 +104,7 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
     // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
     // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
@@ -106,6 +119,60 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
         file.set_len(0)?;
     }
     Ok(file)
+}
+
+/// Opens a run-dir file for reading the same way [`open_run_file`] opens one for writing:
+/// without following a symbolic link (`O_NOFOLLOW`), without blocking on a FIFO
+/// (`O_NONBLOCK`: the open returns at once and the check below refuses it), and only when the
+/// open descriptor is a regular file. A planted link, FIFO, device or directory is refused by
+/// name; a missing file is [`io::ErrorKind::NotFound`] as usual.
+///
+/// # Errors
+///
+/// An error naming a refused entry, or the I/O error.
+pub fn open_run_file_read(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let file = options.open(path).map_err(|err| match err.raw_os_error() {
+        Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
+        _ => err,
+    })?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(refused_read(path, "a directory"));
+    }
+    if !meta.is_file() {
+        return Err(refused_read(
+            path,
+            "not a regular file (a FIFO, socket or device)",
+        ));
+    }
+    Ok(file)
+}
+
+/// Reads at most `max` bytes of a run-dir file opened with [`open_run_file_read`]; `Ok(None)`
+/// when the file is missing. The second value is true when the file held more than `max`.
+///
+/// # Errors
+///
+/// A refused entry or the I/O error.
+pub fn read_run_file(path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, bool)>> {
+    use std::io::Read;
+    let file = match open_run_file_read(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    let over = bytes.len() as u64 > max;
+    bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    Ok(Some((bytes, over)))
 }
 
 /// Writes `bytes` to a run-dir file with [`open_run_file`].
@@ -135,11 +202,82 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
     builder.tempdir().map(tempfile::TempDir::keep)
 }
 
-/// The effective user id of this process, from the owner of a fresh unnamed temporary file.
+/// The effective user id of this process (the owner of every file it creates).
 #[cfg(unix)]
+#[allow(clippy::unnecessary_wraps)]
 fn current_uid() -> io::Result<u32> {
-    use std::os::unix::fs::MetadataExt;
-    Ok(tempfile::tempfile()?.metadata()?.uid())
+    Ok(rustix::process::geteuid().as_raw())
+}
+
+/// Why a directory is not one of this user's private run dirs ([`check_own_run_dir`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotOwnRunDir {
+    /// It cannot be looked at (missing, unreadable).
+    Unreadable(String),
+    /// It is a symbolic link (a run dir is never one).
+    Symlink,
+    /// It is not a directory.
+    NotADirectory,
+    /// Another user owns it.
+    ForeignOwner {
+        /// Its owner.
+        owner: u32,
+        /// This process's effective user id.
+        me: u32,
+    },
+    /// Its mode is not 0700.
+    Mode(u32),
+}
+
+impl std::fmt::Display for NotOwnRunDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotOwnRunDir::Unreadable(err) => write!(f, "it cannot be read ({err})"),
+            NotOwnRunDir::Symlink => f.write_str("it is a symbolic link, not a directory"),
+            NotOwnRunDir::NotADirectory => f.write_str("it is not a directory"),
+            NotOwnRunDir::ForeignOwner { owner, me } => write!(
+                f,
+                "it is owned by another user (uid {owner}, you are {me}); gsd-lane only resumes and lists run dirs it created for you"
+            ),
+            NotOwnRunDir::Mode(mode) => write!(
+                f,
+                "its mode is {mode:o}, not 0700 (gsd-lane creates every run dir 0700; others could have planted files in it)"
+            ),
+        }
+    }
+}
+
+/// Checks that `dir` is a run dir as gsd-lane creates them: a directory (never followed
+/// through a symbolic link) owned by this user, with mode exactly 0700.
+///
+/// # Errors
+///
+/// What is wrong with it.
+pub fn check_own_run_dir(dir: &Path) -> Result<(), NotOwnRunDir> {
+    let meta =
+        fs::symlink_metadata(dir).map_err(|err| NotOwnRunDir::Unreadable(err.to_string()))?;
+    if meta.file_type().is_symlink() {
+        return Err(NotOwnRunDir::Symlink);
+    }
+    if !meta.is_dir() {
+        return Err(NotOwnRunDir::NotADirectory);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let me = current_uid().map_err(|err| NotOwnRunDir::Unreadable(err.to_string()))?;
+        if meta.uid() != me {
+            return Err(NotOwnRunDir::ForeignOwner {
+                owner: meta.uid(),
+                me,
+            });
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode != 0o700 {
+            return Err(NotOwnRunDir::Mode(mode));
+        }
+    }
+    Ok(())
 }
 
 /// How far a run dir gsd-lane did not create may be shared with other users.
@@ -229,6 +367,68 @@ mod tests {
         assert!(made.success());
         assert!(write_run_file(&fifo, b"x", WriteMode::Truncate).is_err());
         assert!(check_entry(&fifo).is_err());
+    }
+
+    #[test]
+    fn reads_refuse_links_fifos_and_directories_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "secret").expect("victim");
+        let link = dir.path().join("run.json");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let fifo = dir.path().join("run.lock");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        for (path, what) in [
+            (&link, "a symbolic link"),
+            (&fifo, "not a regular file"),
+            (&dir.path().to_owned(), "a directory"),
+        ] {
+            let err = open_run_file_read(path).expect_err("refused");
+            assert!(err.to_string().contains(what), "{err}");
+            assert!(read_run_file(path, 10).is_err());
+        }
+        assert!(read_run_file(&dir.path().join("missing"), 10)
+            .expect("missing is fine")
+            .is_none());
+        assert_eq!(
+            read_run_file(&victim, 3).expect("read"),
+            Some((b"sec".to_vec(), true))
+        );
+        assert_eq!(
+            read_run_file(&victim, 6).expect("read"),
+            Some((b"secret".to_vec(), false))
+        );
+        // The lock file: created or kept as is, never through a link.
+        let lock = dir.path().join("own.lock");
+        fs::write(&lock, "x").expect("lock");
+        open_run_file(&lock, WriteMode::Keep).expect("keep");
+        assert_eq!(fs::read_to_string(&lock).expect("read"), "x");
+        assert!(open_run_file(&link, WriteMode::Keep).is_err());
+    }
+
+    #[test]
+    fn own_run_dirs_are_private_directories_of_ours() {
+        let dir = private_temp_dir("gsd-lane-test-").expect("dir");
+        assert_eq!(check_own_run_dir(&dir), Ok(()));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o750)).expect("chmod");
+        assert_eq!(check_own_run_dir(&dir), Err(NotOwnRunDir::Mode(0o750)));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+        let link = dir.with_extension("link");
+        std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+        assert_eq!(check_own_run_dir(&link), Err(NotOwnRunDir::Symlink));
+        let file = dir.join("f");
+        fs::write(&file, "").expect("file");
+        assert_eq!(check_own_run_dir(&file), Err(NotOwnRunDir::NotADirectory));
+        assert!(matches!(
+            check_own_run_dir(&dir.join("missing")),
+            Err(NotOwnRunDir::Unreadable(_))
+        ));
+        fs::remove_file(&link).expect("cleanup");
+        fs::remove_dir_all(&dir).expect("cleanup");
     }
 
     #[test]

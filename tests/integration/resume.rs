@@ -264,6 +264,18 @@ fn journaled_review(lab: &Lab, identity: &str) -> bool {
     })
 }
 
+/// The one entry of gsd-lane's own run records (`$GSD_HOME/.gsd/runs/<entry>`).
+pub(crate) fn ledger_entry(lab: &Lab) -> PathBuf {
+    let root = lab.env.gsd_home.join(".gsd/runs");
+    let entries: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|err| panic!("{}: {err}", root.display()))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
+}
+
 fn assert_refused(lab: &Lab, dir: &Path, needle: &str) {
     let out = lab.review(&["--resume", &dir.display().to_string()]);
     out.assert_no_panic().assert_status(2);
@@ -324,7 +336,8 @@ fn resume_is_refused_when_a_lane_model_changed() {
 fn resume_refuses_an_unknown_record_version_and_a_missing_run() {
     let (lab, first) = failed_beta();
     let dir = run_dir_of(&first);
-    let record = dir.join("run.json");
+    // gsd-lane's own record (a newer gsd-lane would have written version 9 there).
+    let record = ledger_entry(&lab).join("run.json");
     let text = std::fs::read_to_string(&record).expect("record");
     std::fs::write(&record, text.replace("\"version\": 1", "\"version\": 9")).expect("edit");
     let out = lab.review(&["--resume", &dir.display().to_string()]);

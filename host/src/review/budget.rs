@@ -368,7 +368,11 @@ pub enum Step {
 }
 
 fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, String> {
-    match std::fs::read(run_dir.file(name)) {
+    let read = crate::private_fs::open_run_file_read(&run_dir.file(name)).and_then(|mut file| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => Ok(String::new()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(format!("{name} is missing")),

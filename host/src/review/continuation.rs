@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::args::{self, ReviewArgs as Request};
+use super::args::{self, ReviewArgs as Request, ReviewArgs};
 use super::record::{self, IdentityRecord, RunRecord, SubjectKey};
 use super::resume::{self, PastRun};
 use crate::error::Failure;
@@ -15,30 +15,51 @@ use crate::registry::Registry;
 pub const REFUSED: u8 = 2;
 
 /// Finds the run `request` resumes: the named run dir, else the newest run of the same phase
-/// or prompt file (`subject`), else the newest run started in `cwd`.
+/// or prompt file (`subject`), else the newest run started in `cwd`; only runs gsd-lane
+/// recorded under `ledger_root` (`$GSD_HOME/.gsd/runs`) in this user's own 0700 run dirs.
 ///
 /// # Errors
 ///
-/// No such run, or its record cannot be read (fail closed: never resumed).
+/// No such run, a run dir that is not ours or was changed (refused), or a record that cannot
+/// be read (fail closed: never resumed).
 pub fn target(
     request: &Request,
     subject: Option<&SubjectKey>,
     cwd: &Path,
+    ledger_root: &Path,
 ) -> Result<PastRun, Failure> {
     if let Some(dir) = request.resume_dir() {
-        return resume::inspect(&cwd.join(dir));
+        return resume::inspect(ledger_root, &cwd.join(dir));
     }
-    resume::latest(subject, cwd).ok_or_else(|| {
+    let (found, notes) = resume::latest(ledger_root, subject, cwd);
+    for note in notes {
+        crate::output::eprint_line(&format!("note: {note}"));
+    }
+    found?.ok_or_else(|| {
         Failure::new(format!(
-            "no resumable review run found under {} for {}; `gsd-lane runs` lists past runs",
-            resume::runs_root().display(),
+            "no resumable review run found in {} for {}; `gsd-lane runs` lists past runs",
+            ledger_root.display(),
             match subject {
-                Some(SubjectKey::Phase { phase, .. }) => format!("phase {phase}"),
-                Some(SubjectKey::PromptFile { path }) => path.display().to_string(),
-                None => format!("the working directory {}", cwd.display()),
+                Some(SubjectKey::Phase { phase, .. }) => format!("phase {}", neutralize(phase)),
+                Some(SubjectKey::PromptFile { path }) => neutralize(&path.display().to_string()),
+                None => format!(
+                    "the working directory {}",
+                    neutralize(&cwd.display().to_string())
+                ),
             }
         ))
     })
+}
+
+/// The arguments a run record keeps: the selection ([`ReviewArgs::selection_argv`]) and the
+/// `--sandbox` mode when one was given, so a resume runs as the run it continues (and says so
+/// when that mode is not `enforce`).
+pub fn recorded_args(args: &ReviewArgs, registry: &Registry) -> Vec<String> {
+    let mut argv = args.selection_argv(registry);
+    if let Some(mode) = args.sandbox {
+        argv.extend(["--sandbox".to_owned(), mode.to_string()]);
+    }
+    argv
 }
 
 /// The request of the recorded run (parsed against `command_line`, the command line's clap
@@ -76,6 +97,16 @@ pub fn merged_request(
                     .join(", ")
             )));
         }
+    }
+    if current.sandbox.is_some() {
+        request.sandbox = current.sandbox;
+    } else if let Some(mode) = request
+        .sandbox
+        .filter(|mode| *mode != crate::sandbox::SandboxMode::Enforce)
+    {
+        crate::output::eprint_line(&format!(
+            "warning: the resumed run uses --sandbox {mode}, as recorded by the run it continues in gsd-lane's own record (pass --sandbox enforce to confine its lanes)"
+        ));
     }
     request.resume.clone_from(&current.resume);
     request.retry.clone_from(&current.retry);

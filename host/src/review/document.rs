@@ -39,7 +39,7 @@ pub fn finish(
         .jobs
         .iter()
         .zip(&done.results)
-        .map(|(job, result)| entry_of(run_dir, job, result))
+        .map(|(job, result)| entry_of(done, job, result))
         .collect();
     entries.extend(not_run);
     let ran = done
@@ -115,16 +115,17 @@ fn report_explicit_failures(done: &Results) -> bool {
     any
 }
 
-/// The REVIEWS.md entry of one identity's result.
-fn entry_of(run_dir: &RunDir, job: &Job, result: &LaneResult) -> Entry {
+/// The REVIEWS.md entry of one identity's result: its review as the bytes whose hash was
+/// journaled ([`Results::review_text`]), never the file read again.
+fn entry_of(done: &Results, job: &Job, result: &LaneResult) -> Entry {
     let id = &job.identity.id;
     let fate = match &result.done {
         Done::Ran { stubbed } => Fate::Ran {
             stubbed: *stubbed,
-            content: read_review(run_dir, id),
+            content: done.review_text(id),
         },
         Done::Budget(_) => Fate::BudgetFailed {
-            content: read_review(run_dir, id),
+            content: done.review_text(id),
         },
         Done::Unavailable(refusal) => Fate::NotRun {
             reason: refusal.reason.to_string(),
@@ -144,13 +145,6 @@ fn entry_of(run_dir: &RunDir, job: &Job, result: &LaneResult) -> Entry {
         },
     };
     lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate)
-}
-
-fn read_review(run_dir: &RunDir, id: &str) -> String {
-    let name = format!("gsd-review-{}.md", crate::plan::safe_instance_name(id));
-    std::fs::read(run_dir.file(&name))
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
 }
 
 /// A clean review removes its run dir; any other keeps it, with the way to resume.

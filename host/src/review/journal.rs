@@ -7,7 +7,8 @@
 //! [`MAX_LINE_BYTES`], a torn last line (no trailing newline, e.g. the process died mid-write)
 //! and any line that is not a valid v1 entry are ignored, never a crash.
 
-use std::fs::{File, OpenOptions};
+use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -15,6 +16,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Failure;
+use crate::private_fs::{open_run_file, open_run_file_read, read_run_file, WriteMode};
 
 /// File name inside the run dir.
 pub const FILE_NAME: &str = "gsd-review-journal.jsonl";
@@ -133,38 +135,43 @@ impl Line {
     }
 }
 
-/// The journal of one run dir, open for appending (shared by every lane thread).
+/// The journal of one run dir, open for appending (shared by every lane thread): gsd-lane's own
+/// copy in the run's ledger entry (`review::ledger`, written first: the one a resume trusts)
+/// and the copy in the run dir, both opened through the no-follow, non-blocking opener.
 #[derive(Debug)]
 pub struct Journal {
-    path: PathBuf,
-    file: Mutex<File>,
+    files: Mutex<Vec<(PathBuf, File)>>,
 }
 
 impl Journal {
-    /// Opens (creating, 0600) `<run dir>/gsd-review-journal.jsonl` for appending.
+    /// Opens (creating, 0600) the ledger's journal, when there is a ledger entry, and
+    /// `<run dir>/gsd-review-journal.jsonl`, for appending.
     ///
     /// # Errors
     ///
-    /// The file cannot be opened, naming it.
-    pub fn open(run_dir: &Path) -> Result<Journal, Failure> {
-        let path = run_dir.join(FILE_NAME);
-        let mut options = OpenOptions::new();
-        options.create(true).append(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
+    /// A file cannot be opened (or is a planted link, FIFO or hard link), naming it.
+    pub fn open(
+        ledger: Option<&super::ledger::Ledger>,
+        run_dir: &Path,
+    ) -> Result<Journal, Failure> {
+        let mut paths: Vec<PathBuf> = ledger
+            .map(super::ledger::Ledger::journal_path)
+            .into_iter()
+            .collect();
+        paths.push(run_dir.join(FILE_NAME));
+        let mut files = Vec::new();
+        for path in paths {
+            let file = open_run_file(&path, WriteMode::Append)
+                .map_err(|err| Failure::new(format!("opening {}: {err}", path.display())))?;
+            files.push((path, file));
         }
-        let file = options
-            .open(&path)
-            .map_err(|err| Failure::new(format!("opening {}: {err}", path.display())))?;
         Ok(Journal {
-            path,
-            file: Mutex::new(file),
+            files: Mutex::new(files),
         })
     }
 
-    /// Appends one line and syncs it to disk before returning.
+    /// Appends one line to each copy, gsd-lane's own first, and syncs it to disk before
+    /// returning.
     ///
     /// # Errors
     ///
@@ -173,39 +180,37 @@ impl Journal {
         let mut text = serde_json::to_string(line)
             .map_err(|err| Failure::new(format!("encoding a journal line: {err}")))?;
         text.push('\n');
-        let fail = |err: std::io::Error| {
-            Failure::new(format!(
-                "writing {}: {err}; the run cannot be resumed reliably",
-                self.path.display()
-            ))
-        };
-        let mut file = self
-            .file
+        let mut files = self
+            .files
             .lock()
-            .map_err(|_| Failure::new(format!("writing {}: lock poisoned", self.path.display())))?;
-        // One write call per line: a crash can tear only the last line, never interleave two.
-        file.write_all(text.as_bytes()).map_err(fail)?;
-        file.sync_data().map_err(fail)
+            .map_err(|_| Failure::new("writing the journal: lock poisoned"))?;
+        for (path, file) in files.iter_mut() {
+            let fail = |err: std::io::Error| {
+                Failure::new(format!(
+                    "writing {}: {err}; the run cannot be resumed reliably",
+                    path.display()
+                ))
+            };
+            // One write call per line: a crash can tear only the last line, never interleave two.
+            file.write_all(text.as_bytes()).map_err(fail)?;
+            file.sync_data().map_err(fail)?;
+        }
+        Ok(())
     }
 }
 
-/// Reads the journal of `run_dir`: every valid line in file order. A missing journal is empty.
+/// Reads the journal at `path` (gsd-lane's own copy): every valid line in file order. A missing
+/// journal is empty.
 ///
 /// # Errors
 ///
 /// The file exists but cannot be read (permissions, not a regular file).
-pub fn read(run_dir: &Path) -> Result<Vec<Line>, Failure> {
-    let path = run_dir.join(FILE_NAME);
-    let file = match File::open(&path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(Failure::new(format!("reading {}: {err}", path.display()))),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_JOURNAL_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|err| Failure::new(format!("reading {}: {err}", path.display())))?;
-    Ok(parse(&bytes))
+pub fn read(path: &Path) -> Result<Vec<Line>, Failure> {
+    match read_run_file(path, MAX_JOURNAL_BYTES) {
+        Ok(None) => Ok(Vec::new()),
+        Ok(Some((bytes, _))) => Ok(parse(&bytes)),
+        Err(err) => Err(Failure::new(format!("reading {}: {err}", path.display()))),
+    }
 }
 
 /// Parses journal bytes: complete lines only (a torn last line is dropped), each a valid v1
@@ -236,17 +241,49 @@ pub fn last_by_identity(lines: &[Line]) -> std::collections::BTreeMap<String, (L
     out
 }
 
-/// SHA-256 (hex) of a file, streamed (never held in memory); `None` when missing, unreadable
-/// or larger than `max` bytes.
+/// SHA-256 (hex) of a run-dir file, streamed (never held in memory) through the no-follow,
+/// non-blocking opener; `None` when missing, refused, unreadable or larger than `max` bytes.
 pub fn file_sha256(path: &Path, max: u64) -> Option<String> {
     use sha2::{Digest, Sha256};
-    let file = File::open(path).ok()?;
+    let file = open_run_file_read(path).ok()?;
     let mut hasher = Sha256::new();
     let copied = std::io::copy(&mut file.take(max.saturating_add(1)), &mut hasher).ok()?;
     if copied > max {
         return None;
     }
     Some(hex(&hasher.finalize()))
+}
+
+/// Reads a review file once (no-follow, non-blocking, at most `max` bytes) and hashes exactly
+/// the bytes read: `(bytes, Some(hash))`; a file over `max` gives its first `max` bytes and no
+/// hash (it is never kept by a resume); a missing or refused file is `None`.
+pub fn read_hashed(path: &Path, max: u64) -> Option<(Vec<u8>, Option<String>)> {
+    use sha2::{Digest, Sha256};
+    let (bytes, over) = read_run_file(path, max).ok()??;
+    let hash = (!over).then(|| hex(&Sha256::digest(&bytes)));
+    Some((bytes, hash))
+}
+
+/// The review bytes each identity's journal line hashed, kept so that REVIEWS.md is built from
+/// exactly those bytes and never from a file a lane could have rewritten since.
+#[derive(Debug, Default)]
+pub struct Captured(Mutex<BTreeMap<String, Vec<u8>>>);
+
+impl Captured {
+    /// Keeps `bytes` as identity `id`'s review.
+    pub fn keep(&self, id: &str, bytes: Vec<u8>) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(id.to_owned(), bytes);
+        }
+    }
+
+    /// Everything kept, emptying the store.
+    pub fn take(&self) -> BTreeMap<String, Vec<u8>> {
+        self.0
+            .lock()
+            .map(|mut map| std::mem::take(&mut *map))
+            .unwrap_or_default()
+    }
 }
 
 /// Lower-case hex of `bytes`.
@@ -265,14 +302,14 @@ mod tests {
     #[test]
     fn append_then_read_round_trips() {
         let dir = tempfile::tempdir().expect("dir");
-        let journal = Journal::open(dir.path()).expect("open");
+        let journal = Journal::open(None, dir.path()).expect("open");
         let mut line = Line::new("alpha", 1, Status::Review);
         line.review_sha256 = Some("ab".into());
         journal.append(&line).expect("append");
         journal
             .append(&Line::new("beta", 1, Status::Stub).with_detail("no output"))
             .expect("append");
-        let lines = read(dir.path()).expect("read");
+        let lines = read(&dir.path().join(FILE_NAME)).expect("read");
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0], line);
         assert_eq!(lines[1].detail.as_deref(), Some("no output"));

@@ -14,6 +14,7 @@ pub(crate) mod exit;
 pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;
+pub(crate) mod ledger;
 pub(crate) mod nest;
 pub(crate) mod phase;
 pub(crate) mod preflight;

@@ -41,8 +41,15 @@ pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure
     let run_dir = match &request.past {
         Some(past) => RunDir {
             path: past.dir.clone(),
+            ledger: Some(past.ledger.clone()),
         },
-        None => RunDir::create()?,
+        None => match super::ledger::root(&context.env) {
+            Ok(root) => RunDir::create_recorded(&root)?,
+            Err(failure) => {
+                output::eprint_line(&format!("warning: {failure}; this run cannot be resumed"));
+                RunDir::create()?
+            }
+        },
     };
     let lock = super::resume::lock(&run_dir.path)?;
     let keep = |failure: Failure| -> Failure {

@@ -1,4 +1,5 @@
-//! The run record of a review, `run.json` in the run dir: everything a later
+//! The run record of a review, `run.json` (gsd-lane's own copy in the run's ledger entry,
+//! `review::ledger`, and a copy in the run dir): everything a later
 //! `review --resume` needs to decide whether the run can be continued as it was started —
 //! the subject, the original arguments, the selection, the hashes of every input file, and per
 //! identity the lane manifest's hash and disclosure signature, the budget and the resolved plan
@@ -8,7 +9,6 @@
 //! does not parse is refused (fail closed): such a run is never resumed.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +85,8 @@ pub struct RunRecord {
     pub output: PathBuf,
     /// Working directory of the original command.
     pub cwd: PathBuf,
+    /// The run dir (absolute, resolved) this record belongs to.
+    pub run_dir: PathBuf,
     /// The original `review` arguments (resume options removed).
     pub args: Vec<String>,
     /// Selection source (`explicit_flags`, …).
@@ -96,41 +98,47 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// Writes `run.json` (0600, atomically replaced).
+    /// Writes `run.json`: gsd-lane's own copy in the run's ledger entry (0600, atomically
+    /// replaced), when it has one, then the copy in the run dir (0600, never through a
+    /// planted link).
     ///
     /// # Errors
     ///
     /// I/O errors, naming the file.
-    pub fn write(&self, run_dir: &Path) -> Result<(), Failure> {
-        let path = run_dir.join(FILE_NAME);
+    pub fn write(&self, run_dir: &super::rundir::RunDir) -> Result<(), Failure> {
         let text = serde_json::to_string_pretty(self)
-            .map_err(|err| Failure::new(format!("encoding {}: {err}", path.display())))?;
-        crate::fsutil::replace_file(&path, format!("{text}\n").as_bytes(), 0o600)
-            .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
+            .map_err(|err| Failure::new(format!("encoding {FILE_NAME}: {err}")))?;
+        let text = format!("{text}\n");
+        if let Some(ledger) = &run_dir.ledger {
+            let path = ledger.record_path();
+            crate::fsutil::replace_file(&path, text.as_bytes(), 0o600)
+                .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))?;
+        }
+        run_dir.write(FILE_NAME, &text)
     }
 
-    /// Reads and validates `run.json` of `run_dir`.
+    /// Reads and validates the record at `path` (gsd-lane's own copy), through the no-follow,
+    /// non-blocking opener.
     ///
     /// # Errors
     ///
     /// Missing, unreadable, oversized, malformed or of another version — the message names the
     /// file and says why the run cannot be resumed.
-    pub fn read(run_dir: &Path) -> Result<RunRecord, Failure> {
-        let path = run_dir.join(FILE_NAME);
+    pub fn read(path: &Path) -> Result<RunRecord, Failure> {
         let fail = |why: String| {
             Failure::new(format!(
                 "{}: {why}; this run dir cannot be resumed (start a new review)",
                 path.display()
             ))
         };
-        let file = std::fs::File::open(&path).map_err(|err| fail(err.to_string()))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_RECORD_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|err| fail(err.to_string()))?;
-        if bytes.len() as u64 > MAX_RECORD_BYTES {
-            return Err(fail(format!("larger than {MAX_RECORD_BYTES} bytes")));
-        }
+        let bytes = match crate::private_fs::read_run_file(path, MAX_RECORD_BYTES) {
+            Ok(Some((_, true))) => {
+                return Err(fail(format!("larger than {MAX_RECORD_BYTES} bytes")))
+            }
+            Ok(Some((bytes, false))) => bytes,
+            Ok(None) => return Err(fail("missing".to_owned())),
+            Err(err) => return Err(fail(err.to_string())),
+        };
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|err| fail(format!("not valid JSON ({err})")))?;
         match value.get("version").and_then(Value::as_u64) {
@@ -193,6 +201,13 @@ pub fn changes(old: &RunRecord, new: &RunRecord) -> Vec<Change> {
         out.push(Change(
             "the review subject (phase or prompt file)".to_owned(),
         ));
+    }
+    if old.output != new.output {
+        out.push(Change(format!(
+            "the output file (was {}, now {})",
+            crate::output::escape_text(&old.output.display().to_string()),
+            crate::output::escape_text(&new.output.display().to_string())
+        )));
     }
     for (name, hash) in &old.inputs {
         match new.inputs.get(name) {
@@ -297,6 +312,7 @@ mod tests {
             },
             output: "/p/03/03-REVIEWS.md".into(),
             cwd: "/p".into(),
+            run_dir: "/t/gsd-review-x".into(),
             args: vec!["--phase".into(), "3".into()],
             source: "all_flag".into(),
             inputs: BTreeMap::from([("gsd-review-prompt.md".into(), "aa".into())]),
@@ -313,21 +329,25 @@ mod tests {
     #[test]
     fn write_read_round_trip_and_version_gate() {
         let dir = tempfile::tempdir().expect("dir");
-        record().write(dir.path()).expect("write");
-        assert_eq!(RunRecord::read(dir.path()).expect("read"), record());
+        let run_dir = super::super::rundir::RunDir {
+            path: dir.path().to_owned(),
+            ledger: None,
+        };
+        record().write(&run_dir).expect("write");
         let path = dir.path().join(FILE_NAME);
+        assert_eq!(RunRecord::read(&path).expect("read"), record());
         let text = std::fs::read_to_string(&path).expect("text");
         std::fs::write(&path, text.replace("\"version\": 1", "\"version\": 2")).expect("edit");
-        let err = RunRecord::read(dir.path()).expect_err("v2 refused");
+        let err = RunRecord::read(&path).expect_err("v2 refused");
         assert!(
             err.message.contains("version 2 is not known"),
             "{}",
             err.message
         );
         std::fs::write(&path, "{\"version\": 1, \"extra\": true}").expect("edit");
-        assert!(RunRecord::read(dir.path()).is_err());
+        assert!(RunRecord::read(&path).is_err());
         std::fs::write(&path, [0xff, 0x00]).expect("edit");
-        assert!(RunRecord::read(dir.path()).is_err());
+        assert!(RunRecord::read(&path).is_err());
     }
 
     #[test]

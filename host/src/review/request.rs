@@ -75,7 +75,8 @@ fn resumed(
     } else {
         None
     };
-    let past = super::continuation::target(given, key.as_ref(), &context.env.cwd)?;
+    let ledger_root = super::ledger::root(&context.env)?;
+    let past = super::continuation::target(given, key.as_ref(), &context.env.cwd, &ledger_root)?;
     let args = super::continuation::merged_request(&past, given, registry, context.command_line())?;
     Ok((args, past))
 }

@@ -30,6 +30,19 @@ pub struct Results {
     pub interrupted: bool,
     /// How progress was shown (the summary follows it).
     pub mode: Mode,
+    /// Each identity's review bytes as read once and hashed into the journal (kept ones of a
+    /// resumed run: as read and checked against the journaled hash); REVIEWS.md shows these.
+    pub reviews: BTreeMap<String, Vec<u8>>,
+}
+
+impl Results {
+    /// The review text of `id` (lossy UTF-8; empty when there was no review file).
+    pub fn review_text(&self, id: &str) -> String {
+        self.reviews
+            .get(id)
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .unwrap_or_default()
+    }
 }
 
 /// Runs the identities pre-flight cleared, with progress.
@@ -88,11 +101,16 @@ pub fn run(
     display.finish();
     let results = merge_kept(&all_jobs, decision, &jobs, results);
     write_results(&prepared.run_dir, &all_jobs, &results);
+    let mut reviews = shared.reviews.take();
+    for (id, kept) in &decision.kept {
+        reviews.insert(id.clone(), kept.review.clone());
+    }
     Ok(Results {
         jobs: all_jobs,
         results,
         interrupted,
         mode,
+        reviews,
     })
 }
 
@@ -122,8 +140,9 @@ fn shared(
     prepared: &Prepared,
     decision: &Decision,
 ) -> Result<Shared, Failure> {
-    let journal =
-        super::journal::Journal::open(&prepared.run_dir.path).map_err(|f| prepared.kept(f))?;
+    let run_dir = &prepared.run_dir;
+    let journal = super::journal::Journal::open(run_dir.ledger.as_ref(), &run_dir.path)
+        .map_err(|f| prepared.kept(f))?;
     Ok(Shared {
         sandbox: request.sandbox,
         config: request.config.clone(),
@@ -135,6 +154,7 @@ fn shared(
         plan_names: prepared.plan_names.clone(),
         journal: Some(std::sync::Arc::new(journal)),
         prior_attempts: decision.attempts.clone(),
+        reviews: std::sync::Arc::default(),
     })
 }
 

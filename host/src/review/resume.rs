@@ -14,13 +14,12 @@ use serde_json::{json, Value};
 
 use super::budget::Metadata;
 use super::journal::{self, Line, Status};
+use super::ledger::{self, Ledger};
 use super::record::{RunRecord, SubjectKey};
 use crate::error::Failure;
+use crate::output::escape_text;
+use crate::private_fs;
 
-/// Prefix of every run dir (review-workflow.md §7).
-pub const RUN_DIR_PREFIX: &str = "gsd-review-";
-/// Most directory entries of the temp dir looked at when listing runs.
-const MAX_SCANNED: usize = 10_000;
 /// Largest review file whose hash is checked (the spawn output cap).
 pub const MAX_REVIEW_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -32,13 +31,17 @@ pub fn review_path(run_dir: &Path, id: &str) -> PathBuf {
     ))
 }
 
-/// A past run found in the temp dir.
+/// A past run: one of this user's run dirs with gsd-lane's own record of it.
 #[derive(Debug, Clone)]
 pub struct PastRun {
-    /// The run dir.
+    /// The run dir (resolved).
     pub dir: PathBuf,
-    /// Its record.
+    /// gsd-lane's own record and journal of it.
+    pub ledger: Ledger,
+    /// Its record (gsd-lane's own copy).
     pub record: RunRecord,
+    /// Its journal (gsd-lane's own copy), every valid line in order.
+    pub lines: Vec<Line>,
     /// Last status per recorded identity (`None`: no finished attempt).
     pub statuses: Vec<(String, Option<Status>)>,
     /// Another process holds the run's lock (it is running now).
@@ -83,31 +86,70 @@ impl PastRun {
     }
 }
 
-/// Where run dirs live: `TMPDIR` or the platform temp dir (review-workflow.md §7).
-pub fn runs_root() -> PathBuf {
-    std::env::temp_dir()
+/// A refused resume (status 2): `dir` and why.
+fn refuse(dir: &Path, why: &str) -> Failure {
+    Failure {
+        message: format!(
+            "cannot resume {}: {why}; nothing was run",
+            escape_text(&dir.display().to_string())
+        ),
+        status: super::continuation::REFUSED,
+    }
 }
 
-/// Reads one run dir as a past run.
+/// Reads the run dir `dir` as a past run: it must be this user's own (a directory, not a
+/// link, mode 0700), have an entry in gsd-lane's own records under `ledger_root`, and its
+/// copies of the record and journal must match that entry.
 ///
 /// # Errors
 ///
-/// The record is missing or invalid, or the journal cannot be read.
-pub fn inspect(dir: &Path) -> Result<PastRun, Failure> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|err| {
-        Failure::new(format!(
-            "no review run at {}: {err}; `gsd-lane runs` lists past runs",
-            dir.display()
-        ))
-    })?;
-    if !meta.is_dir() {
+/// A missing dir (status 1); a dir that is not ours, has no record of ours, or whose copies
+/// were changed (status 2, naming why); an unreadable record.
+pub fn inspect(ledger_root: &Path, dir: &Path) -> Result<PastRun, Failure> {
+    if let Err(err) = std::fs::symlink_metadata(dir) {
         return Err(Failure::new(format!(
-            "{}: not a directory (a run dir is a directory, never a symlink)",
-            dir.display()
+            "no review run at {}: {err}; `gsd-lane runs` lists past runs",
+            escape_text(&dir.display().to_string())
         )));
     }
-    let record = RunRecord::read(dir)?;
-    let lines = journal::read(dir)?;
+    private_fs::check_own_run_dir(dir).map_err(|why| refuse(dir, &why.to_string()))?;
+    ledger::check_root(ledger_root)?;
+    let resolved = dir
+        .canonicalize()
+        .map_err(|err| refuse(dir, &err.to_string()))?;
+    let ledger = Ledger::of(ledger_root, &resolved);
+    if !std::fs::symlink_metadata(&ledger.dir).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse(
+            dir,
+            &format!(
+                "gsd-lane has no record of it under {} (it was not started by you with this gsd-lane, or its record was removed)",
+                ledger_root.display()
+            ),
+        ));
+    }
+    let record = RunRecord::read(&ledger.record_path())?;
+    load(ledger, record, &resolved)
+}
+
+/// A past run from its ledger entry and record, once the run dir is checked.
+fn load(ledger: Ledger, record: RunRecord, dir: &Path) -> Result<PastRun, Failure> {
+    private_fs::check_own_run_dir(dir).map_err(|why| refuse(dir, &why.to_string()))?;
+    if record.run_dir != dir {
+        return Err(refuse(
+            dir,
+            &format!(
+                "gsd-lane's own record {} belongs to another run dir",
+                ledger.record_path().display()
+            ),
+        ));
+    }
+    // A running review may be rewriting its copies right now: it is listed as running, and
+    // resuming it is refused by its lock; the copies are checked once it has ended.
+    let running = is_locked(dir)?;
+    if !running {
+        super::ledger::verify_copies(&ledger, dir)?;
+    }
+    let lines = journal::read(&ledger.journal_path())?;
     let last = journal::last_by_identity(&lines);
     let statuses = record
         .identities
@@ -116,53 +158,126 @@ pub fn inspect(dir: &Path) -> Result<PastRun, Failure> {
         .collect();
     Ok(PastRun {
         dir: dir.to_owned(),
+        ledger,
         record,
+        lines,
         statuses,
-        running: is_locked(dir),
+        running,
     })
 }
 
-/// Every run dir under [`runs_root`] with a valid record, newest first. Dirs without a valid
-/// record (older versions, other tools, runs of a different version) are skipped.
-pub fn list() -> Vec<PastRun> {
-    let root = runs_root();
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Vec::new();
-    };
-    let mut runs: Vec<PastRun> = entries
-        .take(MAX_SCANNED)
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(RUN_DIR_PREFIX))
-        .filter_map(|e| inspect(&e.path()).ok())
-        .collect();
-    runs.sort_by(|a, b| {
-        b.record
-            .created_ms
-            .cmp(&a.record.created_ms)
-            .then_with(|| b.dir.cmp(&a.dir))
+/// The past runs and what was skipped.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// This user's runs with a valid record, newest first.
+    pub runs: Vec<PastRun>,
+    /// One line per run skipped, and why.
+    pub notes: Vec<String>,
+}
+
+/// Every run recorded under `ledger_root` (`$GSD_HOME/.gsd/runs`), newest first. An entry
+/// whose record cannot be read, whose run dir is not this user's own 0700 dir, or whose copies
+/// were changed is skipped with a note; an entry whose run dir is gone is forgotten (removed),
+/// with a note. The temp dir is never scanned: what else it holds changes nothing.
+pub fn list(ledger_root: &Path) -> Listing {
+    let (recorded, mut notes) = recorded(ledger_root);
+    let mut runs = Vec::new();
+    for (ledger, record) in recorded {
+        let dir = record.run_dir.clone();
+        match load(ledger, record, &dir) {
+            Ok(run) => runs.push(run),
+            Err(failure) => notes.push(format!("skipped: {}", failure.message)),
+        }
+    }
+    Listing { runs, notes }
+}
+
+/// The entries under `ledger_root` with a readable record and a run dir that still exists,
+/// newest first, and notes on the others (unreadable records; forgotten entries).
+fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut notes = Vec::new();
+    if std::fs::symlink_metadata(ledger_root).is_err() {
+        return (found, notes);
+    }
+    if let Err(failure) = ledger::check_root(ledger_root) {
+        notes.push(format!("skipped every run: {}", failure.message));
+        return (found, notes);
+    }
+    let mut forgotten = 0_usize;
+    for ledger in ledger::entries(ledger_root) {
+        let record = match RunRecord::read(&ledger.record_path()) {
+            Ok(record) => record,
+            Err(failure) => {
+                notes.push(format!("skipped: {}", failure.message));
+                continue;
+            }
+        };
+        if std::fs::symlink_metadata(&record.run_dir)
+            .is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound)
+        {
+            ledger.remove();
+            forgotten += 1;
+            continue;
+        }
+        found.push((ledger, record));
+    }
+    if forgotten > 0 {
+        notes.push(format!(
+            "forgot {forgotten} run(s) whose run dir no longer exists (their records in {} were removed)",
+            ledger_root.display()
+        ));
+    }
+    found.sort_by(|(_, a), (_, b)| {
+        b.created_ms
+            .cmp(&a.created_ms)
+            .then_with(|| b.run_dir.cmp(&a.run_dir))
     });
-    runs
+    (found, notes)
 }
 
-/// The newest past run matching `subject` (or, without one, started in `cwd`).
-pub fn latest(subject: Option<&SubjectKey>, cwd: &Path) -> Option<PastRun> {
-    list().into_iter().find(|run| match subject {
-        Some(subject) => run.record.subject.same_target(subject),
-        None => run.record.cwd == cwd,
-    })
+/// The newest recorded run matching `subject` (or, without one, started in `cwd`), and the
+/// notes of entries skipped on the way. That run must pass every check of [`inspect`]: when
+/// it does not, the resume is refused (never silently replaced by an older run).
+///
+/// # Errors
+///
+/// The newest matching run is not this user's own 0700 dir, or its copies were changed.
+pub fn latest(
+    ledger_root: &Path,
+    subject: Option<&SubjectKey>,
+    cwd: &Path,
+) -> (Result<Option<PastRun>, Failure>, Vec<String>) {
+    let (recorded, notes) = recorded(ledger_root);
+    let found = recorded.into_iter().find(|(_, record)| match subject {
+        Some(subject) => record.subject.same_target(subject),
+        None => record.cwd == cwd,
+    });
+    let run = found.map(|(ledger, record)| {
+        let dir = record.run_dir.clone();
+        load(ledger, record, &dir)
+    });
+    (run.transpose(), notes)
 }
 
 /// True when another process holds the run's lock.
-fn is_locked(dir: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(dir.join(LOCK_NAME)) else {
-        return false;
+///
+/// # Errors
+///
+/// `run.lock` is not a regular file (a planted link or FIFO), refused with status 2.
+fn is_locked(dir: &Path) -> Result<bool, Failure> {
+    let path = dir.join(LOCK_NAME);
+    let file = match private_fs::open_run_file_read(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(refuse(dir, &err.to_string())),
     };
     match file.try_lock() {
         Ok(()) => {
             let _ = file.unlock();
-            false
+            Ok(false)
         }
-        Err(_) => true,
+        Err(_) => Ok(true),
     }
 }
 
@@ -170,23 +285,19 @@ fn is_locked(dir: &Path) -> bool {
 #[derive(Debug)]
 pub struct RunLock(#[allow(dead_code)] std::fs::File);
 
-/// Takes the run dir's lock without waiting.
+/// Takes the run dir's lock without waiting; `run.lock` is opened through the no-follow,
+/// non-blocking opener (a planted link, FIFO or hard link is refused by name).
 ///
 /// # Errors
 ///
 /// Another process runs (or resumes) this run dir now, or the lock file cannot be opened.
 pub fn lock(dir: &Path) -> Result<RunLock, Failure> {
     let path = dir.join(LOCK_NAME);
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options
-        .open(&path)
-        .map_err(|err| Failure::new(format!("opening {}: {err}", path.display())))?;
+    let file =
+        private_fs::open_run_file(&path, private_fs::WriteMode::Keep).map_err(|err| Failure {
+            message: format!("opening {}: {err}", path.display()),
+            status: super::continuation::REFUSED,
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(RunLock(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(Failure {
@@ -207,6 +318,9 @@ pub fn lock(dir: &Path) -> Result<RunLock, Failure> {
 pub struct Kept {
     /// Its budget metadata, as the first run recorded it.
     pub metadata: Option<Metadata>,
+    /// The review bytes read (once) and found to have the journaled hash: what REVIEWS.md
+    /// shows.
+    pub review: Vec<u8>,
 }
 
 /// What a resumed run does.
@@ -219,7 +333,8 @@ pub struct Decision {
 }
 
 /// Decides, from the journal and the review files, which identities are kept; `retry` names
-/// identities that run again even when they finished.
+/// identities that run again even when they finished. Each kept review file is read once,
+/// through the no-follow, non-blocking opener, and the bytes whose hash matched are kept.
 pub fn decide(run_dir: &Path, lines: &[Line], retry: &[String]) -> Decision {
     let mut decision = Decision::default();
     for (id, (line, attempts)) in journal::last_by_identity(lines) {
@@ -227,8 +342,12 @@ pub fn decide(run_dir: &Path, lines: &[Line], retry: &[String]) -> Decision {
         if !line.status.is_finished_review() || retry.contains(&id) {
             continue;
         }
-        let on_disk = journal::file_sha256(&review_path(run_dir, &id), MAX_REVIEW_BYTES);
-        if on_disk.is_none() || on_disk != line.review_sha256 {
+        let Some((review, Some(hash))) =
+            journal::read_hashed(&review_path(run_dir, &id), MAX_REVIEW_BYTES)
+        else {
+            continue;
+        };
+        if line.review_sha256.as_deref() != Some(hash.as_str()) {
             continue;
         }
         let metadata = match &line.metadata {
@@ -238,7 +357,7 @@ pub fn decide(run_dir: &Path, lines: &[Line], retry: &[String]) -> Decision {
                 None => continue,
             },
         };
-        decision.kept.insert(id, Kept { metadata });
+        decision.kept.insert(id, Kept { metadata, review });
     }
     decision
 }
@@ -294,6 +413,7 @@ mod tests {
             decision.kept.keys().collect::<Vec<_>>(),
             vec!["alpha", "beta"]
         );
+        assert_eq!(decision.kept["alpha"].review, b"# alpha\n");
         let decision = decide(dir.path(), &lines, &["beta".to_owned()]);
         assert_eq!(decision.kept.keys().collect::<Vec<_>>(), vec!["alpha"]);
         assert_eq!(decision.attempts["delta"], 1);

@@ -14,10 +14,14 @@ pub const LOCK_NAME: &str = "run.lock";
 pub struct RunDir {
     /// Absolute path.
     pub path: PathBuf,
+    /// gsd-lane's own record of the run (`None`: a scratch dir, or no `$GSD_HOME`/`$HOME`,
+    /// and then the run cannot be resumed).
+    pub ledger: Option<super::ledger::Ledger>,
 }
 
 impl RunDir {
-    /// Creates `<TMPDIR or platform temp>/gsd-review-XXXXXX` (0700).
+    /// Creates `<TMPDIR or platform temp>/gsd-review-XXXXXX` (0700), its path resolved (so
+    /// the ledger entry and every later lookup name it the same way). No ledger entry.
     ///
     /// # Errors
     ///
@@ -25,7 +29,26 @@ impl RunDir {
     pub fn create() -> Result<RunDir, Failure> {
         let path = crate::private_fs::private_temp_dir("gsd-review-")
             .map_err(|err| Failure::new(format!("creating the run dir: {err}")))?;
-        Ok(RunDir { path })
+        let path = path.canonicalize().unwrap_or(path);
+        Ok(RunDir { path, ledger: None })
+    }
+
+    /// [`RunDir::create`] with a fresh ledger entry under `ledger_root`
+    /// (`$GSD_HOME/.gsd/runs`).
+    ///
+    /// # Errors
+    ///
+    /// The directory or the entry cannot be created.
+    pub fn create_recorded(ledger_root: &Path) -> Result<RunDir, Failure> {
+        let mut run_dir = RunDir::create()?;
+        match super::ledger::Ledger::create(ledger_root, &run_dir.path) {
+            Ok(ledger) => run_dir.ledger = Some(ledger),
+            Err(failure) => {
+                run_dir.remove();
+                return Err(failure);
+            }
+        }
+        Ok(run_dir)
     }
 
     /// `<run dir>/<name>`.
@@ -47,9 +70,12 @@ impl RunDir {
         write_private(&self.file(name), text.as_bytes(), false)
     }
 
-    /// Removes the directory and everything in it (best effort).
+    /// Removes the directory and everything in it, and its ledger entry (best effort).
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        if let Some(ledger) = &self.ledger {
+            ledger.remove();
+        }
     }
 }
 

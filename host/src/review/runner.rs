@@ -73,6 +73,8 @@ pub struct Shared {
     pub journal: Option<Arc<Journal>>,
     /// Attempts already made per identity by earlier runs of this run dir (resume).
     pub prior_attempts: BTreeMap<String, u32>,
+    /// The review bytes whose hash each final journal line records (REVIEWS.md uses them).
+    pub reviews: Arc<journal::Captured>,
 }
 
 /// How one identity ended.
@@ -344,11 +346,20 @@ fn run_group(
 }
 
 /// Appends the identity's final attempt to the journal (synced before the result is shown).
+/// The review file is read once: its bytes are hashed for the journal and kept for REVIEWS.md.
 fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
+    let id = &job.identity.id;
+    let mut review_sha256 = None;
+    if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
+        let path = super::resume::review_path(&shared.run_dir.path, id);
+        if let Some((bytes, hash)) = journal::read_hashed(&path, super::resume::MAX_REVIEW_BYTES) {
+            review_sha256 = hash;
+            shared.reviews.keep(id, bytes);
+        }
+    }
     let Some(journal) = &shared.journal else {
         return;
     };
-    let id = &job.identity.id;
     let attempt = shared.prior_attempts.get(id).copied().unwrap_or(0) + 1 + result.retries;
     let (status, refusal) = match &result.done {
         Done::Ran { stubbed: false } => (Status::Review, None),
@@ -363,12 +374,7 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
         line.reason = Some(refusal.reason.to_string());
         line = line.with_detail(&refusal.detail);
     }
-    if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
-        line.review_sha256 = journal::file_sha256(
-            &super::resume::review_path(&shared.run_dir.path, id),
-            super::resume::MAX_REVIEW_BYTES,
-        );
-    }
+    line.review_sha256 = review_sha256;
     if result.metadata.is_some() {
         let name = format!(
             "gsd-review-prompt-{}.md",

@@ -207,29 +207,31 @@ fn record(
         subject: subject.key(),
         output: subject.output().to_owned(),
         cwd: context.env.cwd.clone(),
-        args: request.args.selection_argv(&request.registry),
+        run_dir: prepared.run_dir.path.clone(),
+        args: super::continuation::recorded_args(&request.args, &request.registry),
         source: chosen.source.as_str().to_owned(),
         inputs: prepared.input_hashes.clone(),
         identities,
     };
     let dir = &prepared.run_dir;
     let Some(past) = &request.past else {
-        run_record.write(&dir.path).map_err(|f| prepared.kept(f))?;
+        run_record.write(dir).map_err(|f| prepared.kept(f))?;
         return Ok(Decision::default());
     };
     super::continuation::check_unchanged(&past.record, &run_record, request.args.force)?;
+    // The run dir's prompt and section files are written again from the inputs just checked:
+    // a lane of the first run could have rewritten them (or planted a link, refused by name).
+    subject
+        .write_inputs(dir, context)
+        .map_err(|f| prepared.kept(f))?;
     if request.args.force {
-        subject
-            .write_inputs(dir, context)
-            .map_err(|f| prepared.kept(f))?;
         let mut forced = run_record;
         forced.args.clone_from(&past.record.args);
-        forced.write(&dir.path).map_err(|f| prepared.kept(f))?;
+        forced.write(dir).map_err(|f| prepared.kept(f))?;
     }
-    let lines = super::journal::read(&dir.path).map_err(|f| prepared.kept(f))?;
     Ok(super::resume::decide(
         &dir.path,
-        &lines,
+        &past.lines,
         &request.args.retry,
     ))
 }

@@ -297,23 +297,27 @@ fn sleep_unless(wait: Duration, stop: &dyn Fn() -> bool) -> bool {
 }
 
 /// Appends `> [gsd-lane] <text>` to the attempt's review file (best effort: the review or stub
-/// is already written; a failed note is printed, never fatal).
+/// is already written; a failed note is printed, never fatal). The file is opened with the
+/// run dir's no-follow, non-blocking opener: a link or FIFO a lane put in its place is refused,
+/// never written through.
 fn note(completion: &Completion, text: &str) {
-    use std::io::Write;
     let path = Path::new(&completion.plan.review_path);
-    let written = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .and_then(|mut file| write!(file, "\n> [gsd-lane] {text}\n"));
+    let written = crate::private_fs::write_run_file(
+        path,
+        format!("\n> [gsd-lane] {text}\n").as_bytes(),
+        crate::private_fs::WriteMode::Append,
+    );
     if let Err(err) = written {
         crate::output::eprint_line(&format!("warning: writing {}: {err}", path.display()));
     }
 }
 
 fn read_bounded(path: &Path) -> String {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    let _ = std::fs::File::open(path).map(|f| f.take(MAX_STDERR_BYTES).read_to_end(&mut bytes));
+    let bytes = crate::private_fs::read_run_file(path, MAX_STDERR_BYTES)
+        .ok()
+        .flatten()
+        .map(|(bytes, _)| bytes)
+        .unwrap_or_default();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 

@@ -1,6 +1,5 @@
 //! The review file and the empty-output policy (invocation.md §10).
 
-use std::fs;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -30,7 +29,7 @@ pub fn is_empty_review(text: &str) -> bool {
 ///
 /// I/O errors other than "not found".
 pub fn inspect(path: &Path) -> std::io::Result<Content> {
-    let mut file = match fs::File::open(path) {
+    let mut file = match crate::private_fs::open_run_file_read(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Content::Empty),
         Err(err) => return Err(err),
@@ -140,7 +139,7 @@ pub fn append_incomplete_notice(path: &Path, code: &str) -> std::io::Result<()> 
 
 /// Reads the sidecar for a stub (bounded; missing → empty).
 pub fn read_sidecar(path: &Path) -> String {
-    let Ok(file) = fs::File::open(path) else {
+    let Ok(file) = crate::private_fs::open_run_file_read(path) else {
         return String::new();
     };
     let mut bytes = Vec::new();
@@ -181,11 +180,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("r.md");
         assert_eq!(inspect(&path).expect("missing"), Content::Empty);
-        fs::write(&path, " \n\u{3000}\n").expect("write");
+        std::fs::write(&path, " \n\u{3000}\n").expect("write");
         assert_eq!(inspect(&path).expect("ws"), Content::Empty);
         let mut big = " ".repeat(200_000);
         big.push('x');
-        fs::write(&path, &big).expect("write");
+        std::fs::write(&path, &big).expect("write");
         assert_eq!(
             inspect(&path).expect("big"),
             Content::Review {
