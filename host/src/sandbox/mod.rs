@@ -19,6 +19,7 @@ pub(crate) mod detect;
 pub(crate) mod landlock;
 mod mode;
 pub(crate) mod policy;
+pub(crate) mod roots;
 pub(crate) mod watchdog;
 
 pub use mode::{Posture, SandboxMode};
