@@ -25,6 +25,7 @@ pub fn run_mode(
     config: &crate::config::ProjectConfig,
     override_mode: Option<SandboxMode>,
 ) -> Result<SandboxMode, String> {
+    announce_repository_writes(config);
     if let Some(mode) = override_mode {
         return Ok(mode);
     }
@@ -37,7 +38,6 @@ pub fn run_mode(
             )
         })?,
     };
-    announce_repository_writes(config);
     if mode != SandboxMode::Enforce {
         crate::output::eprint_line(&format!(
             "warning: .planning/config.json sets review.sandbox to {mode}: spawned lanes are not \
@@ -65,7 +65,7 @@ fn announce_repository_writes(config: &crate::config::ProjectConfig) {
         serde_json::Value::Array(slugs) => slugs
             .iter()
             .map(|slug| match slug.as_str() {
-                Some(text) => format!("{:?}", crate::output::neutralize(text)),
+                Some(text) => format!("\"{}\"", crate::output::escape_text(text)),
                 None => crate::output::neutralize(&slug.to_string()),
             })
             .collect(),
