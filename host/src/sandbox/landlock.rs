@@ -116,7 +116,7 @@ mod imp {
     };
 
     use super::{Support, MAX_RULES};
-    use crate::sandbox::roots::resolved;
+    use crate::sandbox::roots::{outermost, resolved};
 
     /// The newest ABI whose write rights the posture uses (ABI 5 added `IoctlDev`; later ABIs
     /// add no right that writes a file).
@@ -193,13 +193,13 @@ mod imp {
         Ok((meta.dev(), meta.ino()))
     }
 
-    /// The roots resolved, sorted and without duplicates: the key of their grants.
+    /// The roots resolved, sorted, without duplicates and without a root inside another (its
+    /// ancestors would otherwise be listed and their entries granted): the key of their grants.
     fn key_of(roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         if roots.is_empty() {
             return Err("no directory to keep read-only was given".to_owned());
         }
-        let set: BTreeSet<PathBuf> = roots.iter().map(|root| resolved(root)).collect();
-        Ok(set.into_iter().collect())
+        Ok(outermost(roots.iter().map(|root| resolved(root)).collect()))
     }
 
     /// The grant of one entry (`None`: a symbolic link or a directory on the path to a root).
@@ -470,6 +470,22 @@ mod tests {
         match support() {
             Support::Unavailable => assert!(outcome.is_err()),
             _ => assert_eq!(outcome, Ok((true, true))),
+        }
+    }
+
+    #[test]
+    fn a_root_inside_another_does_not_open_the_outer_one() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        let inner = repo.join("a/b");
+        fs::create_dir_all(&inner).unwrap();
+        let r = repo.clone();
+        let outcome = in_restricted_thread(vec![inner, repo.clone()], Vec::new(), move || {
+            fs::write(r.join("a/x"), "x").is_err() && fs::write(r.join("x"), "x").is_err()
+        });
+        match support() {
+            Support::Unavailable => assert!(outcome.is_err()),
+            _ => assert_eq!(outcome, Ok(true)),
         }
     }
 

@@ -216,7 +216,7 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 /// `paths` sorted, without duplicates and without any path inside another.
-fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+pub fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     paths.sort();
     paths.dedup();
     let mut kept: Vec<PathBuf> = Vec::new();
