@@ -123,7 +123,10 @@ fn attacker(attempts: &[(&str, String)]) -> String {
          try() { name=$1; shift; if sh -c \"$1\" >/dev/null 2>&1; then echo \"changed $name\" >> \"$log\"; else echo \"refused $name\" >> \"$log\"; fi; }\n",
     );
     for (name, command) in attempts {
-        script.push_str(&format!("try {name} '{}'\n", command.replace('\'', "'\\''")));
+        script.push_str(&format!(
+            "try {name} '{}'\n",
+            command.replace('\'', "'\\''")
+        ));
     }
     script.push_str("echo \"done all\" >> \"$log\"\ncat > /dev/null\necho '# Review'\necho 'All attempts logged.'\n");
     script
@@ -144,7 +147,11 @@ fn project_attacks(project: &Path) -> Vec<(&'static str, String)> {
 
 /// Asserts every attempt named in `names` was `verdict`.
 fn assert_all(attempts: &BTreeMap<String, String>, names: &[&str], verdict: &str) {
-    assert_eq!(attempts.get("all").map(String::as_str), Some("done"), "{attempts:?}");
+    assert_eq!(
+        attempts.get("all").map(String::as_str),
+        Some("done"),
+        "{attempts:?}"
+    );
     for name in names {
         assert_eq!(
             attempts.get(*name).map(String::as_str),
@@ -181,7 +188,11 @@ fn run_from_a_subdirectory_keeps_the_whole_project_read_only() {
     let result = world.run_acme(&src, &["--sandbox", "detect"]);
     assert_all(&world.attempts(), &["hook", "planning", "plan"], "changed");
     let text = changes(&result);
-    for expected in [".git/hooks/pre-commit", ".planning/config.json", "docs/PLAN.md"] {
+    for expected in [
+        ".git/hooks/pre-commit",
+        ".planning/config.json",
+        "docs/PLAN.md",
+    ] {
         assert!(text.contains(expected), "{expected} missing from {text}");
     }
 }
@@ -194,7 +205,15 @@ fn run_with_the_project_given_from_elsewhere_keeps_it_read_only() {
     let run_dir = world.run_dir.display().to_string();
     let out = world.run_in(
         &world.elsewhere,
-        &["--project", &project, "run", "acme", "--json", "--run-dir", &run_dir],
+        &[
+            "--project",
+            &project,
+            "run",
+            "acme",
+            "--json",
+            "--run-dir",
+            &run_dir,
+        ],
     );
     out.assert_status(0);
     assert_all(&world.attempts(), &["hook", "planning", "plan"], "refused");
@@ -212,7 +231,11 @@ fn a_gsd_project_without_git_is_read_only_from_a_subdirectory_and_changes_are_re
     let result = world.run_acme(&src, &["--sandbox", "detect"]);
     assert_all(&world.attempts(), &["hook", "planning", "plan"], "changed");
     let text = changes(&result);
-    for expected in [".git/hooks/pre-commit", ".planning/config.json", "docs/PLAN.md"] {
+    for expected in [
+        ".git/hooks/pre-commit",
+        ".planning/config.json",
+        "docs/PLAN.md",
+    ] {
         assert!(text.contains(expected), "{expected} missing from {text}");
     }
 }
@@ -240,7 +263,12 @@ fn a_review_started_in_a_subdirectory_keeps_the_git_dir_read_only() {
     command.current_dir(&sub);
     let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
     out.assert_no_panic().assert_status(0);
-    assert_eq!(util::read_text(&env.home.join("hook")), "refused\n", "{}", out.stderr);
+    assert_eq!(
+        util::read_text(&env.home.join("hook")),
+        "refused\n",
+        "{}",
+        out.stderr
+    );
     assert!(!env.project.join(".git/hooks/pre-commit").exists());
 }
 
@@ -257,7 +285,10 @@ fn worktree_world() -> (World, PathBuf, PathBuf) {
     git(&main, &["commit", "-q", "-m", "initial"]);
     let wt = world.env.root.path().join("wt");
     git(&main, &["worktree", "add", "-q", &wt.display().to_string()]);
-    assert!(wt.join(".git").is_file(), "a linked worktree has a .git file");
+    assert!(
+        wt.join(".git").is_file(),
+        "a linked worktree has a .git file"
+    );
     (world, main, wt)
 }
 
@@ -271,13 +302,24 @@ fn a_linked_worktree_keeps_its_git_dir_and_common_dir_read_only() {
             format!("echo evil > '{m}/.git/hooks/pre-commit'"),
         ),
         ("common-config", format!("echo '[x]' >> '{m}/.git/config'")),
-        ("worktree-head", format!("echo x >> '{m}/.git/worktrees/wt/HEAD'")),
-        ("worktree-file", format!("echo x > '{m}/.git/worktrees/wt/planted'")),
+        (
+            "worktree-head",
+            format!("echo x >> '{m}/.git/worktrees/wt/HEAD'"),
+        ),
+        (
+            "worktree-file",
+            format!("echo x > '{m}/.git/worktrees/wt/planted'"),
+        ),
     ]);
     world.run_acme(&wt, &[]);
     assert_all(
         &world.attempts(),
-        &["common-hook", "common-config", "worktree-head", "worktree-file"],
+        &[
+            "common-hook",
+            "common-config",
+            "worktree-head",
+            "worktree-file",
+        ],
         "refused",
     );
     assert!(!main.join(".git/hooks/pre-commit").exists());
@@ -299,7 +341,10 @@ fn a_git_file_naming_the_home_or_the_root_stops_the_run_before_any_lane() {
         );
         assert!(world.attempts().is_empty(), "the lane started");
         // `--sandbox off` runs (nothing is confined, so nothing needs deciding).
-        let out = world.run_in(&wt, &["run", "acme", "--run-dir", &run_dir, "--sandbox", "off"]);
+        let out = world.run_in(
+            &wt,
+            &["run", "acme", "--run-dir", &run_dir, "--sandbox", "off"],
+        );
         out.assert_status(0);
         std::fs::remove_file(world.env.home.join("attempts.log")).expect("log");
     }
@@ -308,8 +353,11 @@ fn a_git_file_naming_the_home_or_the_root_stops_the_run_before_any_lane() {
 #[test]
 fn a_run_dir_inside_the_repository_grants_only_the_lanes_own_files() {
     let world = World::new(true);
-    std::fs::write(world.env.project.join("docs/gsd-review-prompt.md"), "Review.\n")
-        .expect("prompt");
+    std::fs::write(
+        world.env.project.join("docs/gsd-review-prompt.md"),
+        "Review.\n",
+    )
+    .expect("prompt");
     let p = world.env.project.display();
     world.install(&[
         ("plan-beside", format!("echo forged >> '{p}/docs/PLAN.md'")),
@@ -326,14 +374,27 @@ fn a_run_dir_inside_the_repository_grants_only_the_lanes_own_files() {
     let attempts = world.attempts();
     assert_all(&attempts, &["plan-beside", "new-beside"], "refused");
     assert_all(&attempts, &["tmpdir"], "changed");
-    assert_eq!(util::read_text(&world.env.project.join("docs/PLAN.md")), "# Plan\n");
-    assert!(util::read_text(&world.env.project.join("docs/gsd-review-acme.md"))
-        .contains("All attempts logged."));
+    assert_eq!(
+        util::read_text(&world.env.project.join("docs/PLAN.md")),
+        "# Plan\n"
+    );
+    assert!(
+        util::read_text(&world.env.project.join("docs/gsd-review-acme.md"))
+            .contains("All attempts logged.")
+    );
 
     // Detection covers the rest of that directory.
     let out = world.run_in(
         &world.env.project,
-        &["run", "acme", "--json", "--run-dir", "docs", "--sandbox", "detect"],
+        &[
+            "run",
+            "acme",
+            "--json",
+            "--run-dir",
+            "docs",
+            "--sandbox",
+            "detect",
+        ],
     );
     out.assert_status(0);
     let text = changes(&out.json());
@@ -351,12 +412,19 @@ fn invoke_from_a_phase_directory_cannot_rewrite_the_plans() {
     let phase = world.env.project.join(".planning/phases/01-core");
     std::fs::create_dir_all(&phase).expect("phase");
     std::fs::write(phase.join("01-01-PLAN.md"), "# Plan\n").expect("plan");
-    std::fs::write(world.env.project.join(".planning/ROADMAP.md"), "# Roadmap\n").expect("map");
+    std::fs::write(
+        world.env.project.join(".planning/ROADMAP.md"),
+        "# Roadmap\n",
+    )
+    .expect("map");
     std::fs::write(phase.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
     let plan = phase.join("01-01-PLAN.md");
     world.install(&[
         ("plan", format!("echo forged >> '{}'", plan.display())),
-        ("roadmap", format!("echo forged >> '{project}/.planning/ROADMAP.md'")),
+        (
+            "roadmap",
+            format!("echo forged >> '{project}/.planning/ROADMAP.md'"),
+        ),
     ]);
     for extra in [&[][..], &["--repo-root", project.as_str()][..]] {
         let mut args = vec!["invoke", "--slug", "acme"];
@@ -369,11 +437,22 @@ fn invoke_from_a_phase_directory_cannot_rewrite_the_plans() {
 
     let out = world.run_in(
         &phase,
-        &["invoke", "--slug", "acme", "--repo-root", &project, "--sandbox", "detect"],
+        &[
+            "invoke",
+            "--slug",
+            "acme",
+            "--repo-root",
+            &project,
+            "--sandbox",
+            "detect",
+        ],
     );
     out.assert_status(0);
     let text = changes(&out.json());
-    assert!(text.contains("modified .planning/phases/01-core/01-01-PLAN.md"), "{text}");
+    assert!(
+        text.contains("modified .planning/phases/01-core/01-01-PLAN.md"),
+        "{text}"
+    );
     assert!(text.contains("modified .planning/ROADMAP.md"), "{text}");
     assert!(!text.contains("gsd-review-acme"), "{text}");
 }
@@ -398,7 +477,11 @@ fn each_reviewer_writes_only_its_own_files() {
     let (one, two) = (body("two"), body("one"));
     let (env, bin) = review_lab(&[("one", one.as_str()), ("two", two.as_str())]);
     let (out, _) = util::run_bounded(
-        review_command(&env, &bin, &["--phase", "3", "--one", "--two", "--jobs", "1"]),
+        review_command(
+            &env,
+            &bin,
+            &["--phase", "3", "--one", "--two", "--jobs", "1"],
+        ),
         COMMAND_TIMEOUT,
     );
     out.assert_no_panic().assert_status(0);
@@ -470,7 +553,9 @@ fn allow_repository_writes_from_the_repository_is_announced_on_every_run() {
             out.stderr.contains(
                 "warning: .planning/config.json sets review.allow_repository_writes to [\"acme\""
             ),
-            "{}\n{}", out.stdout, out.stderr
+            "{}\n{}",
+            out.stdout,
+            out.stderr
         );
         assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
     }
@@ -499,7 +584,15 @@ fn under_detect_and_off_a_lane_cannot_reach_the_watchdogs_pipe_through_proc() {
         world.env.write_overlay(Scope::Global, "acme-review", &lane);
         let path_var = format!("{}:/usr/bin:/bin", world.bin.display());
         let run_dir = world.run_dir.display().to_string();
-        let args = ["run", "acme", "--json", "--run-dir", &run_dir, "--sandbox", mode];
+        let args = [
+            "run",
+            "acme",
+            "--json",
+            "--run-dir",
+            &run_dir,
+            "--sandbox",
+            mode,
+        ];
         let command = without_capabilities(&world.env, &path_var, &world.env.project, &args);
         let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
         out.assert_no_panic().assert_status(0);

@@ -74,7 +74,8 @@ fn confine(context: &Context, sandbox: SandboxMode) -> Result<(), Failure> {
         home: context.env.home.as_deref(),
         gsd_home: gsd_home.as_deref(),
     };
-    crate::sandbox::policy::confine_command(sandbox, &inputs).map_err(|err| Failure::new(err.to_string()))
+    crate::sandbox::policy::confine_command(sandbox, &inputs)
+        .map_err(|err| Failure::new(err.to_string()))
 }
 
 /// `--resume`: the recorded run and its own arguments merged with this invocation's.

@@ -361,7 +361,10 @@ mod imp {
         false
     }
 
-    pub(super) fn restrict_self(_read_only: &[PathBuf], _writable: &[PathBuf]) -> Result<(), String> {
+    pub(super) fn restrict_self(
+        _read_only: &[PathBuf],
+        _writable: &[PathBuf],
+    ) -> Result<(), String> {
         Err("Landlock exists only on Linux".to_owned())
     }
 
@@ -402,30 +405,47 @@ mod tests {
         }
         fs::write(repo.join("file"), "data").unwrap();
         fs::write(repo.join("own.md"), "").unwrap();
-        let (r, st, s, w) = (repo.clone(), state.clone(), sibling.clone(), scratch.clone());
+        let (r, st, s, w) = (
+            repo.clone(),
+            state.clone(),
+            sibling.clone(),
+            scratch.clone(),
+        );
         let home = top.path().join("home");
         let writable = vec![scratch.clone(), repo.join("own.md")];
-        let outcome = in_restricted_thread(vec![repo.clone(), state.clone()], writable, move || {
-            (
-                fs::write(r.join("new"), "x").is_err(),
-                fs::write(r.join("file"), "changed").is_err(),
-                fs::remove_file(r.join("file")).is_err(),
-                fs::create_dir(r.join("dir")).is_err(),
-                fs::write(st.join("consent.json"), "{}").is_err(),
-                fs::write(home.join("other"), "x").is_err(),
-                fs::write(s.join("ok"), "x").is_ok(),
-                fs::write(w.join("tmp"), "x").is_ok(),
-                fs::write(r.join("own.md"), "review").is_ok(),
-                fs::read_to_string(r.join("file")).ok(),
-            )
-        });
+        let outcome =
+            in_restricted_thread(vec![repo.clone(), state.clone()], writable, move || {
+                (
+                    fs::write(r.join("new"), "x").is_err(),
+                    fs::write(r.join("file"), "changed").is_err(),
+                    fs::remove_file(r.join("file")).is_err(),
+                    fs::create_dir(r.join("dir")).is_err(),
+                    fs::write(st.join("consent.json"), "{}").is_err(),
+                    fs::write(home.join("other"), "x").is_err(),
+                    fs::write(s.join("ok"), "x").is_ok(),
+                    fs::write(w.join("tmp"), "x").is_ok(),
+                    fs::write(r.join("own.md"), "review").is_ok(),
+                    fs::read_to_string(r.join("file")).ok(),
+                )
+            });
         match support() {
             Support::Unavailable => assert!(outcome.is_err(), "must fail closed"),
             _ => {
                 let outcome = outcome.expect("restricted");
                 assert_eq!(
                     outcome,
-                    (true, true, true, true, true, true, true, true, true, Some("data".to_owned()))
+                    (
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        Some("data".to_owned())
+                    )
                 );
             }
         }
@@ -444,11 +464,17 @@ mod tests {
         let roots = vec![repo.clone(), run.clone()];
         let (f, s) = (first.clone(), second.clone());
         let granted = in_restricted_thread(roots.clone(), vec![first.clone()], move || {
-            (fs::write(f.join("x"), "x").is_ok(), fs::write(s.join("x"), "x").is_err())
+            (
+                fs::write(f.join("x"), "x").is_ok(),
+                fs::write(s.join("x"), "x").is_err(),
+            )
         });
         let (f, s) = (first.clone(), second.clone());
         let other = in_restricted_thread(roots, vec![second.clone()], move || {
-            (fs::write(s.join("y"), "x").is_ok(), fs::write(f.join("y"), "x").is_err())
+            (
+                fs::write(s.join("y"), "x").is_ok(),
+                fs::write(f.join("y"), "x").is_err(),
+            )
         });
         match support() {
             Support::Unavailable => assert!(granted.is_err() && other.is_err()),

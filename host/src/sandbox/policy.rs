@@ -399,7 +399,10 @@ mod tests {
             &[],
         );
         assert_eq!(detect.confinement, Confinement::default());
-        assert_eq!(detect.detect_roots, vec![(repo.to_path_buf(), String::new())]);
+        assert_eq!(
+            detect.detect_roots,
+            vec![(repo.to_path_buf(), String::new())]
+        );
 
         // Unit-test binaries have no watchdog: enforce degrades to detect and says why.
         let enforce = LaneSandbox::decide(
@@ -412,7 +415,10 @@ mod tests {
         );
         assert!(matches!(enforce.effective, Effective::Detected(_)));
         assert_eq!(enforce.confinement, Confinement::default());
-        assert_eq!(enforce.detect_roots, vec![(repo.to_path_buf(), String::new())]);
+        assert_eq!(
+            enforce.detect_roots,
+            vec![(repo.to_path_buf(), String::new())]
+        );
 
         let writes = LaneSandbox::decide(
             SandboxMode::Enforce,

@@ -189,10 +189,7 @@ pub fn resolved(path: &Path) -> PathBuf {
 }
 
 /// `base` with each of `names` appended lexically.
-fn append<'a>(
-    base: PathBuf,
-    names: impl Iterator<Item = &'a std::ffi::OsString>,
-) -> PathBuf {
+fn append<'a>(base: PathBuf, names: impl Iterator<Item = &'a std::ffi::OsString>) -> PathBuf {
     let mut out = base;
     for name in names {
         out.push(name);
@@ -408,11 +405,18 @@ mod tests {
         let home = resolved(top.path()).join("home");
         let wt = home.join("wt");
         fs::create_dir_all(&wt).unwrap();
-        for target in ["/".to_owned(), home.display().to_string(), "..".to_owned(), ".".to_owned()]
-        {
+        for target in [
+            "/".to_owned(),
+            home.display().to_string(),
+            "..".to_owned(),
+            ".".to_owned(),
+        ] {
             fs::write(wt.join(".git"), format!("gitdir: {target}\n")).unwrap();
             let err = Roots::resolve(&inputs(&wt, &wt, &home)).unwrap_err();
-            assert!(matches!(err, RootsError::Overreach { .. }), "{target}: {err}");
+            assert!(
+                matches!(err, RootsError::Overreach { .. }),
+                "{target}: {err}"
+            );
         }
         for bad in ["", "HEAD\n", &"x".repeat(5000)] {
             fs::write(wt.join(".git"), bad).unwrap();

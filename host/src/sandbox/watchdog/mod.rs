@@ -345,7 +345,11 @@ pub fn run_if_watchdog() -> Option<u8> {
     }
     {
         let mut stdout = io::stdout().lock();
-        if stdout.write_all(READY).and_then(|()| stdout.flush()).is_err() {
+        if stdout
+            .write_all(READY)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
             return Some(1);
         }
     }
@@ -481,7 +485,11 @@ mod tests {
         let started = Instant::now();
         // No watchdog executable in a unit-test binary: the replacement fails, at once.
         assert!(state.send(b"s\n").is_err());
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(state.link.is_none());
         // The stopped stand-in was killed and reaped.
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
