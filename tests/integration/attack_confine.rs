@@ -675,7 +675,7 @@ fn under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog() {
     // Wait for the lane's log; then continue whatever it may have stopped, so that a failing
     // run fails instead of hanging.
     let until = Instant::now() + COMMAND_TIMEOUT;
-    while world.attempts().get("all").is_none() && Instant::now() < until {
+    while !world.attempts().contains_key("all") && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
     let watchdog = util::read_text(&world.env.home.join("watchdog.pid"));

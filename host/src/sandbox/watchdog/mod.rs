@@ -471,9 +471,8 @@ mod tests {
         let mut link = Link { child, input };
         let chunk = [b'x'; 4096];
         let filled = loop {
-            match link.input.write(&chunk) {
-                Ok(_) => {}
-                Err(err) => break err.kind(),
+            if let Err(err) = link.input.write_all(&chunk) {
+                break err.kind();
             }
         };
         assert_eq!(filled, io::ErrorKind::WouldBlock);
