@@ -241,10 +241,12 @@ fn a_gsd_project_without_git_is_read_only_from_a_subdirectory_and_changes_are_re
 }
 
 #[test]
-fn a_review_started_in_a_subdirectory_keeps_the_git_dir_read_only() {
+fn a_review_started_in_a_subdirectory_keeps_the_whole_project_read_only() {
     let (env, bin) = review_lab(&[(
         "one",
-        "if mkdir -p \"$PROJ/.git/hooks\" 2>/dev/null && echo evil > \"$PROJ/.git/hooks/pre-commit\" 2>/dev/null; then echo changed > \"$HOME/hook\"; else echo refused > \"$HOME/hook\"; fi\ncat > /dev/null\necho '# Review'\necho fine\n",
+        "if mkdir -p \"$PROJ/.git/hooks\" 2>/dev/null && echo evil > \"$PROJ/.git/hooks/pre-commit\" 2>/dev/null; then echo changed > \"$HOME/hook\"; else echo refused > \"$HOME/hook\"; fi\n\
+         if echo forged >> \"$PROJ/.planning/ROADMAP.md\" 2>/dev/null; then echo changed > \"$HOME/roadmap\"; else echo refused > \"$HOME/roadmap\"; fi\n\
+         cat > /dev/null\necho '# Review'\necho fine\n",
     )]);
     // The lane learns where the project is from its script (its environment is minimal).
     let script = bin.join("fake-one");
@@ -265,6 +267,12 @@ fn a_review_started_in_a_subdirectory_keeps_the_git_dir_read_only() {
     out.assert_no_panic().assert_status(0);
     assert_eq!(
         util::read_text(&env.home.join("hook")),
+        "refused\n",
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        util::read_text(&env.home.join("roadmap")),
         "refused\n",
         "{}",
         out.stderr
