@@ -248,7 +248,12 @@ fn git_dirs(top: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, RootsError>
         return Ok(Vec::new());
     };
     let git_dir = if meta.file_type().is_symlink() {
-        resolved(&dot_git)
+        // Read, not followed: a dangling link names the directory a lane must not create.
+        let target = std::fs::read_link(&dot_git).map_err(|err| RootsError::Pointer {
+            file: dot_git.clone(),
+            why: format!("cannot be read: {err}"),
+        })?;
+        resolved(&top.join(target))
     } else if meta.is_file() {
         let line = read_pointer(&dot_git)?;
         let Some(target) = line.strip_prefix("gitdir:") else {
@@ -434,6 +439,17 @@ mod tests {
         assert!(status.success());
         let err = Roots::resolve(&inputs(&wt, &wt, &home)).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_dangling_git_link_confines_the_directory_it_names() {
+        let top = tempfile::tempdir().unwrap();
+        let home = resolved(top.path()).join("home");
+        let wt = home.join("wt");
+        fs::create_dir_all(&wt).unwrap();
+        std::os::unix::fs::symlink("../elsewhere/git", wt.join(".git")).unwrap();
+        let roots = Roots::resolve(&inputs(&wt, &wt, &home)).unwrap();
+        assert_eq!(roots.repository, vec![home.join("elsewhere/git"), wt]);
     }
 
     #[test]
