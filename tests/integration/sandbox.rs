@@ -39,14 +39,14 @@ const ATTEMPTS: &[&str] = &[
 ];
 
 /// The directory holding `git` on this machine's `PATH` (the tests need a real git).
-fn git_dir() -> PathBuf {
+pub(crate) fn git_dir() -> PathBuf {
     std::env::var_os("PATH")
         .and_then(|path| std::env::split_paths(&path).find(|dir| dir.join("git").is_file()))
         .expect("git on PATH")
 }
 
 /// `git <args>` in `repo`, which must succeed.
-fn git(repo: &Path, args: &[&str]) {
+pub(crate) fn git(repo: &Path, args: &[&str]) {
     let status = Command::new(git_dir().join("git"))
         .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
         .args(args)

@@ -54,8 +54,11 @@ fn one_watchdog_serves_every_lane_of_a_review() {
     .expect("spawn review");
     let until = Instant::now() + BOUND;
     let token = loop {
+        // The shell creates the file before it writes the line: wait for the line.
         if let Ok(token) = std::fs::read_to_string(pids.join("fake-three")) {
-            break token.trim().to_owned();
+            if token.ends_with('\n') {
+                break token.trim().to_owned();
+            }
         }
         assert!(Instant::now() < until, "the third lane did not start");
         std::thread::sleep(Duration::from_millis(10));

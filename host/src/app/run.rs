@@ -227,6 +227,7 @@ pub fn run(
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
             .map_err(Failure::usage)?,
     };
+    confine(context, &setup)?;
     crate::sandbox::policy::warm(
         setup.sandbox,
         Path::new(&setup.inputs.repo_root),
@@ -239,6 +240,24 @@ pub fn run(
             Ok(0)
         }
     }
+}
+
+/// Decides what the lane may not write: the project (wherever `run` or `invoke` was started
+/// from), the git top levels of the working directory and the project, `--repo-root` (else the
+/// working directory), their git dirs and gsd-lane's own state. A `.git` file that cannot be
+/// decided stops the command (exit 1) before anything starts.
+fn confine(context: &Context, setup: &RunSetup<'_>) -> Result<(), Failure> {
+    let repo_root = PathBuf::from(&setup.inputs.repo_root);
+    let gsd_home = context.env.gsd_home();
+    let inputs = crate::sandbox::roots::RootInputs {
+        cwd: &context.env.cwd,
+        project_root: &context.project_root,
+        repo_root: &repo_root,
+        home: context.env.home.as_deref(),
+        gsd_home: gsd_home.as_deref(),
+    };
+    crate::sandbox::policy::confine_command(setup.sandbox, &inputs)
+        .map_err(|err| Failure::new(err.to_string()))
 }
 
 /// Reports a slug no lane has and returns the exit status: `run` fails (2; `--json` still gets

@@ -50,6 +50,7 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
         (given.clone(), None)
     };
     let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
+    confine(context, sandbox)?;
     let subject = subject::locate(context, &args, &config)?;
     Ok(Ok(Request {
         args,
@@ -59,6 +60,22 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
         sandbox,
         subject,
     }))
+}
+
+/// Decides what the lanes of this review may not write: the project, the git top levels of the
+/// working directory and the project, the repository root the plans name, their git dirs.
+fn confine(context: &Context, sandbox: SandboxMode) -> Result<(), Failure> {
+    let repo_root = std::path::PathBuf::from(subject::repo_root(&context.env.cwd));
+    let gsd_home = context.env.gsd_home();
+    let inputs = crate::sandbox::roots::RootInputs {
+        cwd: &context.env.cwd,
+        project_root: &context.project_root,
+        repo_root: &repo_root,
+        home: context.env.home.as_deref(),
+        gsd_home: gsd_home.as_deref(),
+    };
+    crate::sandbox::policy::confine_command(sandbox, &inputs)
+        .map_err(|err| Failure::new(err.to_string()))
 }
 
 /// `--resume`: the recorded run and its own arguments merged with this invocation's.

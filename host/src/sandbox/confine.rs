@@ -12,14 +12,22 @@ use std::path::{Path, PathBuf};
 /// How one lane is confined.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
-    /// The directory nothing may be written under (Landlock); `None`: no filesystem restriction.
-    pub read_only: Option<PathBuf>,
-    /// Paths that stay writable even when they lie under `read_only` (the run dir).
+    /// The directories nothing may be written under (Landlock, [`super::roots`]); empty: no
+    /// filesystem restriction.
+    pub read_only: Vec<PathBuf>,
+    /// Paths that stay writable even when they lie under `read_only` (the lane's own output
+    /// files, which must exist when the lane starts).
     pub writable: Vec<PathBuf>,
-    /// `TMPDIR` for the lane, set when the usual temporary directory is the repository or one
-    /// of its ancestors (a new entry directly in it would be refused). Created (0700) when the
-    /// lane starts, and writable.
+    /// `TMPDIR` for the lane: its private scratch directory. Created (0700) when the lane
+    /// starts, and writable.
     pub tmpdir: Option<PathBuf>,
+}
+
+impl Confinement {
+    /// Whether a filesystem restriction is asked for.
+    pub fn is_restricted(&self) -> bool {
+        !self.read_only.is_empty()
+    }
 }
 
 /// Applies `confinement` to the calling thread: creates the private `TMPDIR`, then restricts
@@ -33,15 +41,15 @@ pub struct Confinement {
 /// A message naming the path when the `TMPDIR` cannot be made or the posture cannot be
 /// applied: the lane must then not start.
 pub fn confine_current_thread(confinement: &Confinement) -> Result<(), String> {
-    let Some(root) = &confinement.read_only else {
+    if !confinement.is_restricted() {
         return Ok(());
-    };
+    }
     let mut writable = confinement.writable.clone();
     if let Some(tmpdir) = &confinement.tmpdir {
         private_dir(tmpdir).map_err(|err| format!("creating {}: {err}", tmpdir.display()))?;
         writable.push(tmpdir.clone());
     }
-    super::landlock::restrict_self(root, &writable)
+    super::landlock::restrict_self(&confinement.read_only, &writable)
 }
 
 /// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.

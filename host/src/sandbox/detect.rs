@@ -50,14 +50,22 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Walks `root`, skipping the directories in `skip` (the run dir when it lies inside).
+    /// Walks `root`, skipping the paths in `skip` (the lane's own files and scratch directory
+    /// when they lie inside); entries are named relative to `root`.
+    #[cfg(test)]
     pub fn take(root: &Path, skip: &[PathBuf]) -> Snapshot {
+        Snapshot::take_labelled(root, skip, "")
+    }
+
+    /// [`Snapshot::take`], with every entry's name prefixed by `label` (a root other than the
+    /// plan's repository root is named in full).
+    pub fn take_labelled(root: &Path, skip: &[PathBuf], label: &str) -> Snapshot {
         let started = Instant::now();
         let mut snapshot = Snapshot {
             entries: BTreeMap::new(),
             complete: true,
         };
-        let mut pending = vec![(root.to_path_buf(), String::new())];
+        let mut pending = vec![(root.to_path_buf(), label.to_owned())];
         while let Some((dir, rel)) = pending.pop() {
             let Ok(listing) = std::fs::read_dir(&dir) else {
                 snapshot.complete = false;
@@ -79,6 +87,8 @@ impl Snapshot {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let rel_path = if rel.is_empty() {
                     name
+                } else if rel.ends_with('/') {
+                    format!("{rel}{name}")
                 } else {
                     format!("{rel}/{name}")
                 };
@@ -99,8 +109,13 @@ impl Snapshot {
     /// Changes from `self` (before) to `after`, one line each (`created x`, `removed x`,
     /// `modified x`, `mode changed x`), at most [`MAX_LISTED`] plus a count of the rest, and a
     /// note when either snapshot is incomplete. Empty when nothing changed.
+    #[cfg(test)]
     pub fn changes(&self, after: &Snapshot) -> Vec<String> {
-        let mut all = Vec::new();
+        changes_of(std::slice::from_ref(self), std::slice::from_ref(after))
+    }
+
+    /// Every change from `self` (before) to `after`, unbounded.
+    fn all_changes(&self, after: &Snapshot, all: &mut Vec<String>) {
         for (path, old) in &self.entries {
             match after.entries.get(path) {
                 None => all.push(format!("removed {path}")),
@@ -125,16 +140,28 @@ impl Snapshot {
                 all.push(format!("created {path}"));
             }
         }
-        let mut listed: Vec<String> = all.iter().take(MAX_LISTED).cloned().collect();
-        if all.len() > MAX_LISTED {
-            listed.push(format!("and {} more", all.len() - MAX_LISTED));
-        }
-        let partial = !(self.complete && after.complete);
-        if partial && !listed.is_empty() {
-            listed.push("(the comparison is partial: the repository is too large)".to_owned());
-        }
-        listed
     }
+}
+
+/// Changes from each snapshot of `before` to the one at the same place in `after` (one per
+/// confined root), one line each (`created x`, `removed x`, `modified x`, `mode changed x`), at
+/// most [`MAX_LISTED`] plus a count of the rest, and a note when any snapshot is incomplete.
+/// Empty when nothing changed.
+pub fn changes_of(before: &[Snapshot], after: &[Snapshot]) -> Vec<String> {
+    let mut all = Vec::new();
+    let mut partial = before.len() != after.len();
+    for (old, new) in before.iter().zip(after) {
+        old.all_changes(new, &mut all);
+        partial |= !(old.complete && new.complete);
+    }
+    let mut listed: Vec<String> = all.iter().take(MAX_LISTED).cloned().collect();
+    if all.len() > MAX_LISTED {
+        listed.push(format!("and {} more", all.len() - MAX_LISTED));
+    }
+    if partial && !listed.is_empty() {
+        listed.push("(the comparison is partial: the repository is too large)".to_owned());
+    }
+    listed
 }
 
 /// The stamp of one entry.

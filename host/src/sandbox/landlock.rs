@@ -1,41 +1,40 @@
 //! The read-only posture on Linux: a Landlock ruleset that handles every write right and grants
-//! it everywhere except under the repository root.
+//! it everywhere except under the confined roots (the repository roots, gsd-lane's own state and
+//! the lane's run dir, [`super::roots`]); on Landlock ABI 6 and later it also scopes signals, so
+//! that a lane cannot signal gsd-lane, its watchdog or any other process outside its domain.
 //!
-//! Landlock rules are an allow-list of directory hierarchies, so "everything but the repository"
-//! is spelt as: for each directory on the path from `/` down to the repository root, write access
-//! beneath every entry *other than* the next directory on that path. The repository root and its
-//! ancestors themselves are never granted. What follows:
+//! Landlock rules are an allow-list of directory hierarchies, so "everything but the roots" is
+//! spelt as: for each directory on the path from `/` down to any root, write access beneath every
+//! entry that is *not itself* on such a path. The roots and their ancestors themselves are never
+//! granted. What follows:
 //!
-//! - nothing under the repository root can be created, written, truncated, renamed, linked or
-//!   removed (`.git` and `.planning` included), except the directories named writable (the run
-//!   dir, when it lies inside the repository);
-//! - a *new* entry directly inside one of the ancestor directories (`/`, `/home`, `$HOME` when the
-//!   repository is under it, …) is refused too, and so is renaming or removing the entries that
-//!   exist there; entries below them (`$HOME/.cache/…`, `/tmp/…`) stay writable;
-//! - entries are granted as they were listed when the ruleset was built; a symbolic link among
-//!   them is not followed (it is skipped), and an entry that is the repository root or one of its
-//!   ancestors under another name (a bind mount) is skipped;
+//! - nothing under a root can be created, written, truncated, renamed, linked or removed
+//!   (`.git` and `.planning` included), except the paths named writable (the lane's own output
+//!   files and its private scratch directory), each granted alone;
+//! - a *new* entry directly inside one of the ancestor directories (`/`, `/home`, `$HOME` when a
+//!   root is under it, …) is refused too, and so is renaming or removing the entries that exist
+//!   there; entries below them (`$HOME/.cache/…`, `/tmp/…`) stay writable;
+//! - a root that does not exist (a git directory a `.git` file names but nobody made yet) cannot
+//!   be created: its nearest existing ancestor is on the path, so no new entry appears there;
+//! - entries are granted as they were listed when the rules were made; a symbolic link among
+//!   them is not followed (it is skipped), and an entry that is a root or one of its ancestors
+//!   under another name (a bind mount) is skipped;
 //! - reading and executing are not restricted at all.
 //!
-//! # Built once per process
+//! # Listed once per process
 //!
-//! Listing the ancestors and adding one rule per entry is the expensive part (about a thousand
-//! entries when the repository lies in a busy `/tmp`), so a ruleset is built once per process for
-//! each repository root and set of writable paths *inside* the repository, and kept. Each lane
-//! then adds its writable paths *outside* the repository (its run dir, its private `TMPDIR`) to
-//! that ruleset and restricts itself with a copy: those paths lie outside the repository, where
-//! the posture grants writing anyway, so a later lane that also gets them is granted nothing the
-//! posture refuses. Writable paths inside the repository (the lane's own files of an in-repository
-//! run dir) are part of the key instead, so they are never shared between lanes. An entry that
-//! appears in an ancestor directory after the ruleset was built is not granted (refused, the safe
-//! side). [`warm`] starts building in the background, so that `run` overlaps it with its other
-//! work.
+//! Listing the ancestors and opening one entry each is the expensive part (about a thousand
+//! entries when a root lies in a busy `/tmp`), so the grants of a set of roots are made once per
+//! process and kept as open descriptors ([`warm`] starts that in the background). Each lane then
+//! gets a ruleset of its own, made from those grants plus its own writable paths: nothing one
+//! lane is granted reaches another. An entry that appears in an ancestor directory after the
+//! grants were made is not granted (refused, the safe side).
 //!
 //! Landlock does not govern metadata: `chmod`, `chown`, `utime` and extended attributes still
 //! succeed. The enforce mode therefore also runs [`super::detect`] around the lane, which reports
 //! a mode change.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Most directory entries granted in one ruleset (bounds the spawner's work and memory).
 pub const MAX_RULES: usize = 65_536;
@@ -70,45 +69,54 @@ pub fn support() -> Support {
     *SUPPORT.get_or_init(imp::probe)
 }
 
+/// Whether confined lanes are also kept from signalling processes outside their domain
+/// (Landlock ABI 6 or later; probed once per process).
+pub fn signals_scoped() -> bool {
+    static SCOPED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SCOPED.get_or_init(imp::probe_signal_scope)
+}
+
 /// Restricts the calling thread, and every process it starts from now on, to the read-only
-/// posture for `read_only`; `writable` paths stay writable even inside it.
+/// posture for the roots `read_only`; `writable` paths stay writable even inside them (a path
+/// that does not exist is not granted).
 ///
 /// # Errors
 ///
 /// A message naming the path when the ruleset cannot be built or applied, or when Landlock
 /// turns out not to be enforced at all: the caller must then not start the lane.
-pub fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
+pub fn restrict_self(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<(), String> {
     imp::restrict_self(read_only, writable)
 }
 
-/// Starts building, on a background thread, the ruleset that a lane of the repository at
-/// `read_only` with no writable path inside it will use ([`restrict_self`] then waits for it
-/// instead of building it again). Does nothing where Landlock is unavailable.
-pub fn warm(read_only: &Path) {
+/// Starts listing, on a background thread, the grants a lane confined by `read_only` will use
+/// ([`restrict_self`] then waits for them instead of listing again). Does nothing where
+/// Landlock is unavailable.
+pub fn warm(read_only: &[PathBuf]) {
     if support() == Support::Unavailable || imp::is_built(read_only) {
         return;
     }
-    let root = read_only.to_path_buf();
-    // Best effort: when no thread can be started, the lane builds the ruleset itself.
+    let roots = read_only.to_vec();
+    // Best effort: when no thread can be started, the lane lists the grants itself.
     let _ = std::thread::Builder::new()
         .name("gsd-lane-landlock".to_owned())
-        .spawn(move || imp::warm(&root));
+        .spawn(move || imp::warm(&roots));
 }
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::{BTreeSet, HashMap, HashSet};
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    use std::path::{Component, Path, PathBuf};
+    use std::path::{Path, PathBuf};
     use std::sync::{Arc, Mutex, OnceLock};
 
     use landlock::{
         AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-        RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
+        RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
     };
 
     use super::{Support, MAX_RULES};
+    use crate::sandbox::roots::{outermost, resolved};
 
     /// The newest ABI whose write rights the posture uses (ABI 5 added `IoctlDev`; later ABIs
     /// add no right that writes a file).
@@ -141,25 +149,32 @@ mod imp {
         }
     }
 
-    /// What a built ruleset is kept under: the canonical repository root and the canonical
-    /// writable paths inside it.
-    type Key = (PathBuf, Vec<PathBuf>);
+    pub(super) fn probe_signal_scope() -> bool {
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::Signal)
+            .and_then(Ruleset::create)
+            .is_ok()
+    }
 
-    /// A ruleset being built or built once for its key (or why it could not be).
-    type Slot = Arc<OnceLock<Result<Mutex<RulesetCreated>, String>>>;
+    /// One grant: an open entry and the rights granted beneath it.
+    type Grant = (File, BitFlags<AccessFs>);
 
-    /// Every ruleset this process built, by key.
-    static BUILT: Mutex<Option<HashMap<Key, Slot>>> = Mutex::new(None);
+    /// The grants of a set of roots being listed or listed once (or why they could not be).
+    type Slot = Arc<OnceLock<Result<Vec<Grant>, String>>>;
+
+    /// Every set of grants this process listed, by its resolved, sorted roots.
+    static BUILT: Mutex<Option<HashMap<Vec<PathBuf>, Slot>>> = Mutex::new(None);
 
     /// The slot of `key`, created empty when new.
-    fn slot(key: &Key) -> Slot {
+    fn slot(key: &[PathBuf]) -> Slot {
         let mut built = BUILT
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         Arc::clone(
             built
                 .get_or_insert_with(HashMap::new)
-                .entry(key.clone())
+                .entry(key.to_vec())
                 .or_default(),
         )
     }
@@ -178,170 +193,151 @@ mod imp {
         Ok((meta.dev(), meta.ino()))
     }
 
-    /// The canonical repository root, or an error naming it.
-    fn canonical_root(root: &Path) -> Result<PathBuf, String> {
-        root.canonicalize()
-            .map_err(|err| format!("resolving the repository root {}: {err}", root.display()))
-    }
-
-    /// `/`, then each directory down to the canonical `root`.
-    fn chain(root: &Path) -> Result<Vec<PathBuf>, String> {
-        let mut dirs = Vec::new();
-        let mut at = PathBuf::new();
-        for component in root.components() {
-            match component {
-                Component::RootDir | Component::Normal(_) => {
-                    at.push(component);
-                    dirs.push(at.clone());
-                }
-                _ => return Err(format!("unexpected component in {}", root.display())),
-            }
+    /// The roots resolved, sorted, without duplicates and without a root inside another (its
+    /// ancestors would otherwise be listed and their entries granted): the key of their grants.
+    fn key_of(roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+        if roots.is_empty() {
+            return Err("no directory to keep read-only was given".to_owned());
         }
-        Ok(dirs)
+        Ok(outermost(roots.iter().map(|root| resolved(root)).collect()))
     }
 
-    /// Adds the grant for one entry; returns whether it was added.
-    fn grant(
-        ruleset: &mut RulesetCreated,
+    /// The grant of one entry (`None`: a symbolic link or a directory on the path to a root).
+    fn grant_of(
         file: File,
         forbidden: &HashSet<(u64, u64)>,
         path: &Path,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<Grant>, String> {
         let meta = file
             .metadata()
             .map_err(|err| format!("inspecting {}: {err}", path.display()))?;
         if meta.file_type().is_symlink() || forbidden.contains(&(meta.dev(), meta.ino())) {
-            return Ok(false);
+            return Ok(None);
         }
         let rights = if meta.is_dir() {
             handled()
         } else {
             file_rights()
         };
-        ruleset
-            .add_rule(PathBeneath::new(file, rights))
-            .map_err(|err| format!("granting {}: {err}", path.display()))?;
-        Ok(true)
+        Ok(Some((file, rights)))
     }
 
-    /// The identities of the directories on the path to the repository (never granted).
-    fn forbidden(dirs: &[PathBuf]) -> Result<HashSet<(u64, u64)>, String> {
-        let mut forbidden = HashSet::new();
-        for dir in dirs {
-            let file = open_path(dir).map_err(|err| format!("opening {}: {err}", dir.display()))?;
-            forbidden.insert(identity(&file).map_err(|err| format!("{}: {err}", dir.display()))?);
+    /// Lists the grants of `roots`: every entry of every directory on a path from `/` to a
+    /// root, except the entries that are themselves on such a path.
+    fn build(roots: &[PathBuf]) -> Result<Vec<Grant>, String> {
+        let mut on_path: HashSet<PathBuf> = HashSet::new();
+        let mut listed: BTreeSet<PathBuf> = BTreeSet::new();
+        for root in roots {
+            on_path.extend(root.ancestors().map(Path::to_path_buf));
+            listed.extend(root.ancestors().skip(1).map(Path::to_path_buf));
         }
-        Ok(forbidden)
-    }
-
-    /// Grants every sibling along the path from `/` to the repository root.
-    fn grant_siblings(
-        ruleset: &mut RulesetCreated,
-        dirs: &[PathBuf],
-        forbidden: &HashSet<(u64, u64)>,
-    ) -> Result<(), String> {
-        let mut rules = 0_usize;
-        for pair in dirs.windows(2) {
-            let [parent, next] = pair else { continue };
-            let entries = std::fs::read_dir(parent)
-                .map_err(|err| format!("listing {}: {err}", parent.display()))?;
-            for entry in entries {
-                let entry = entry.map_err(|err| format!("listing {}: {err}", parent.display()))?;
+        let mut forbidden = HashSet::new();
+        for path in &on_path {
+            // A part of a root that does not exist has no identity to keep out.
+            if let Ok(file) = open_path(path) {
+                forbidden.insert(identity(&file).map_err(|e| format!("{}: {e}", path.display()))?);
+            }
+        }
+        let mut grants = Vec::new();
+        let mut entries = 0_usize;
+        for dir in &listed {
+            let listing = match std::fs::read_dir(dir) {
+                Ok(listing) => listing,
+                // Below the part of a root that exists: nothing to list.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(format!("listing {}: {err}", dir.display())),
+            };
+            for entry in listing {
+                let entry = entry.map_err(|err| format!("listing {}: {err}", dir.display()))?;
                 let path = entry.path();
-                if path == *next {
+                if on_path.contains(&path) {
                     continue;
                 }
-                rules += 1;
-                if rules > MAX_RULES {
-                    let root = dirs.last().map_or(Path::new("/"), PathBuf::as_path);
+                entries += 1;
+                if entries > MAX_RULES {
                     return Err(format!(
-                        "more than {MAX_RULES} entries along the path to {}",
-                        root.display()
+                        "more than {MAX_RULES} entries along the paths to {}",
+                        shown(roots)
                     ));
                 }
                 // An entry that vanished or cannot be opened is simply not granted.
                 if let Ok(file) = open_path(&path) {
-                    grant(ruleset, file, forbidden, &path)?;
+                    grants.extend(grant_of(file, &forbidden, &path)?);
                 }
             }
         }
-        Ok(())
+        Ok(grants)
     }
 
-    /// Grants each of `paths` (canonical, none of them on the path to the repository).
-    fn grant_paths(ruleset: &mut RulesetCreated, paths: &[PathBuf]) -> Result<(), String> {
-        for path in paths {
-            let file =
-                open_path(path).map_err(|err| format!("opening {}: {err}", path.display()))?;
-            grant(ruleset, file, &HashSet::new(), path)?;
-        }
-        Ok(())
+    /// The roots, for messages.
+    fn shown(roots: &[PathBuf]) -> String {
+        roots
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
-    /// The ruleset of `key`: the siblings along the path to the root, and the writable paths
-    /// inside the repository.
-    fn build(key: &Key) -> Result<Mutex<RulesetCreated>, String> {
-        let (root, inside) = key;
-        let dirs = chain(root)?;
-        let forbidden = forbidden(&dirs)?;
-        let mut ruleset = Ruleset::default()
-            .handle_access(handled())
-            .and_then(Ruleset::create)
-            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
-        grant_siblings(&mut ruleset, &dirs, &forbidden)?;
-        grant_paths(&mut ruleset, inside)?;
-        Ok(Mutex::new(ruleset))
+    /// `writable`, resolved, without the paths that do not exist or that contain a root
+    /// (their other entries are granted already).
+    fn usable_writable(roots: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
+        let mut kept: Vec<PathBuf> = writable
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| !roots.iter().any(|root| root.starts_with(path)))
+            .collect();
+        kept.sort();
+        kept.dedup();
+        kept
     }
 
-    /// `writable`, resolved, split into the paths inside the repository at `root` and those
-    /// outside it; a path that cannot be resolved or that contains the repository (its other
-    /// entries are granted already) is left out.
-    fn split_writable(root: &Path, writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let mut inside = Vec::new();
-        let mut outside = Vec::new();
-        for path in writable {
-            let Ok(canonical) = path.canonicalize() else {
-                continue;
-            };
-            if root.starts_with(&canonical) {
-                continue;
-            }
-            if canonical.starts_with(root) {
-                inside.push(canonical);
-            } else {
-                outside.push(canonical);
-            }
-        }
-        inside.sort();
-        inside.dedup();
-        (inside, outside)
+    pub(super) fn is_built(read_only: &[PathBuf]) -> bool {
+        key_of(read_only).is_ok_and(|key| slot(&key).get().is_some())
     }
 
-    pub(super) fn is_built(read_only: &Path) -> bool {
-        canonical_root(read_only).is_ok_and(|root| slot(&(root, Vec::new())).get().is_some())
-    }
-
-    pub(super) fn warm(read_only: &Path) {
-        if let Ok(root) = canonical_root(read_only) {
-            let key = (root, Vec::new());
+    pub(super) fn warm(read_only: &[PathBuf]) {
+        if let Ok(key) = key_of(read_only) {
             slot(&key).get_or_init(|| build(&key));
         }
     }
 
-    pub(super) fn restrict_self(read_only: &Path, writable: &[PathBuf]) -> Result<(), String> {
-        let root = canonical_root(read_only)?;
-        let (inside, outside) = split_writable(&root, writable);
-        let key = (root, inside);
-        let slot = slot(&key);
-        let built = slot.get_or_init(|| build(&key)).as_ref()?;
-        let copy = {
-            let mut ruleset = built.lock().map_err(|_| "the ruleset is gone".to_owned())?;
-            grant_paths(&mut ruleset, &outside)?;
+    /// A new ruleset handling every write right (and scoping signals where the kernel can).
+    fn new_ruleset() -> Result<RulesetCreated, String> {
+        let ruleset = Ruleset::default()
+            .handle_access(handled())
+            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
+        let ruleset = if super::signals_scoped() {
             ruleset
-                .try_clone()
-                .map_err(|err| format!("copying the Landlock ruleset: {err}"))?
+                .scope(Scope::Signal)
+                .map_err(|err| format!("scoping signals: {err}"))?
+        } else {
+            ruleset
         };
-        let status = copy
+        ruleset
+            .create()
+            .map_err(|err| format!("creating the Landlock ruleset: {err}"))
+    }
+
+    pub(super) fn restrict_self(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<(), String> {
+        let key = key_of(read_only)?;
+        let slot = slot(&key);
+        let grants = slot.get_or_init(|| build(&key)).as_ref()?;
+        let mut ruleset = new_ruleset()?;
+        for (file, rights) in grants {
+            (&mut ruleset)
+                .add_rule(PathBeneath::new(file, *rights))
+                .map_err(|err| format!("granting an entry beside {}: {err}", shown(&key)))?;
+        }
+        for path in usable_writable(&key, writable) {
+            let file =
+                open_path(&path).map_err(|err| format!("opening {}: {err}", path.display()))?;
+            if let Some((file, rights)) = grant_of(file, &HashSet::new(), &path)? {
+                (&mut ruleset)
+                    .add_rule(PathBeneath::new(file, rights))
+                    .map_err(|err| format!("granting {}: {err}", path.display()))?;
+            }
+        }
+        let status = ruleset
             .restrict_self()
             .map_err(|err| format!("applying the Landlock ruleset: {err}"))?;
         if status.ruleset == RulesetStatus::NotEnforced {
@@ -353,7 +349,7 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use super::Support;
 
@@ -361,15 +357,22 @@ mod imp {
         Support::Unavailable
     }
 
-    pub(super) fn restrict_self(_read_only: &Path, _writable: &[PathBuf]) -> Result<(), String> {
+    pub(super) fn probe_signal_scope() -> bool {
+        false
+    }
+
+    pub(super) fn restrict_self(
+        _read_only: &[PathBuf],
+        _writable: &[PathBuf],
+    ) -> Result<(), String> {
         Err("Landlock exists only on Linux".to_owned())
     }
 
-    pub(super) fn is_built(_read_only: &Path) -> bool {
+    pub(super) fn is_built(_read_only: &[PathBuf]) -> bool {
         true
     }
 
-    pub(super) fn warm(_read_only: &Path) {}
+    pub(super) fn warm(_read_only: &[PathBuf]) {}
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -381,44 +384,68 @@ mod tests {
     /// Landlock restricts only the calling thread, so a dedicated thread can be sandboxed
     /// without touching the rest of the test binary.
     fn in_restricted_thread<T: Send + 'static>(
-        root: PathBuf,
+        roots: Vec<PathBuf>,
         writable: Vec<PathBuf>,
         body: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
-        std::thread::spawn(move || restrict_self(&root, &writable).map(|()| body()))
+        std::thread::spawn(move || restrict_self(&roots, &writable).map(|()| body()))
             .join()
             .expect("thread")
     }
 
     #[test]
-    fn the_repository_is_read_only_and_its_siblings_and_the_run_dir_are_not() {
+    fn the_roots_are_read_only_and_their_siblings_and_granted_paths_are_not() {
         let top = tempfile::tempdir().unwrap();
         let repo = top.path().join("repo");
+        let state = top.path().join("home/.gsd");
         let sibling = top.path().join("sibling");
-        let run = repo.join("run");
-        for dir in [&repo, &sibling, &run] {
+        let scratch = repo.join("scratch");
+        for dir in [&repo, &state, &sibling, &scratch] {
             fs::create_dir_all(dir).unwrap();
         }
         fs::write(repo.join("file"), "data").unwrap();
-        let (r, s, w) = (repo.clone(), sibling.clone(), run.clone());
-        let outcome = in_restricted_thread(repo.clone(), vec![run.clone()], move || {
-            (
-                fs::write(r.join("new"), "x").is_err(),
-                fs::write(r.join("file"), "changed").is_err(),
-                fs::remove_file(r.join("file")).is_err(),
-                fs::create_dir(r.join("dir")).is_err(),
-                fs::write(s.join("ok"), "x").is_ok(),
-                fs::write(w.join("review.md"), "x").is_ok(),
-                fs::read_to_string(r.join("file")).ok(),
-            )
-        });
+        fs::write(repo.join("own.md"), "").unwrap();
+        let (r, st, s, w) = (
+            repo.clone(),
+            state.clone(),
+            sibling.clone(),
+            scratch.clone(),
+        );
+        let home = top.path().join("home");
+        let writable = vec![scratch.clone(), repo.join("own.md")];
+        let outcome =
+            in_restricted_thread(vec![repo.clone(), state.clone()], writable, move || {
+                (
+                    fs::write(r.join("new"), "x").is_err(),
+                    fs::write(r.join("file"), "changed").is_err(),
+                    fs::remove_file(r.join("file")).is_err(),
+                    fs::create_dir(r.join("dir")).is_err(),
+                    fs::write(st.join("consent.json"), "{}").is_err(),
+                    fs::write(home.join("other"), "x").is_err(),
+                    fs::write(s.join("ok"), "x").is_ok(),
+                    fs::write(w.join("tmp"), "x").is_ok(),
+                    fs::write(r.join("own.md"), "review").is_ok(),
+                    fs::read_to_string(r.join("file")).ok(),
+                )
+            });
         match support() {
             Support::Unavailable => assert!(outcome.is_err(), "must fail closed"),
             _ => {
                 let outcome = outcome.expect("restricted");
                 assert_eq!(
                     outcome,
-                    (true, true, true, true, true, true, Some("data".to_owned()))
+                    (
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        true,
+                        Some("data".to_owned())
+                    )
                 );
             }
         }
@@ -426,54 +453,71 @@ mod tests {
     }
 
     #[test]
-    fn a_writable_path_inside_the_repository_is_not_shared_with_a_lane_without_it() {
+    fn a_writable_path_of_one_lane_is_not_shared_with_another() {
         let top = tempfile::tempdir().unwrap();
         let repo = top.path().join("repo");
-        let run = repo.join("run");
-        fs::create_dir_all(&run).unwrap();
+        let run = top.path().join("run");
         let (first, second) = (run.join("first"), run.join("second"));
-        let granted = in_restricted_thread(repo.clone(), vec![run.clone()], move || {
-            fs::write(first, "x").is_ok()
-        });
-        let refused = in_restricted_thread(repo.clone(), Vec::new(), move || {
-            fs::write(second, "x").is_err()
-        });
-        match support() {
-            Support::Unavailable => assert!(granted.is_err() && refused.is_err()),
-            _ => assert_eq!((granted, refused), (Ok(true), Ok(true))),
+        for dir in [&repo, &first, &second] {
+            fs::create_dir_all(dir).unwrap();
         }
-    }
-
-    #[test]
-    fn a_later_lane_of_the_same_repository_gets_its_own_new_writable_dir() {
-        let top = tempfile::tempdir().unwrap();
-        let repo = top.path().join("repo");
-        fs::create_dir_all(&repo).unwrap();
-        let first = in_restricted_thread(repo.clone(), Vec::new(), || ());
-        // Made after the ruleset was built: a new entry in an ancestor of the repository.
-        let (late, unnamed) = (top.path().join("late"), top.path().join("unnamed"));
-        fs::create_dir_all(&late).unwrap();
-        fs::create_dir_all(&unnamed).unwrap();
-        let (l, u) = (late.clone(), unnamed.clone());
-        let second = in_restricted_thread(repo.clone(), vec![late], move || {
+        let roots = vec![repo.clone(), run.clone()];
+        let (f, s) = (first.clone(), second.clone());
+        let granted = in_restricted_thread(roots.clone(), vec![first.clone()], move || {
             (
-                fs::write(l.join("x"), "x").is_ok(),
-                fs::write(u.join("x"), "x").is_err(),
+                fs::write(f.join("x"), "x").is_ok(),
+                fs::write(s.join("x"), "x").is_err(),
+            )
+        });
+        let (f, s) = (first.clone(), second.clone());
+        let other = in_restricted_thread(roots, vec![second.clone()], move || {
+            (
+                fs::write(s.join("y"), "x").is_ok(),
+                fs::write(f.join("y"), "x").is_err(),
             )
         });
         match support() {
-            Support::Unavailable => assert!(first.is_err() && second.is_err()),
-            _ => assert_eq!(second, Ok((true, true))),
+            Support::Unavailable => assert!(granted.is_err() && other.is_err()),
+            _ => assert_eq!((granted, other), (Ok((true, true)), Ok((true, true)))),
         }
     }
 
     #[test]
-    fn a_repository_that_does_not_exist_is_an_error() {
+    fn a_root_that_does_not_exist_cannot_be_created() {
         let top = tempfile::tempdir().unwrap();
-        let missing = top.path().join("missing");
-        let outcome = in_restricted_thread(missing, Vec::new(), || ());
-        assert!(outcome
-            .unwrap_err()
-            .contains("resolving the repository root"));
+        let missing = top.path().join("missing/gitdir");
+        let (m, t) = (missing.clone(), top.path().to_path_buf());
+        let outcome = in_restricted_thread(vec![missing], Vec::new(), move || {
+            (
+                fs::create_dir_all(&m).is_err(),
+                fs::create_dir(t.join("missing")).is_err(),
+            )
+        });
+        match support() {
+            Support::Unavailable => assert!(outcome.is_err()),
+            _ => assert_eq!(outcome, Ok((true, true))),
+        }
+    }
+
+    #[test]
+    fn a_root_inside_another_does_not_open_the_outer_one() {
+        let top = tempfile::tempdir().unwrap();
+        let repo = top.path().join("repo");
+        let inner = repo.join("a/b");
+        fs::create_dir_all(&inner).unwrap();
+        let r = repo.clone();
+        let outcome = in_restricted_thread(vec![inner, repo.clone()], Vec::new(), move || {
+            fs::write(r.join("a/x"), "x").is_err() && fs::write(r.join("x"), "x").is_err()
+        });
+        match support() {
+            Support::Unavailable => assert!(outcome.is_err()),
+            _ => assert_eq!(outcome, Ok(true)),
+        }
+    }
+
+    #[test]
+    fn no_root_is_an_error() {
+        let outcome = in_restricted_thread(Vec::new(), Vec::new(), || ());
+        assert!(outcome.is_err());
     }
 }

@@ -1,9 +1,11 @@
 //! Confinement of spawned lanes: the read-only posture and lane death with gsd-lane.
 //!
 //! A confined lane is started from a spawner thread that first restricts itself with Landlock
-//! ([`confine`], [`landlock`], Linux), so that nothing under the repository root can be created,
-//! written, truncated, renamed, linked or removed by the lane or anything it starts; the ruleset
-//! is built once per process and repository.
+//! ([`confine`], [`landlock`], Linux), so that nothing under the confined roots ([`roots`]: the
+//! project and its git directories wherever gsd-lane was started, gsd-lane's own state, the run
+//! dir but for the lane's own files and scratch directory) can be created, written, truncated,
+//! renamed, linked or removed by the lane or anything it starts; the grants are listed once per
+//! process and set of roots, and each lane gets a ruleset of its own.
 //!
 //! Every lane process leads a process group of its own, and one [`watchdog`] per gsd-lane
 //! process (gsd-lane itself re-executed with a hidden first argument, [`watchdog::WATCHDOG_ARG`],
@@ -19,6 +21,7 @@ pub(crate) mod detect;
 pub(crate) mod landlock;
 mod mode;
 pub(crate) mod policy;
+pub(crate) mod roots;
 pub(crate) mod watchdog;
 
 pub use mode::{Posture, SandboxMode};

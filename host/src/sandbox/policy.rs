@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::confine::Confinement;
 use super::detect::Snapshot;
 use super::landlock::{self, Support};
+use super::roots::{self, Roots};
 use super::watchdog;
 use super::{Posture, SandboxMode};
 
@@ -24,6 +25,7 @@ pub fn run_mode(
     config: &crate::config::ProjectConfig,
     override_mode: Option<SandboxMode>,
 ) -> Result<SandboxMode, String> {
+    announce_repository_writes(config);
     if let Some(mode) = override_mode {
         return Ok(mode);
     }
@@ -50,21 +52,59 @@ pub fn run_mode(
     Ok(mode)
 }
 
-/// Starts building, in the background, the Landlock ruleset that the spawn lanes of this run
-/// will share, so that it overlaps with planning and probing: under `enforce` with a watchdog,
-/// when the run dir lies outside the repository (inside it, each lane's own files make its
-/// ruleset its own). Harmless when no lane ends up confined (an HTTP lane): only the work is
-/// lost.
+/// Announces on stderr a `review.allow_repository_writes` taken from the repository's own
+/// config: like a weaker `review.sandbox`, a pull request can add a slug to it, which lets that
+/// lane (when it declares `writes-repository`) run with no refusal at all. Said on every run,
+/// whatever `--sandbox` says (the flag does not govern the list).
+fn announce_repository_writes(config: &crate::config::ProjectConfig) {
+    let Some(value) = config.get("review.allow_repository_writes") else {
+        return;
+    };
+    let listed: Vec<String> = match value {
+        serde_json::Value::Array(slugs) if slugs.is_empty() => return,
+        serde_json::Value::Array(slugs) => slugs
+            .iter()
+            .map(|slug| match slug.as_str() {
+                Some(text) => format!("\"{}\"", crate::output::escape_text(text)),
+                None => crate::output::neutralize(&slug.to_string()),
+            })
+            .collect(),
+        serde_json::Value::Null => return,
+        other => vec![crate::output::neutralize(&other.to_string())],
+    };
+    crate::output::eprint_line(&format!(
+        "warning: .planning/config.json sets review.allow_repository_writes to [{}]: a lane listed \
+         there that declares writes-repository runs with the repository writable (its changes \
+         are only reported)",
+        listed.join(", ")
+    ));
+}
+
+/// Decides the directories the lanes of this command may not write ([`roots`]) and records
+/// them for every lane it runs; nothing under `off`.
+///
+/// # Errors
+///
+/// A `.git` file that cannot be read or names too wide a git directory: no lane may start.
+pub fn confine_command(
+    mode: SandboxMode,
+    inputs: &roots::RootInputs<'_>,
+) -> Result<(), roots::RootsError> {
+    if mode == SandboxMode::Off {
+        return Ok(());
+    }
+    roots::set_current(Roots::resolve(inputs)?);
+    Ok(())
+}
+
+/// Starts listing, in the background, the Landlock grants that the spawn lanes of this run will
+/// share, so that it overlaps with planning and probing (under `enforce` with a watchdog).
+/// Harmless when no lane ends up confined (an HTTP lane): only the work is lost.
 pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
     if mode != SandboxMode::Enforce || !watchdog::is_enabled() {
         return;
     }
-    let Ok(repo) = repo_root.canonicalize() else {
-        return;
-    };
-    if !inside(run_dir, &repo) {
-        landlock::warm(repo_root);
-    }
+    landlock::warm(&lane_roots(&roots::current_with(repo_root), run_dir));
 }
 
 /// The sentence reporting repository changes (`None` when there were none).
@@ -77,36 +117,48 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
-/// A private `TMPDIR` (which the spawner creates 0700 when the lane starts) when this
-/// process's temporary directory is the repository root or one of its ancestors, where the
-/// posture refuses new entries; `None` when the usual one stays usable. It is `<run dir>/tmp`,
-/// unless the run dir lies in the repository (`invoke`'s default `.`): then a fresh name in the
-/// temporary directory, which the spawner creates before it restricts itself (so it is
-/// writable) and the runner removes afterwards.
-fn private_tmpdir(repo_root: &Path, run_dir: &Path) -> Option<(PathBuf, bool)> {
-    let temp = std::env::temp_dir().canonicalize().ok()?;
-    let repo = repo_root.canonicalize().ok()?;
-    if !repo.starts_with(&temp) {
-        return None;
+/// Every directory a lane of `roots` whose run dir is `run_dir` may not write: the roots, and
+/// the run dir itself (shared by every lane of a review; each lane is granted only its own files
+/// and scratch directory in it), unless the run dir holds a root (then its other entries stay
+/// writable: confining it would confine more than the repository).
+fn lane_roots(roots: &Roots, run_dir: &Path) -> Vec<PathBuf> {
+    let mut all = roots.all();
+    let run_dir = roots::resolved(run_dir);
+    if !all.iter().any(|root| root.starts_with(&run_dir)) {
+        all.push(run_dir);
     }
-    if inside(run_dir, &repo) {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let unique = format!(
-            "gsd-lane-lane-tmp-{}-{}-{}",
-            std::process::id(),
-            crate::clock::now_millis(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        return Some((temp.join(unique), true));
-    }
-    Some((run_dir.join("tmp"), false))
+    all
 }
 
-/// Whether `path` is `root` or lies below it (both resolved; an unresolvable path is taken
-/// to be inside, the safe answer for a write grant).
-fn inside(path: &Path, root: &Path) -> bool {
-    path.canonicalize()
-        .map_or(true, |path| path.starts_with(root))
+/// The private scratch directory (the lane's `TMPDIR`) of the lane whose review file is
+/// `review_path`: `<run dir>/<review file name without .md>.tmp`, next to its own files; when
+/// the run dir lies in a repository root (`invoke`'s default `.`), a fresh name in the temporary
+/// directory instead, so that nothing is created in the repository. The spawner creates it
+/// (0700) before it restricts itself and the runner removes it afterwards.
+fn scratch_dir(roots: &Roots, run_dir: &Path, review_path: Option<&Path>) -> PathBuf {
+    let in_repository = inside_any(&roots::resolved(run_dir), &roots.repository);
+    match review_path.and_then(Path::file_stem) {
+        Some(stem) if !in_repository => {
+            let mut name = stem.to_owned();
+            name.push(".tmp");
+            run_dir.join(name)
+        }
+        _ => {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let unique = format!(
+                "gsd-lane-lane-tmp-{}-{}-{}",
+                std::process::id(),
+                crate::clock::now_millis(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            );
+            std::env::temp_dir().join(unique)
+        }
+    }
+}
+
+/// Whether `path` (resolved) is one of `roots` or lies below one.
+fn inside_any(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|root| path.starts_with(root))
 }
 
 /// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
@@ -168,16 +220,18 @@ pub struct LaneSandbox {
     pub confinement: Confinement,
     /// How the lane is confined.
     pub effective: Effective,
-    /// The repository root compared before and after, when detection runs.
-    detect_root: Option<PathBuf>,
-    /// Paths left out of the comparison (the run dir and the lane's own files in it).
+    /// The repository roots compared before and after, when detection runs, each with the
+    /// label its changes are named under.
+    detect_roots: Vec<(PathBuf, String)>,
+    /// Paths left out of the comparison (the lane's own files and scratch directory).
     skip: Vec<PathBuf>,
-    /// A temporary directory made for this run outside the run dir, removed afterwards.
+    /// The lane's scratch directory, removed afterwards.
     pub scratch: Option<PathBuf>,
-    /// The run dir lies in the repository, so the tool's output file must exist before the
-    /// lane starts to be granted (Landlock grants existing paths only).
-    output_file_grant: bool,
 }
+
+/// The snapshots of the repository roots before a lane.
+#[derive(Debug, Clone)]
+pub struct Before(Vec<Snapshot>);
 
 impl LaneSandbox {
     /// No confinement and no detection.
@@ -185,29 +239,30 @@ impl LaneSandbox {
         LaneSandbox {
             confinement: Confinement::default(),
             effective: Effective::Off,
-            detect_root: None,
+            detect_roots: Vec::new(),
             skip: Vec::new(),
             scratch: None,
-            output_file_grant: false,
         }
     }
 
-    /// Whether the runner must create the tool's output file before the lane starts: only
-    /// when the run dir lies in the repository (elsewhere the run dir itself is writable and
-    /// the tool makes the file as it always did).
+    /// Whether the runner must create the tool's output file before the lane starts: whenever
+    /// the lane is confined (Landlock grants existing paths only, and the run dir itself is not
+    /// writable for the lane).
     pub fn output_file_granted(&self) -> bool {
-        self.output_file_grant
+        self.confinement.is_restricted()
     }
 
-    /// Decides the sandbox of a spawn lane run under `mode` for the repository at `repo_root`,
-    /// whose run dir is `run_dir`; `own_files` are the files gsd-lane and the lane write there
-    /// (review, sidecar, the tool's output file). `allowed_writes` says whether the user opted
-    /// in for a lane that declared `writes-repository` (a lane that declared it without the
-    /// opt-in never reaches this point: it is refused earlier).
+    /// Decides the sandbox of a spawn lane run under `mode` for the repository at `repo_root`
+    /// (with every other root of this command, [`roots::current_with`]), whose run dir is
+    /// `run_dir`; `own_files` are the files of this lane there (review, sidecar, the tool's
+    /// output file). `allowed_writes` says whether the user opted in for a lane that declared
+    /// `writes-repository` (a lane that declared it without the opt-in never reaches this point:
+    /// it is refused earlier).
     ///
-    /// A run dir that is the repository root or lies inside it (`invoke`'s default `.`) is
-    /// never granted as a directory: only the tool's output file is writable there, and only
-    /// the lane's own files are left out of the comparison.
+    /// Under `enforce` the roots and the run dir are read-only for the lane, except its own
+    /// files (granted one by one) and its private scratch directory (its `TMPDIR`): a lane can
+    /// rewrite neither the repository nor another lane's review nor the shared prompt. Detection
+    /// compares every repository root and leaves out only the lane's own files and scratch.
     pub fn decide(
         mode: SandboxMode,
         posture: Posture,
@@ -216,15 +271,30 @@ impl LaneSandbox {
         run_dir: &Path,
         own_files: &[PathBuf],
     ) -> LaneSandbox {
-        let mut skip = vec![run_dir.to_path_buf(), run_dir.join("tmp")];
-        skip.extend(own_files.iter().cloned());
+        let roots = roots::current_with(repo_root);
+        let review_path = own_files.first().map(PathBuf::as_path);
+        let scratch = scratch_dir(&roots, run_dir, review_path);
+        let mut skip: Vec<PathBuf> = own_files.iter().map(|p| roots::resolved(p)).collect();
+        skip.push(roots::resolved(&scratch));
+        let plan_root = roots::resolved(repo_root);
+        let detect_roots: Vec<(PathBuf, String)> = roots
+            .repository
+            .iter()
+            .map(|root| {
+                let label = if *root == plan_root {
+                    String::new()
+                } else {
+                    format!("{}/", root.display())
+                };
+                (root.clone(), label)
+            })
+            .collect();
         let detecting = |effective| LaneSandbox {
             confinement: Confinement::default(),
             effective,
-            detect_root: Some(repo_root.to_path_buf()),
+            detect_roots: detect_roots.clone(),
             skip: skip.clone(),
             scratch: None,
-            output_file_grant: false,
         };
         if posture == Posture::WritesRepository && allowed_writes {
             return detecting(Effective::WritesAllowed);
@@ -243,40 +313,33 @@ impl LaneSandbox {
                     ));
                 }
                 let mut sandbox = detecting(Effective::Enforced(support));
-                let tmpdir = private_tmpdir(repo_root, run_dir);
-                if let Some((dir, true)) = &tmpdir {
-                    sandbox.scratch = Some(dir.clone());
-                }
-                let mut writable = vec![run_dir.to_path_buf()];
-                if let Ok(repo) = repo_root.canonicalize() {
-                    if inside(run_dir, &repo) {
-                        writable.extend(own_files.iter().cloned());
-                        sandbox.output_file_grant = true;
-                    }
-                }
-                if !sandbox.output_file_grant {
-                    // The ruleset this lane needs: built while the runner prepares the lane.
-                    landlock::warm(repo_root);
-                }
+                sandbox.scratch = Some(scratch.clone());
                 sandbox.confinement = Confinement {
-                    read_only: Some(repo_root.to_path_buf()),
-                    writable,
-                    tmpdir: tmpdir.map(|(dir, _)| dir),
+                    read_only: lane_roots(&roots, run_dir),
+                    writable: own_files.to_vec(),
+                    tmpdir: Some(scratch),
                 };
+                landlock::warm(&sandbox.confinement.read_only);
                 sandbox
             }
         }
     }
 
-    /// Takes the "before" snapshot when detection runs.
-    pub fn before(&self) -> Option<Snapshot> {
-        self.detect_root
-            .as_deref()
-            .map(|root| Snapshot::take(root, &self.skip))
+    /// Takes the "before" snapshots when detection runs.
+    pub fn before(&self) -> Option<Before> {
+        (!self.detect_roots.is_empty()).then(|| Before(self.snapshots()))
     }
 
-    /// Removes the scratch temporary directory, if one was made (a failure is only a leftover
-    /// in the temporary directory, never a reason to fail the run).
+    /// One snapshot per repository root.
+    fn snapshots(&self) -> Vec<Snapshot> {
+        self.detect_roots
+            .iter()
+            .map(|(root, label)| Snapshot::take_labelled(root, &self.skip, label))
+            .collect()
+    }
+
+    /// Removes the scratch directory, if one was made (a failure is only a leftover, never a
+    /// reason to fail the run).
     pub fn clean_up(&self) {
         if let Some(dir) = &self.scratch {
             let _ = std::fs::remove_dir_all(dir);
@@ -284,10 +347,10 @@ impl LaneSandbox {
     }
 
     /// The changes since `before` (empty when detection does not run or nothing changed).
-    pub fn after(&self, before: Option<&Snapshot>) -> Vec<String> {
-        match (before, self.detect_root.as_deref()) {
-            (Some(before), Some(root)) => before.changes(&Snapshot::take(root, &self.skip)),
-            _ => Vec::new(),
+    pub fn after(&self, before: Option<&Before>) -> Vec<String> {
+        match before {
+            Some(Before(before)) => super::detect::changes_of(before, &self.snapshots()),
+            None => Vec::new(),
         }
     }
 }
@@ -325,7 +388,7 @@ mod tests {
         let off = LaneSandbox::decide(SandboxMode::Off, Posture::ReadOnly, false, repo, run, &[]);
         assert_eq!(off.effective, Effective::Off);
         assert_eq!(off.confinement, Confinement::default());
-        assert!(off.detect_root.is_none());
+        assert!(off.detect_roots.is_empty());
 
         let detect = LaneSandbox::decide(
             SandboxMode::Detect,
@@ -336,7 +399,10 @@ mod tests {
             &[],
         );
         assert_eq!(detect.confinement, Confinement::default());
-        assert_eq!(detect.detect_root.as_deref(), Some(repo));
+        assert_eq!(
+            detect.detect_roots,
+            vec![(repo.to_path_buf(), String::new())]
+        );
 
         // Unit-test binaries have no watchdog: enforce degrades to detect and says why.
         let enforce = LaneSandbox::decide(
@@ -349,7 +415,10 @@ mod tests {
         );
         assert!(matches!(enforce.effective, Effective::Detected(_)));
         assert_eq!(enforce.confinement, Confinement::default());
-        assert_eq!(enforce.detect_root.as_deref(), Some(repo));
+        assert_eq!(
+            enforce.detect_roots,
+            vec![(repo.to_path_buf(), String::new())]
+        );
 
         let writes = LaneSandbox::decide(
             SandboxMode::Enforce,
@@ -361,6 +430,6 @@ mod tests {
         );
         assert_eq!(writes.effective, Effective::WritesAllowed);
         assert_eq!(writes.confinement, Confinement::default());
-        assert!(writes.detect_root.is_some());
+        assert!(!writes.detect_roots.is_empty());
     }
 }

@@ -141,6 +141,12 @@ class Suite:
                "XDG_DATA_HOME": f"{home}/.local/share", "XDG_STATE_HOME": f"{home}/.local/state",
                "TMPDIR": f"{home}/tmp"}
         os.makedirs(env["TMPDIR"], exist_ok=True)
+        # A CLI someone logged in to has its state directories. Under `enforce` gsd-lane's own
+        # state ($GSD_HOME/.gsd, here in $HOME) is read-only for lanes, so a lane cannot make a
+        # *new* entry directly in $HOME (README "What the sandbox does not stop"): make the
+        # ones the CLIs' logins make (XDG directories; antigravity's ~/.gemini).
+        for state in (".config", ".cache", ".local/share", ".local/state", ".gemini"):
+            os.makedirs(os.path.join(home, state), exist_ok=True)
         env.update(lanedefs.common_env())
         return env
 

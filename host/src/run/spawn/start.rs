@@ -37,7 +37,7 @@ pub(super) fn prepare_and_supervise(
     if !is_executable(&program) {
         return Err(SpawnError::PermissionDenied);
     }
-    if confinement.read_only.is_some() && !watchdog::is_enabled() {
+    if confinement.is_restricted() && !watchdog::is_enabled() {
         // A confined lane always has the watchdog too, never a silent half.
         return Err(SpawnError::Refused(
             "the lane watchdog is not available in this process".to_owned(),
@@ -94,7 +94,7 @@ fn spawn_child(
     command: &mut tokio::process::Command,
     confinement: &Confinement,
 ) -> Result<tokio::process::Child, SpawnError> {
-    if confinement.read_only.is_none() {
+    if !confinement.is_restricted() {
         return command.spawn().map_err(|e| spawn_error_from_io(&e));
     }
     let runtime = tokio::runtime::Handle::current();

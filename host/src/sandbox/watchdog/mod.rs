@@ -30,6 +30,22 @@
 //! A watchdog that died while gsd-lane runs is started again before the next lane, and told the
 //! groups still registered.
 //!
+//! # Kept from the lanes
+//!
+//! A lane runs as the same user, so without care it could reach the pipe through
+//! `/proc/<pid>/fd/…` (forging `-<group>` to survive gsd-lane, `+<group>` to have an unrelated
+//! group killed) or stop the watchdog and fill the pipe so that gsd-lane blocks. Therefore:
+//!
+//! - the watchdog makes itself non-dumpable (`PR_SET_DUMPABLE` 0) first thing, and reports that
+//!   on its stdout (a pipe) before gsd-lane lets any lane start; gsd-lane makes itself
+//!   non-dumpable too when it enables the watchdog. A non-dumpable process's `/proc/<pid>/fd`
+//!   entries cannot be opened by another process of the same user (nor can it be traced);
+//! - gsd-lane writes the pipe without blocking: when a write would block (the watchdog stopped
+//!   reading, its pipe full), that watchdog is killed and a new one is started and told the whole
+//!   state, so gsd-lane never waits on it;
+//! - under `enforce` on Landlock ABI 6 and later, lanes cannot signal processes outside their
+//!   own Landlock domain, gsd-lane and the watchdog included ([`super::landlock`]).
+//!
 //! This module is gsd-lane's side; [`process`] is the watchdog's own.
 
 mod process;
@@ -55,6 +71,12 @@ static TOKEN: OnceLock<String> = OnceLock::new();
 
 /// Longest token a watchdog accepts.
 const MAX_TOKEN: usize = 64;
+
+/// What the watchdog writes on its stdout once it is non-dumpable.
+const READY: &[u8] = b"r\n";
+
+/// Longest gsd-lane waits for a new watchdog to say it is ready.
+const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The running watchdog and what it was told.
 static STATE: Mutex<State> = Mutex::new(State {
@@ -98,6 +120,10 @@ pub fn enable() {
         std::env::current_exe().ok()
     };
     if let Some(exe) = exe {
+        // The write end of the watchdog's pipe lives here: keep it from same-user processes.
+        if sys::make_undumpable().is_err() {
+            return;
+        }
         let _ = TOKEN.set(draw_token());
         let _ = EXECUTABLE.set(exe);
     }
@@ -264,7 +290,8 @@ pub fn start_early() {
         });
 }
 
-/// Starts the watchdog process.
+/// Starts the watchdog process and waits (bounded) until it is non-dumpable; its input is
+/// made non-blocking.
 fn start_watchdog() -> io::Result<Link> {
     let (Some(exe), Some(token)) = (EXECUTABLE.get(), TOKEN.get()) else {
         return Err(io::Error::other("no watchdog executable"));
@@ -273,17 +300,25 @@ fn start_watchdog() -> io::Result<Link> {
     command
         .args([WATCHDOG_ARG, token])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn()?;
-    let Some(input) = child.stdin.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(io::Error::other("the watchdog has no input pipe"));
+    let ready = match (child.stdin.take(), child.stdout.take()) {
+        (Some(input), Some(output)) => sys::await_ready(output, READY, READY_WAIT)
+            .and_then(|()| sys::non_blocking(&input))
+            .map(|()| input),
+        _ => Err(io::Error::other("the watchdog has no pipes")),
     };
-    Ok(Link { child, input })
+    match ready {
+        Ok(input) => Ok(Link { child, input }),
+        Err(err) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(err)
+        }
+    }
 }
 
 /// Runs the watchdog when this process was started as one; `None` otherwise.
@@ -304,8 +339,99 @@ pub fn run_if_watchdog() -> Option<u8> {
         eprintln!("gsd-lane: {WATCHDOG_ARG} is internal (gsd-lane starts it with a pipe)");
         return Some(2);
     }
+    // Before anything else: no other process of this user may open our pipe through /proc.
+    if sys::make_undumpable().is_err() {
+        return Some(1);
+    }
+    {
+        let mut stdout = io::stdout().lock();
+        if stdout
+            .write_all(READY)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return Some(1);
+        }
+    }
     process::watch(io::stdin().lock(), &token);
     Some(0)
+}
+
+#[cfg(unix)]
+mod sys {
+    //! The pipe and process settings that keep the watchdog's protocol from the lanes.
+
+    use std::io::{self, Read};
+    use std::os::fd::AsFd;
+    use std::time::{Duration, Instant};
+
+    /// Makes this process non-dumpable (Linux): its `/proc/<pid>/fd` entries can then not be
+    /// opened, nor the process traced, by another process of the same user. Elsewhere nothing
+    /// is needed (no such `/proc`).
+    pub(super) fn make_undumpable() -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
+        Ok(())
+    }
+
+    /// Makes writes to `pipe` fail with `WouldBlock` instead of waiting.
+    pub(super) fn non_blocking(pipe: &impl AsFd) -> io::Result<()> {
+        rustix::io::ioctl_fionbio(pipe, true).map_err(io::Error::from)
+    }
+
+    /// Reads `output` (made non-blocking) until it has said `ready`, for at most `wait`.
+    pub(super) fn await_ready(
+        mut output: impl Read + AsFd,
+        ready: &[u8],
+        wait: Duration,
+    ) -> io::Result<()> {
+        non_blocking(&output)?;
+        let until = Instant::now() + wait;
+        let mut seen = Vec::with_capacity(ready.len());
+        let mut buf = [0_u8; 8];
+        while seen.len() < ready.len() {
+            match output.read(&mut buf) {
+                Ok(0) => return Err(io::Error::other("the watchdog ended before it was ready")),
+                Ok(n) => seen.extend_from_slice(buf.get(..n).unwrap_or_default()),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= until {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "the watchdog did not say it was ready",
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        if seen.starts_with(ready) {
+            Ok(())
+        } else {
+            Err(io::Error::other("the watchdog said something unexpected"))
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    //! No watchdog on this OS (never enabled here).
+
+    use std::io;
+    use std::time::Duration;
+
+    pub(super) fn make_undumpable() -> io::Result<()> {
+        Ok(())
+    }
+
+    pub(super) fn non_blocking<T>(_pipe: &T) -> io::Result<()> {
+        Ok(())
+    }
+
+    pub(super) fn await_ready<T>(_output: T, _ready: &[u8], _wait: Duration) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -321,6 +447,52 @@ mod tests {
         assert_eq!(pending.marker(), None);
         let watched = pending.started(Some(1234));
         assert_eq!(watched.group, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_full_pipe_never_blocks_and_the_stopped_watchdog_is_replaced() {
+        use std::time::{Duration, Instant};
+        // A stand-in watchdog that never reads: its pipe fills as a stopped one's would.
+        let mut child = Command::new("sleep")
+            .arg("300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        sys::non_blocking(&input).unwrap();
+        let pid = child.id();
+        let stopped = Command::new("kill")
+            .args(["-STOP", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(stopped.success());
+        let mut link = Link { child, input };
+        let chunk = [b'x'; 4096];
+        let filled = loop {
+            if let Err(err) = link.input.write_all(&chunk) {
+                break err.kind();
+            }
+        };
+        assert_eq!(filled, io::ErrorKind::WouldBlock);
+        let mut state = State {
+            link: Some(link),
+            pending: 0,
+            groups: vec![4242],
+        };
+        let started = Instant::now();
+        // No watchdog executable in a unit-test binary: the replacement fails, at once.
+        assert!(state.send(b"s\n").is_err());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(state.link.is_none());
+        // The stopped stand-in was killed and reaped.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        assert!(stat.is_err(), "{stat:?}");
     }
 
     #[test]
