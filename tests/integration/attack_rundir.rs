@@ -364,7 +364,9 @@ done
 echo "beta: failing on purpose" >&2
 exit 1"#,
     );
-    let first = lab.review(&["--phase", "3", "--all"]);
+    // Under `enforce` the lane cannot write the run dir at all (attack_confine); `detect` lets
+    // it, so that the record's own defence is what is tested here.
+    let first = lab.review(&["--phase", "3", "--all", "--sandbox", "detect"]);
     first.assert_no_panic().assert_status(0);
     let dir = run_dir_of(&first);
     let copy = std::fs::read_to_string(dir.join("run.json")).expect("copy");
@@ -392,7 +394,7 @@ exit 1"#,
     // gsd-lane's own record never had the lane's edit.
     let own = std::fs::read_to_string(ledger_entry(&lab).join("run.json")).expect("own record");
     assert!(
-        !own.contains("--sandbox") && !own.contains("pre-commit"),
+        !own.contains("\"off\"") && !own.contains("pre-commit"),
         "{own}"
     );
 }
@@ -447,7 +449,9 @@ done
 echo "alpha was never journaled" >&2
 exit 1"#,
     );
-    let out = lab.review(&["--phase", "3", "--all"]);
+    // Under `enforce` the lane cannot write the run dir at all (attack_confine); `detect` lets
+    // it, so that the record's own defence is what is tested here.
+    let out = lab.review(&["--phase", "3", "--all", "--sandbox", "detect"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert!(
@@ -526,7 +530,9 @@ for f in "$TMPDIR"/gsd-review-*/gsd-review-prompt.md; do
 done
 exit 1"#,
     );
-    let first = lab.review(&["--phase", "3", "--all"]);
+    // Under `enforce` the lane cannot write the run dir at all (attack_confine); `detect` lets
+    // it, so that the record's own defence is what is tested here.
+    let first = lab.review(&["--phase", "3", "--all", "--sandbox", "detect"]);
     first.assert_no_panic().assert_status(0);
     let dir = run_dir_of(&first);
     let planted = std::fs::read_to_string(dir.join("gsd-review-prompt.md")).expect("prompt");
