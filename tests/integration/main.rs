@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::panic, missing_docs)]
 
+mod attack_text;
 mod catalogue;
 mod completions;
 mod corpus;
