@@ -239,12 +239,21 @@ mod tests {
     fn terminal_helpers_escape_what_could_steer_a_terminal() {
         let hostile = "A\u{1b}]0;pwned\u{7}\rB\u{9b}2J\u{7f}\u{202e}C\u{200b}D\nE\tF";
         let line = for_terminal(hostile);
-        assert!(!line.chars().any(crate::output::is_unsafe_for_terminal), "{line}");
-        assert!(line.contains("\\u{1b}]0;pwned") && line.contains("\\u{202e}"), "{line}");
+        assert!(
+            !line.chars().any(crate::output::is_unsafe_for_terminal),
+            "{line}"
+        );
+        assert!(
+            line.contains("\\u{1b}]0;pwned") && line.contains("\\u{202e}"),
+            "{line}"
+        );
         let block = for_terminal_block(hostile);
         assert!(block.contains('\n') && block.contains('\t') && !block.contains('\r'));
         assert_eq!(first_unsafe_for_terminal("Acme — Review"), None);
-        assert_eq!(first_unsafe_for_terminal("ab\u{200b}"), Some((2, '\u{200b}')));
+        assert_eq!(
+            first_unsafe_for_terminal("ab\u{200b}"),
+            Some((2, '\u{200b}'))
+        );
     }
 
     #[test]

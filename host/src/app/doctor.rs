@@ -346,16 +346,19 @@ fn human(rows: &[Value], ready: usize) -> String {
                     "  program      {} at {}{}\n",
                     binary,
                     crate::textsafe::for_terminal(path),
-                    program
-                        .get("version")
-                        .and_then(Value::as_str)
-                        .map_or(String::new(), |v| format!(" ({})", crate::textsafe::for_terminal(v)))
+                    program.get("version").and_then(Value::as_str).map_or(
+                        String::new(),
+                        |v| format!(" ({})", crate::textsafe::for_terminal(v))
+                    )
                 )),
                 None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
             }
         }
         if let Some(host) = row["destination"].as_str() {
-            out.push_str(&format!("  destination  {}\n", crate::textsafe::for_terminal(host)));
+            out.push_str(&format!(
+                "  destination  {}\n",
+                crate::textsafe::for_terminal(host)
+            ));
         }
         let probe = &row["probe"];
         if probe["ok"] == true {

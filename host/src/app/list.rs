@@ -5,9 +5,9 @@ use serde_json::{json, Value};
 use super::Context;
 use crate::error::Failure;
 use crate::output;
-use crate::textsafe::for_terminal;
 use crate::registry::{Entry, Registry};
 use crate::run::path_lookup;
+use crate::textsafe::for_terminal;
 
 /// Why an accepted lane still cannot run in this build (its handler is not implemented).
 fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {

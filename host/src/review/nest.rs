@@ -117,13 +117,26 @@ struct Heading {
     setext_text: Option<String>,
 }
 
-/// The text of a heading whose inline events are `children` (their ranges), one line: line
+/// One inline element directly inside a heading: its range, and whether it is a line break.
+struct Inline {
+    is_break: bool,
+    range: Range<usize>,
+}
+
+/// A heading being read: its level, its whole range, its direct inline elements.
+struct OpenHeading {
+    level: usize,
+    range: Range<usize>,
+    children: Vec<Inline>,
+}
+
+/// The text of a heading whose direct inline elements are `children`, on one line: line
 /// breaks, and a container's prefix after them (`> `), become one space.
-fn one_line(text: &str, children: &[(bool, Range<usize>)]) -> String {
+fn one_line(text: &str, children: &[Inline]) -> String {
     let mut out = String::new();
     let mut after_break = false;
-    let mut at = children.first().map_or(0, |(_, range)| range.start);
-    for (is_break, range) in children {
+    let mut at = children.first().map_or(0, |inline| inline.range.start);
+    for Inline { is_break, range } in children {
         if *is_break {
             out.push_str(text.get(at..range.start).unwrap_or_default());
             out.push(' ');
@@ -150,36 +163,46 @@ fn one_line(text: &str, children: &[(bool, Range<usize>)]) -> String {
 /// Every heading of `text`, in order.
 fn headings(text: &str) -> Vec<Heading> {
     let mut found = Vec::new();
-    let mut open: Option<(usize, Range<usize>, Vec<(bool, Range<usize>)>)> = None;
+    let mut open: Option<OpenHeading> = None;
     let mut depth = 0_usize;
     for (event, range) in events(text) {
-        if let Some((level, heading_range, children)) = open.as_mut() {
+        if let Some(heading) = open.as_mut() {
+            let direct = depth == 0;
             match event {
-                Event::End(TagEnd::Heading(_)) if depth == 0 => {
-                    let source = text.get(heading_range.clone()).unwrap_or_default();
+                Event::End(TagEnd::Heading(_)) if direct => {
+                    let source = text.get(heading.range.clone()).unwrap_or_default();
                     let setext = source.trim_end_matches(['\n', '\r']).contains('\n');
                     found.push(Heading {
-                        level: *level,
-                        range: heading_range.clone(),
-                        setext_text: setext.then(|| one_line(text, children)),
+                        level: heading.level,
+                        range: heading.range.clone(),
+                        setext_text: setext.then(|| one_line(text, &heading.children)),
                     });
                     open = None;
                 }
                 Event::Start(_) => {
-                    if depth == 0 {
-                        children.push((false, range));
+                    if direct {
+                        heading.children.push(Inline {
+                            is_break: false,
+                            range,
+                        });
                     }
                     depth += 1;
                 }
                 Event::End(_) => depth = depth.saturating_sub(1),
-                Event::SoftBreak | Event::HardBreak if depth == 0 => children.push((true, range)),
-                _ if depth == 0 => children.push((false, range)),
+                _ if direct => heading.children.push(Inline {
+                    is_break: matches!(event, Event::SoftBreak | Event::HardBreak),
+                    range,
+                }),
                 _ => {}
             }
             continue;
         }
         if let Event::Start(Tag::Heading { level, .. }) = event {
-            open = Some((level_number(level), range, Vec::new()));
+            open = Some(OpenHeading {
+                level: level_number(level),
+                range,
+                children: Vec::new(),
+            });
             depth = 0;
         }
     }
@@ -284,7 +307,10 @@ fn close_fence(text: &str) -> String {
 pub fn stays_in_section(nested: &str) -> bool {
     const BEFORE: &str = "## Before\n\n";
     const AFTER: &str = "## After\n";
-    let document = format!("{BEFORE}{}\n\n---\n\n{AFTER}", nested.trim_end_matches('\n'));
+    let document = format!(
+        "{BEFORE}{}\n\n---\n\n{AFTER}",
+        nested.trim_end_matches('\n')
+    );
     let after_at = document.len() - AFTER.len();
     let mut levels = Vec::new();
     let mut depth = 0_usize;
@@ -440,7 +466,10 @@ mod tests {
         ] {
             let nested = nest_headings(text);
             assert_eq!(nested, want, "{text:?}");
-            assert!(levels(&nested).iter().all(|l| *l >= TOP_LEVEL), "{nested:?}");
+            assert!(
+                levels(&nested).iter().all(|l| *l >= TOP_LEVEL),
+                "{nested:?}"
+            );
         }
     }
 

@@ -276,7 +276,8 @@ impl Progress {
 mod tests {
     use super::*;
 
-    const HOSTILE: &str = "Acme\u{1b}]0;pwned\u{7}\r\u{1b}[2K\u{9b}1A\u{7f}\u{202e}x\u{200b}\nforged";
+    const HOSTILE: &str =
+        "Acme\u{1b}]0;pwned\u{7}\r\u{1b}[2K\u{9b}1A\u{7f}\u{202e}x\u{200b}\nforged";
 
     fn raw_control(text: &str) -> bool {
         text.chars()

@@ -337,9 +337,14 @@ mod tests {
     /// A section or review cannot forge a heading or hide the summary (issue 20 items 8, 10).
     #[test]
     fn names_and_reviews_cannot_forge_headings_or_end_the_summary_comment() {
-        let mut hostile = entry("op-a", "opencode", false, Fate::Interrupted {
-            content: "text\n```\nopen fence".into(),
-        });
+        let mut hostile = entry(
+            "op-a",
+            "opencode",
+            false,
+            Fate::Interrupted {
+                content: "text\n```\nopen fence".into(),
+            },
+        );
         hostile.section = "X --> <h2>Forged</h2>\n## Forged".into();
         let doc = Doc {
             phase: "3".into(),
