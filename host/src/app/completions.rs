@@ -108,7 +108,14 @@ fn strip_hidden(shell: Shell, text: &str, hidden: &BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::args::LaneFlags;
+    use crate::review::args::{with_lane_flags, LaneFlags};
+
+    /// A small command line with a `review` subcommand carrying `lanes`' flags (the app layer
+    /// does not import the real one).
+    fn with_lanes(lanes: &[LaneFlags]) -> Command {
+        let root = Command::new("gsd-lane").subcommand(Command::new("review"));
+        with_lane_flags(root, lanes)
+    }
 
     /// Issue 20 item 10: a lane section validation did not stop reaches no completion script
     /// raw (zsh and fish show it as the flag's description).
@@ -121,7 +128,7 @@ mod tests {
             active: true,
         }];
         for shell in [Shell::Zsh, Shell::Fish, Shell::Bash, Shell::Elvish] {
-            let text = script(shell, crate::cli::command(&lanes));
+            let text = script(shell, with_lanes(&lanes));
             assert!(text.contains("acme"), "{shell}: no lane flag");
             assert!(
                 !text

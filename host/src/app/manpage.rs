@@ -53,7 +53,14 @@ pub fn render(mut command: Command) -> Result<String, Failure> {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::review::args::LaneFlags;
+    use crate::review::args::{with_lane_flags, LaneFlags};
+
+    /// A small command line with a `review` subcommand carrying `lanes`' flags (the app layer
+    /// does not import the real one).
+    fn with_lanes(lanes: &[LaneFlags]) -> Command {
+        let root = Command::new("gsd-lane").subcommand(Command::new("review"));
+        with_lane_flags(root, lanes)
+    }
 
     /// Issue 20 item 10: a lane section validation did not stop reaches the page neutralised.
     #[test]
@@ -64,7 +71,7 @@ mod tests {
             flags: vec!["--acme".into()],
             active: true,
         }];
-        let page = render(crate::cli::command(&lanes)).expect("page");
+        let page = render(with_lanes(&lanes)).expect("page");
         assert!(page.contains("acme"));
         assert!(
             !page
