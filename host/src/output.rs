@@ -14,9 +14,13 @@ pub fn print(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-/// Writes `value` as pretty JSON plus a newline to stdout.
+/// Writes `value` as pretty JSON plus a newline to stdout; control, bidi and invisible
+/// characters inside its strings are written as `\u` escapes
+/// ([`crate::textsafe::json_for_terminal`]: the same JSON value, nothing raw on a terminal).
 pub fn print_json(value: &Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let text = crate::textsafe::json_for_terminal(
+        &serde_json::to_string_pretty(value).unwrap_or_default(),
+    );
     print(&format!("{text}\n"));
 }
 

@@ -1,6 +1,12 @@
-//! The one place that knows which characters can steer a terminal or hide text, and strips them
-//! from lane-supplied text before it reaches `REVIEWS.md`.
+//! The one place that knows which characters can steer a terminal or hide text: it strips them
+//! from lane-supplied text before it reaches `REVIEWS.md` ([`strip_controls`]), and it is the one
+//! helper every command uses for overlay- or lane-controlled text it prints
+//! ([`for_terminal`] for a name on one line, [`for_terminal_block`] for a block of lines,
+//! [`json_for_terminal`] for JSON). Those three use [`crate::output`]'s one table of
+//! terminal-unsafe characters ([`crate::output::is_unsafe_for_terminal`]); validation refuses the
+//! same characters in a manifest's `title` and `reviewsSection` ([`first_unsafe_for_terminal`]).
 //!
+//! [`strip_controls`], for `REVIEWS.md`:
 //! Removed: ESC sequences (CSI, OSC / DCS / SOS / PM / APC strings, and two-character escapes),
 //! their 8-bit C1 forms, every other C0 control except `\n` and `\t` (so `\r\n` becomes `\n`),
 //! DEL, the remaining C1 controls, and the Unicode bidi embeddings, overrides and isolates.
@@ -17,6 +23,48 @@ pub fn is_bidi_control(c: char) -> bool {
 /// `\t`, DEL, C1 controls and bidi controls.
 pub fn is_unsafe(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// Overlay- or lane-controlled text shown on one line of a terminal (a section, a title, a
+/// display name, a subject, a reason): every control character (line feed and tab included),
+/// bidi control and invisible format character becomes a visible `\u{…}` escape, so the text
+/// cannot move the cursor, retitle the window, reorder or hide what the line shows, or start a
+/// line of its own.
+pub fn for_terminal(text: &str) -> String {
+    crate::output::escape_text(text)
+}
+
+/// [`for_terminal`] for a block of several lines (a help page, a completion script, a report):
+/// line feeds and tabs are kept, everything else [`for_terminal`] escapes is escaped.
+pub fn for_terminal_block(text: &str) -> String {
+    crate::output::neutralize(text)
+}
+
+/// The first character of `text` that [`for_terminal`] would escape, with its character
+/// index; `None` when the text can be shown as it is.
+pub fn first_unsafe_for_terminal(text: &str) -> Option<(usize, char)> {
+    text.chars()
+        .enumerate()
+        .find(|(_, c)| crate::output::is_unsafe_for_terminal(*c))
+}
+
+/// JSON text as `serde_json` writes it, with every terminal-unsafe character inside its strings
+/// written as a `\uXXXX` escape (a UTF-16 surrogate pair above U+FFFF): a JSON reader gets the
+/// very same value, a terminal gets no raw control, bidi or invisible character. Outside strings
+/// JSON holds only ASCII punctuation, digits, letters and whitespace, which are kept.
+pub fn json_for_terminal(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if crate::output::is_unsafe_for_terminal(c) && !matches!(c, '\n' | '\t') {
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// How a string-type sequence (OSC, DCS, SOS, PM, APC) ends.
@@ -185,6 +233,49 @@ mod tests {
         assert_eq!(strip_controls(&text), "ab".repeat(200_000));
         let text = "\u{1b}]x".repeat(200_000);
         assert_eq!(strip_controls(&text), "x".repeat(200_000));
+    }
+
+    #[test]
+    fn terminal_helpers_escape_what_could_steer_a_terminal() {
+        let hostile = "A\u{1b}]0;pwned\u{7}\rB\u{9b}2J\u{7f}\u{202e}C\u{200b}D\nE\tF";
+        let line = for_terminal(hostile);
+        assert!(
+            !line.chars().any(crate::output::is_unsafe_for_terminal),
+            "{line}"
+        );
+        assert!(
+            line.contains("\\u{1b}]0;pwned") && line.contains("\\u{202e}"),
+            "{line}"
+        );
+        let block = for_terminal_block(hostile);
+        assert!(block.contains('\n') && block.contains('\t') && !block.contains('\r'));
+        assert_eq!(first_unsafe_for_terminal("Acme — Review"), None);
+        assert_eq!(
+            first_unsafe_for_terminal("ab\u{200b}"),
+            Some((2, '\u{200b}'))
+        );
+    }
+
+    #[test]
+    fn json_for_terminal_keeps_the_value_and_drops_every_raw_control() {
+        let value = serde_json::json!({
+            "section": "A\u{1b}[2J\u{9b}\u{7f}\u{202e}\u{200b}\u{e0041}\u{2028}B",
+            "plain": "héllo ✓",
+        });
+        for text in [
+            serde_json::to_string_pretty(&value).expect("json"),
+            value.to_string(),
+        ] {
+            let safe = json_for_terminal(&text);
+            assert!(
+                !safe
+                    .chars()
+                    .any(|c| crate::output::is_unsafe_for_terminal(c) && c != '\n'),
+                "{safe}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+            assert_eq!(back, value);
+        }
     }
 
     #[test]

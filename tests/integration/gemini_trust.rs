@@ -383,3 +383,40 @@ fn doctor_names_the_folder_trust_gate_and_its_fix() {
     // Only the bounded `--version`: gemini never runs a review here.
     assert_eq!(lab.starts(), ["start --version"], "gemini was started");
 }
+
+/// Issue 20 item 9: a lane can write the home gemini's files live in; a FIFO planted at
+/// `~/.gemini/trustedFolders.json` or `settings.json` must not hang the next review. The lane
+/// here is an overlay whose program is `gemini` (the gate is the program's, whichever way the
+/// lane is installed), run by a real `review`.
+#[test]
+fn a_fifo_planted_in_gemini_s_home_fails_the_check_promptly_and_names_it() {
+    for name in ["trustedFolders.json", "settings.json"] {
+        let lab = crate::review::Lab::new();
+        lab.lane("gem", |lane| {
+            lane["reviewer"]["probe"]["binary"] = json!("gemini");
+            lane["reviewer"]["invoke"]["binary"] = json!("gemini");
+        });
+        std::fs::rename(lab.bin.join("fake-gem"), lab.bin.join("gemini")).expect("rename");
+        let gemini = lab.env.home.join(".gemini");
+        std::fs::create_dir_all(&gemini).expect("mkdir .gemini");
+        let fifo = gemini.join(name);
+        let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(made.success());
+        let started = std::time::Instant::now();
+        let out = lab.review(&["--phase", "3", "--gem"]);
+        out.assert_no_panic();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the check took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            text.contains("probe_failed") && text.contains(&fifo.display().to_string()),
+            "{name}: {text}"
+        );
+        let log = lab.env.home.join("marks").join("gemini.log");
+        assert!(!log.exists(), "gemini must not start");
+    }
+}

@@ -24,7 +24,9 @@ pub fn script(shell: Shell, mut command: Command) -> String {
     } else {
         text
     };
-    strip_hidden(shell, &text, &hidden)
+    // Lane descriptions are overlay text, neutralised where they are made (review::args); no
+    // raw control, bidi or invisible character reaches the script whatever slipped through.
+    crate::textsafe::for_terminal_block(&strip_hidden(shell, &text, &hidden))
 }
 
 /// Long names (and aliases) of every hidden argument, in every subcommand.
@@ -101,4 +103,40 @@ fn strip_hidden(shell: Shell, text: &str, hidden: &BTreeSet<String>) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::args::{with_lane_flags, LaneFlags};
+
+    /// A small command line with a `review` subcommand carrying `lanes`' flags (the app layer
+    /// does not import the real one).
+    fn with_lanes(lanes: &[LaneFlags]) -> Command {
+        let root = Command::new("gsd-lane").subcommand(Command::new("review"));
+        with_lane_flags(root, lanes)
+    }
+
+    /// Issue 20 item 10: a lane section validation did not stop reaches no completion script
+    /// raw (zsh and fish show it as the flag's description).
+    #[test]
+    fn lane_descriptions_hold_no_raw_control() {
+        let lanes = [LaneFlags {
+            slug: "acme".into(),
+            section: "Acme\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{7f}\u{202e}\u{200b}\nforged".into(),
+            flags: vec!["--acme".into()],
+            active: true,
+        }];
+        for shell in [Shell::Zsh, Shell::Fish, Shell::Bash, Shell::Elvish] {
+            let text = script(shell, with_lanes(&lanes));
+            assert!(text.contains("acme"), "{shell}: no lane flag");
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| crate::output::is_unsafe_for_terminal(c) && !matches!(c, '\n' | '\t')),
+                "{shell}: raw control in the script"
+            );
+            assert!(!text.contains("\nforged"), "{shell}: forged line");
+        }
+    }
 }

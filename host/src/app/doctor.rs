@@ -322,7 +322,7 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
 }
 
 fn human(rows: &[Value], ready: usize) -> String {
-    let text = |v: &Value| neutralize(v.as_str().unwrap_or(""));
+    let text = |v: &Value| crate::textsafe::for_terminal(v.as_str().unwrap_or(""));
     let mut out = String::new();
     for row in rows {
         out.push_str(&format!(
@@ -345,17 +345,20 @@ fn human(rows: &[Value], ready: usize) -> String {
                 Some(path) => out.push_str(&format!(
                     "  program      {} at {}{}\n",
                     binary,
-                    neutralize(path),
-                    program
-                        .get("version")
-                        .and_then(Value::as_str)
-                        .map_or(String::new(), |v| format!(" ({})", neutralize(v)))
+                    crate::textsafe::for_terminal(path),
+                    program.get("version").and_then(Value::as_str).map_or(
+                        String::new(),
+                        |v| format!(" ({})", crate::textsafe::for_terminal(v))
+                    )
                 )),
                 None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
             }
         }
         if let Some(host) = row["destination"].as_str() {
-            out.push_str(&format!("  destination  {}\n", neutralize(host)));
+            out.push_str(&format!(
+                "  destination  {}\n",
+                crate::textsafe::for_terminal(host)
+            ));
         }
         let probe = &row["probe"];
         if probe["ok"] == true {
@@ -374,4 +377,31 @@ fn human(rows: &[Value], ready: usize) -> String {
     }
     out.push_str(&format!("{ready} of {} lanes ready\n", rows.len()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Issue 20 item 10: whatever a row holds, the report has no raw control and no forged line.
+    #[test]
+    fn the_report_prints_no_raw_control() {
+        let hostile = "x\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{202e}\u{200b}\nforged";
+        let rows = vec![json!({
+            "slug": hostile, "ready": false, "source": hostile, "scope": hostile,
+            "program": {"binary": hostile, "path": hostile, "version": hostile},
+            "destination": hostile,
+            "probe": {"ok": false, "reason": hostile, "detail": hostile},
+            "trust": hostile, "problems": [{"fix": hostile}],
+        })];
+        let text = human(&rows, 0);
+        assert!(
+            !text
+                .chars()
+                .any(|c| crate::output::is_unsafe_for_terminal(c) && c != '\n'),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), 8, "{text}");
+    }
 }

@@ -4,9 +4,10 @@ use serde_json::{json, Value};
 
 use super::Context;
 use crate::error::Failure;
-use crate::output::{self, neutralize};
+use crate::output;
 use crate::registry::{Entry, Registry};
 use crate::run::path_lookup;
+use crate::textsafe::for_terminal;
 
 /// Why an accepted lane still cannot run in this build (its handler is not implemented).
 fn handler_gap(registry: &Registry, entry: &Entry) -> Option<String> {
@@ -69,6 +70,13 @@ pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
         output::print_json(&Value::Array(rows));
         return Ok(0);
     }
+    output::print(&human(&rows));
+    Ok(0)
+}
+
+/// The table for people. Every cell is overlay- or file-controlled text, neutralised for the
+/// terminal on one line (a tab or line feed escaped too, so no cell can forge a row).
+fn human(rows: &[Value]) -> String {
     let text_of = |row: &Value, key: &str| {
         row.get(key)
             .and_then(Value::as_str)
@@ -79,7 +87,7 @@ pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
         "{:<14} {:<26} {:<12} {:<12} {}\n",
         "SLUG", "FLAGS", "SCOPE", "STATUS", "DETAIL"
     );
-    for row in &rows {
+    for row in rows {
         let flags: Vec<&str> = row["flags"]
             .as_array()
             .map(|f| f.iter().filter_map(Value::as_str).collect())
@@ -91,17 +99,17 @@ pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
             .unwrap_or("");
         text.push_str(&format!(
             "{:<14} {:<26} {:<12} {:<12} {}\n",
-            neutralize(&text_of(row, "slug")),
-            neutralize(&flags.join(" ")),
+            for_terminal(&text_of(row, "slug")),
+            for_terminal(&flags.join(" ")),
             text_of(row, "scope"),
             text_of(row, "status"),
-            neutralize(detail),
+            for_terminal(detail),
         ));
         if row["scope"] != "first-party" {
             text.push_str(&format!(
                 "{:<14} source: {}\n",
                 "",
-                neutralize(&text_of(row, "path"))
+                for_terminal(&text_of(row, "path"))
             ));
         }
         for warning in row["warnings"]
@@ -110,9 +118,32 @@ pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
             .flatten()
             .filter_map(Value::as_str)
         {
-            text.push_str(&format!("{:<14} warning: {}\n", "", neutralize(warning)));
+            text.push_str(&format!("{:<14} warning: {}\n", "", for_terminal(warning)));
         }
     }
-    output::print(&text);
-    Ok(0)
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Issue 20 item 10: whatever a row holds, the table has no raw control and no forged row.
+    #[test]
+    fn the_table_prints_no_raw_control() {
+        let hostile = "x\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{202e}\u{200b}\nforged";
+        let rows = vec![json!({
+            "slug": hostile, "flags": [hostile], "scope": "project", "status": "skipped",
+            "reason": hostile, "path": hostile, "warnings": [hostile],
+        })];
+        let text = human(&rows);
+        assert!(
+            !text
+                .chars()
+                .any(|c| crate::output::is_unsafe_for_terminal(c) && c != '\n'),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), 4, "{text}");
+    }
 }

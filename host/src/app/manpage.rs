@@ -44,5 +44,41 @@ pub fn render(mut command: Command) -> Result<String, Failure> {
         }
         text.push_str(".fi\n");
     }
-    Ok(text)
+    // Lane help lines are overlay text, neutralised where they are made (review::args); no
+    // raw control, bidi or invisible character reaches the page whatever slipped through.
+    Ok(crate::textsafe::for_terminal_block(&text))
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::review::args::{with_lane_flags, LaneFlags};
+
+    /// A small command line with a `review` subcommand carrying `lanes`' flags (the app layer
+    /// does not import the real one).
+    fn with_lanes(lanes: &[LaneFlags]) -> Command {
+        let root = Command::new("gsd-lane").subcommand(Command::new("review"));
+        with_lane_flags(root, lanes)
+    }
+
+    /// Issue 20 item 10: a lane section validation did not stop reaches the page neutralised.
+    #[test]
+    fn lane_help_holds_no_raw_control() {
+        let lanes = [LaneFlags {
+            slug: "acme".into(),
+            section: "Acme\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{7f}\u{202e}\u{200b}\n.SH FORGED".into(),
+            flags: vec!["--acme".into()],
+            active: true,
+        }];
+        let page = render(with_lanes(&lanes)).expect("page");
+        assert!(page.contains("acme"));
+        assert!(
+            !page
+                .chars()
+                .any(|c| crate::output::is_unsafe_for_terminal(c) && !matches!(c, '\n' | '\t')),
+            "raw control in the page"
+        );
+        assert!(!page.contains("\n.SH FORGED"), "a forged roff request");
+    }
 }

@@ -8,6 +8,7 @@ use crate::error::Failure;
 use crate::manifest::vocab;
 use crate::output;
 use crate::registry::{Lane, Registry};
+use crate::textsafe::for_terminal;
 
 /// Parses `--selected a,b`: entries trimmed, empties dropped; empty means every lane.
 pub fn parse_selected(selected: Option<&str>) -> Vec<String> {
@@ -73,11 +74,40 @@ pub fn sections(context: &Context, args: &SelectArgs) -> Result<u8, Failure> {
             .collect();
         output::print_json(&json!(rows));
     } else {
-        let lines: Vec<String> = lanes
+        let rows: Vec<(&str, &str)> = lanes
             .iter()
-            .map(|lane| format!("{}\t{}", lane.slug, lane.section))
+            .map(|lane| (lane.slug.as_str(), lane.section.as_str()))
             .collect();
-        output::print(&render(&lines));
+        output::print(&section_lines(&rows));
     }
     Ok(0)
+}
+
+/// `sections`' text: `<slug>\t<section>` per lane, each field neutralised for the terminal (a
+/// tab or line feed in a field escaped too, so no field can forge a column or a row).
+fn section_lines(rows: &[(&str, &str)]) -> String {
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|(slug, section)| format!("{}\t{}", for_terminal(slug), for_terminal(section)))
+        .collect();
+    render(&lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 20 item 10: a section validation did not stop prints neutralised.
+    #[test]
+    fn sections_print_no_raw_control_and_no_forged_row() {
+        let text = section_lines(&[("acme", "Acme\u{1b}]0;pwned\u{7}\u{202e}\nforged\tcol")]);
+        assert!(
+            !text
+                .chars()
+                .any(|c| crate::output::is_unsafe_for_terminal(c) && !matches!(c, '\n' | '\t')),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), 1, "{text:?}");
+        assert_eq!(text.matches('\t').count(), 1, "{text:?}");
+    }
 }

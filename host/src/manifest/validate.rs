@@ -102,13 +102,15 @@ fn check_envelope(checker: &mut Checker, manifest: &Map<String, Value>, folder: 
             version,
         );
     }
-    checker.non_empty_string(
+    if let Some(title) = checker.non_empty_string(
         manifest,
         "title",
         &root,
         Code::EnvTitle,
         "must be a non-empty string",
-    );
+    ) {
+        check_shown_text(checker, title, root.key("title"));
+    }
     checker.non_empty_string(
         manifest,
         "description",
@@ -342,13 +344,15 @@ fn check_lane_scalars(checker: &mut Checker, object: &Map<String, Value>, at: &F
         Code::RbEmptyoutput,
         &vocab::EMPTY_OUTPUT,
     );
-    checker.non_empty_string(
+    if let Some(section) = checker.non_empty_string(
         object,
         "reviewsSection",
         at,
         Code::RbSection,
         "must be a non-empty string",
-    );
+    ) {
+        check_shown_text(checker, section, at.key("reviewsSection"));
+    }
     checker.member(
         object,
         "evidenceClass",
@@ -356,6 +360,24 @@ fn check_lane_scalars(checker: &mut Checker, object: &Map<String, Value>, at: &F
         Code::RbEvidence,
         &vocab::EVIDENCE_CLASS,
     );
+}
+
+/// TXT-UNSAFE (manifest.md §8.10): a name every listing, help page, completion and progress
+/// line shows may hold no control character (ESC, CR, line feed, tab, C1, DEL), bidi control
+/// or invisible format character: one could retitle the window, move the cursor, reorder or
+/// hide what the user reads, or forge a line or a heading. The message names the first one by
+/// code point; the value itself is never echoed.
+fn check_shown_text(checker: &mut Checker, text: &str, field: FieldPath) {
+    if let Some((index, c)) = crate::textsafe::first_unsafe_for_terminal(text) {
+        let message = format!(
+            "holds U+{:04X} at character {}; it is shown on terminals and in REVIEWS.md, where \
+             a control, bidi or invisible character could rewrite or hide what people read; \
+             remove it",
+            u32::from(c),
+            index + 1
+        );
+        checker.push(Diagnostic::error(Code::TxtUnsafe, field, message));
+    }
 }
 
 /// gsd-lane's optional body fields: `rateLimit` and `posture`.

@@ -269,9 +269,11 @@ pub fn with_lane_flags(root: Command, lanes: &[LaneFlags]) -> Command {
                 .action(ArgAction::SetTrue)
                 .help_heading("Lane flags");
             if lane.active {
-                arg = arg
-                    .visible_aliases(aliases.to_vec())
-                    .help(format!("Review with {} (lane {})", lane.section, lane.slug));
+                arg = arg.visible_aliases(aliases.to_vec()).help(format!(
+                    "Review with {} (lane {})",
+                    crate::textsafe::for_terminal(&lane.section),
+                    crate::textsafe::for_terminal(&lane.slug)
+                ));
             } else {
                 arg = arg.aliases(aliases.to_vec()).hide(true);
             }

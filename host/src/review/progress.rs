@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 
+use crate::textsafe::{for_terminal, json_for_terminal};
+
 /// The rule line: 40 × U+2501.
 pub const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
 
@@ -34,7 +36,7 @@ impl Ending {
         match self {
             Ending::Review => "done ✓".to_owned(),
             Ending::Stub => "failed ✗ (diagnostic stub written)".to_owned(),
-            Ending::Skipped(reason) => format!("skipped ({reason})"),
+            Ending::Skipped(reason) => format!("skipped ({})", for_terminal(reason)),
             Ending::Interrupted => "interrupted ✗ (not completed)".to_owned(),
         }
     }
@@ -86,13 +88,23 @@ fn print(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// Prints one JSON event line.
+/// Prints one JSON event line (terminal-unsafe characters `\u`-escaped, the value unchanged).
 pub fn event(value: &Value) {
-    print(&format!("{value}\n"));
+    print(&format!("{}\n", json_for_terminal(&value.to_string())));
 }
 
+/// An identity's line up to its outcome; the display (a lane's `reviewsSection`, overlay
+/// text) is neutralised: validation refuses unsafe characters there, and this holds anyway.
 fn prefix(display: &str) -> String {
-    format!("◆ Reviewing with {display}... ")
+    format!("◆ Reviewing with {}... ", for_terminal(display))
+}
+
+/// The banner before any lane starts; the subject (a prompt file's name) is neutralised.
+fn banner_text(subject: &str) -> String {
+    format!(
+        "{RULE}\n GSD ► CROSS-AI REVIEW — {}\n{RULE}\n\n",
+        for_terminal(subject)
+    )
 }
 
 impl Progress {
@@ -121,11 +133,7 @@ impl Progress {
                 }
                 event(&value);
             }
-            Mode::Plain | Mode::Tty => {
-                print(&format!(
-                    "{RULE}\n GSD ► CROSS-AI REVIEW — {subject}\n{RULE}\n\n"
-                ));
-            }
+            Mode::Plain | Mode::Tty => print(&banner_text(subject)),
         }
         if self.mode == Mode::Tty {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
@@ -261,5 +269,37 @@ impl Progress {
     /// The display mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str =
+        "Acme\u{1b}]0;pwned\u{7}\r\u{1b}[2K\u{9b}1A\u{7f}\u{202e}x\u{200b}\nforged";
+
+    fn raw_control(text: &str) -> bool {
+        text.chars()
+            .any(|c| crate::output::is_unsafe_for_terminal(c) && c != '\n')
+    }
+
+    /// Issue 20 item 10: overlay text in the progress lines and the banner reaches the terminal
+    /// neutralised even when validation did not stop it.
+    #[test]
+    fn progress_lines_and_banner_hold_no_raw_control() {
+        for text in [
+            prefix(HOSTILE),
+            banner_text(HOSTILE),
+            Ending::Skipped(HOSTILE.to_owned()).text(),
+        ] {
+            assert!(!raw_control(&text), "{text:?}");
+            assert!(text.contains("\\u{1b}]0;pwned"), "{text:?}");
+        }
+        assert_eq!(banner_text(HOSTILE).lines().count(), 4, "no forged line");
+        let value = json!({"event": "lane_start", "display": HOSTILE});
+        let line = json_for_terminal(&value.to_string());
+        assert!(!raw_control(&line), "{line:?}");
+        assert_eq!(serde_json::from_str::<Value>(&line).ok(), Some(value));
     }
 }

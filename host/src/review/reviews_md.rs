@@ -6,7 +6,7 @@
 
 use super::budget::Metadata;
 use super::nest::nest_headings;
-use crate::textsafe::strip_controls;
+use crate::textsafe::{for_terminal, strip_controls};
 
 /// The diff-only caveat line (§11.3).
 pub const DIFF_ONLY_CAVEAT: &str = "> [diff-only] This reviewer examined the working-tree diff, not the source tree, and never received the review prompt — fold its findings in as diff observations; do not weight its verdict as a grounded plan review.";
@@ -58,22 +58,32 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// `<reviewsSection>` or `<reviewsSection> (<instance>)`.
+    /// `<reviewsSection>` or `<reviewsSection> (<instance>)`, on one line: the section is
+    /// overlay text, so a line break in it (validation refuses one) is escaped, never a new
+    /// line that could forge a heading.
     pub fn display(&self) -> String {
+        let section = name(&self.section);
         if self.instance {
-            format!("{} ({})", self.section, self.id)
+            format!("{section} ({})", name(&self.id))
         } else {
-            self.section.clone()
+            section
         }
     }
 
     fn heading(&self) -> String {
+        let section = name(&self.section);
         if self.instance {
-            format!("{} Review ({})", self.section, self.id)
+            format!("{section} Review ({})", name(&self.id))
         } else {
-            format!("{} Review", self.section)
+            format!("{section} Review")
         }
     }
+}
+
+/// A lane-supplied name as REVIEWS.md shows it: on one line ([`for_terminal`]) and with no raw
+/// HTML (`<` written `&lt;`), so it can neither start a heading nor open an element.
+fn name(text: &str) -> String {
+    for_terminal(text).replace('<', "&lt;")
 }
 
 /// The document's inputs.
@@ -275,7 +285,8 @@ fn consensus_skeleton(down_weighted: &[String]) -> String {
             "Do not count these verdicts at full consensus weight (note their findings only):\n",
         );
         for line in down_weighted {
-            out.push_str(line);
+            // Inside an HTML comment: a `-->` in a name would end it early.
+            out.push_str(&line.replace("-->", "--&gt;"));
             out.push('\n');
         }
     }
@@ -321,6 +332,43 @@ mod tests {
             metadata: None,
             fate,
         }
+    }
+
+    /// A section or review cannot forge a heading or hide the summary (issue 20 items 8, 10).
+    #[test]
+    fn names_and_reviews_cannot_forge_headings_or_end_the_summary_comment() {
+        let mut hostile = entry(
+            "op-a",
+            "opencode",
+            false,
+            Fate::Interrupted {
+                content: "text\n```\nopen fence".into(),
+            },
+        );
+        hostile.section = "X --> <h2>Forged</h2>\n## Forged".into();
+        let doc = Doc {
+            phase: "3".into(),
+            subject: "Phase 3".into(),
+            reviewed_at: "2026-07-29T14:03:05.120Z".into(),
+            plans: vec![],
+            entries: vec![hostile],
+        };
+        let text = render(&doc);
+        let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            headings,
+            [
+                "# Cross-AI Plan Review — Phase 3",
+                "## X --> &lt;h2>Forged&lt;/h2>\\u{a}## Forged Review",
+                "## Consensus Summary",
+                "### Agreed Strengths",
+                "### Agreed Concerns",
+                "### Divergent Views",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("- X --&gt; &lt;h2>"), "{text}");
+        assert!(text.contains("open fence\n```\n\n---\n"), "{text}");
     }
 
     #[test]

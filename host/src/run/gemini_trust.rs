@@ -18,7 +18,10 @@
 //!
 //! gsd-lane never trusts a folder for the user (no `--skip-trust`: that would let gemini load the
 //! repository's own `.gemini/` settings, which is what the gate exists to stop). Every file read
-//! is bounded; a trusted-folders file gemini itself would reject blocks the lane with the reason.
+//! is opened without blocking, must be a regular file and is bounded (a lane can write the home
+//! these files live in: a FIFO planted there must not hang every later review); a settings or
+//! trusted-folders file that cannot be read that way, or a trusted-folders file gemini itself
+//! would reject, blocks the lane with `probe_failed` naming the file.
 
 use std::fs::File;
 use std::io::Read;
@@ -89,7 +92,7 @@ pub fn check(inputs: &Inputs<'_>) -> Result<String, Refusal> {
         .or_else(|| env("HOME").filter(|h| !h.is_empty()))
         .map(PathBuf::from)
         .or_else(|| inputs.home.map(Path::to_path_buf));
-    if !folder_trust_enabled(env, home.as_deref()) {
+    if !folder_trust_enabled(env, home.as_deref())? {
         return Ok("gemini folder trust is disabled (security.folderTrust.enabled)".to_owned());
     }
     let untrusted = |why: String| {
@@ -126,7 +129,7 @@ pub fn check(inputs: &Inputs<'_>) -> Result<String, Refusal> {
                 format!(
                     "gemini's trusted-folders file {} cannot be used ({why}); gemini stops on it \
                      too; fix or remove the file",
-                    file.display()
+                    shown(&file)
                 ),
             )
         })?,
@@ -134,8 +137,9 @@ pub fn check(inputs: &Inputs<'_>) -> Result<String, Refusal> {
             return Err(Refusal::new(
                 Reason::ProbeFailed,
                 format!(
-                    "gemini's trusted-folders file {} cannot be read ({why})",
-                    file.display()
+                    "gemini's trusted-folders file {} cannot be read ({why}); fix or remove the \
+                     file",
+                    shown(&file)
                 ),
             ))
         }
@@ -186,9 +190,18 @@ impl Level {
 }
 
 /// `security.folderTrust.enabled` over system defaults < user < system settings; `true` unless
-/// a readable file says `false` last. An unreadable file keeps the gate on (the safe side: the
-/// folder must then be trusted by rule).
-fn folder_trust_enabled(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> bool {
+/// a file says `false` last. A settings file that does not parse keeps the gate on (the safe
+/// side: the folder must then be trusted by rule).
+///
+/// # Errors
+///
+/// `probe_failed` naming a settings file that exists but cannot be read as a bounded regular
+/// file (a FIFO, a device, a directory, an oversized file, an I/O error): the check never
+/// blocks on one, and never guesses past one.
+fn folder_trust_enabled(
+    env: &dyn Fn(&str) -> Option<String>,
+    home: Option<&Path>,
+) -> Result<bool, Refusal> {
     let system = env("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
         || PathBuf::from("/etc/gemini-cli/settings.json"),
         PathBuf::from,
@@ -200,16 +213,29 @@ fn folder_trust_enabled(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path
     let user = home.map(|h| h.join(".gemini").join("settings.json"));
     let mut enabled = true;
     for path in [Some(defaults), user, Some(system)].into_iter().flatten() {
-        let setting = read_bounded(&path)
-            .ok()
-            .flatten()
+        let text = read_bounded(&path).map_err(|why| {
+            Refusal::new(
+                Reason::ProbeFailed,
+                format!(
+                    "gemini's settings file {} cannot be read ({why}); gemini reads it too; fix \
+                     or remove the file",
+                    shown(&path)
+                ),
+            )
+        })?;
+        let setting = text
             .and_then(|text| serde_json::from_str::<Value>(&strip_comments(&text)).ok())
             .and_then(|v| v.pointer("/security/folderTrust/enabled").cloned());
         if let Some(Value::Bool(value)) = setting {
             enabled = value;
         }
     }
-    enabled
+    Ok(enabled)
+}
+
+/// A path as shown in a message: controls and bidi characters escaped.
+fn shown(path: &Path) -> String {
+    crate::output::escape_text(&path.display().to_string())
 }
 
 /// Where gemini reads its trusted folders.
@@ -230,12 +256,27 @@ fn trusted_folders_path(
 }
 
 /// Reads a file of at most [`MAX_FILE_BYTES`]; `Ok(None)` when it does not exist.
+///
+/// These are the user's own gemini files, so a symbolic link is followed (dotfile managers
+/// link them), but the open never blocks (`O_NONBLOCK`: a FIFO planted in a home a lane could
+/// write opens at once) and the opened descriptor must be a regular file before a byte is read.
 fn read_bounded(path: &Path) -> Result<Option<String>, String> {
-    let file = match File::open(path) {
+    let file = match open_nonblocking(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err.to_string()),
     };
+    let meta = file.metadata().map_err(|err| err.to_string())?;
+    if !meta.is_file() {
+        return Err(if meta.is_dir() {
+            "a directory, not a file".to_owned()
+        } else {
+            "not a regular file (a FIFO, socket or device is never read)".to_owned()
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -246,6 +287,22 @@ fn read_bounded(path: &Path) -> Result<Option<String>, String> {
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "not UTF-8".to_owned())
+}
+
+/// Opens `path` for reading without blocking on a FIFO.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens `path` for reading (no blocking FIFO open off Unix).
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
 }
 
 /// The rules of a trusted-folders file, as gemini validates them.
@@ -392,6 +449,97 @@ mod tests {
         assert!(parse_rules(r#"{"/x": "BOGUS"}"#).is_err());
         assert!(parse_rules("[]").is_err());
         assert!(parse_rules("{").is_err());
+    }
+
+    /// Runs [`check`] for a workspace under `home` with `vars` as the whole environment, on a
+    /// thread: a check that blocks fails the test after 10 s instead of hanging it.
+    fn check_within_10s(home: &Path, vars: &[(&str, PathBuf)]) -> Result<String, Refusal> {
+        let home = home.to_path_buf();
+        let vars: Vec<(String, PathBuf)> = vars
+            .iter()
+            .map(|(name, path)| ((*name).to_owned(), path.clone()))
+            .collect();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let env = |name: &str| {
+                vars.iter()
+                    .find(|(key, _)| key == name)
+                    .map(|(_, path)| path.display().to_string())
+            };
+            let workspace = home.join("repo");
+            let inputs = Inputs {
+                env: &env,
+                home: Some(&home),
+                workspace: &workspace,
+            };
+            let _ = send.send(check(&inputs));
+        });
+        receive
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the readiness check blocked on a planted FIFO")
+    }
+
+    fn mkfifo(path: &Path) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn a_fifo_at_any_file_the_check_reads_fails_promptly_and_is_named() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let home = root.path().join("home");
+        let gemini = home.join(".gemini");
+        let system = root.path().join("etc").join("settings.json");
+        let defaults = root.path().join("etc").join("system-defaults.json");
+        let custom = root.path().join("elsewhere").join("trusted.json");
+        let base = [
+            ("HOME", home.clone()),
+            ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.clone()),
+            ("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", defaults.clone()),
+        ];
+        let with_custom: Vec<(&str, PathBuf)> = base
+            .iter()
+            .cloned()
+            .chain([("GEMINI_CLI_TRUSTED_FOLDERS_PATH", custom.clone())])
+            .collect();
+        let cases: [(&Path, &[(&str, PathBuf)]); 5] = [
+            (&gemini.join("trustedFolders.json"), &base),
+            (&gemini.join("settings.json"), &base),
+            (&system, &base),
+            (&defaults, &base),
+            (&custom, &with_custom),
+        ];
+        for (fifo, vars) in cases {
+            mkfifo(fifo);
+            let refusal = check_within_10s(&home, vars).expect_err("refused");
+            assert_eq!(refusal.reason, Reason::ProbeFailed, "{}", refusal.detail);
+            assert!(
+                refusal.detail.contains(&fifo.display().to_string())
+                    && refusal.detail.contains("not a regular file"),
+                "{}",
+                refusal.detail
+            );
+            std::fs::remove_file(fifo).expect("remove fifo");
+        }
+        // A link to a FIFO is followed (links are legitimate here) and refused the same way.
+        let fifo = root.path().join("fifo");
+        mkfifo(&fifo);
+        std::os::unix::fs::symlink(&fifo, gemini.join("trustedFolders.json")).expect("link");
+        let refusal = check_within_10s(&home, &base).expect_err("refused");
+        assert_eq!(refusal.reason, Reason::ProbeFailed, "{}", refusal.detail);
+        // With the FIFO gone and a real file, the decision is made again.
+        std::fs::remove_file(gemini.join("trustedFolders.json")).expect("unlink");
+        let rules = json_rules(&home.join("repo"));
+        std::fs::write(gemini.join("trustedFolders.json"), rules).expect("rules");
+        assert!(check_within_10s(&home, &base).is_ok());
+    }
+
+    fn json_rules(folder: &Path) -> String {
+        serde_json::json!({ folder.display().to_string(): "TRUST_FOLDER" }).to_string()
     }
 
     #[test]

@@ -113,7 +113,11 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
             .into_iter()
             .map(|(_, lines)| lines.join("\n"))
             .collect();
-        output::print(&format!("{}\n", text.join("\n\n")));
+        // Every field is escaped where the view is made; this holds whatever slipped through.
+        output::print(&crate::textsafe::for_terminal_block(&format!(
+            "{}\n",
+            text.join("\n\n")
+        )));
     }
     Ok(0)
 }

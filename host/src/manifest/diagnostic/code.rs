@@ -178,6 +178,8 @@ catalogue! {
     TrSpawnHttpProbe = "TR-SPAWN-HTTP-PROBE", Host, "A spawn lane carries an http-reachable probe.";
     TrHandlerTransport = "TR-HANDLER-TRANSPORT", Host, "The handler does not drive the lane's transport.";
     TrPathAuthority = "TR-PATH-AUTHORITY", Host, "A request path does not start with `/` and could move the request to another host.";
+    // gsd-lane's text rules (manifest.md §8.10).
+    TxtUnsafe = "TXT-UNSAFE", Host, "`title` or `reviewer.reviewsSection` holds a control, bidi or invisible character that could steer or hide what a terminal shows.";
 }
 
 impl fmt::Display for Code {
@@ -230,8 +232,18 @@ mod tests {
             .expect("§8 exists");
         let section = &text[start..];
         let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
-        section[..end]
-            .lines()
+        // §8.10 lists gsd-lane's own codes (Origin::Host): not the specification's catalogue.
+        let end = section[..end].find(HOST_SECTION).unwrap_or(end);
+        table_codes(&section[..end])
+    }
+
+    /// The heading of manifest.md's §8.10, gsd-lane's own codes.
+    const HOST_SECTION: &str = "\n### 8.10 ";
+
+    /// The code in the first cell of every table row of `text`, split at ` / ` and without
+    /// `[gsd-lane]` marks; `OK-*` and `RUN-*` cases left out.
+    fn table_codes(text: &str) -> BTreeSet<String> {
+        text.lines()
             .filter_map(|line| line.strip_prefix("| "))
             .filter_map(|line| line.split(" |").next())
             .flat_map(|cell| cell.split(" / "))
@@ -283,6 +295,25 @@ mod tests {
                 !catalogued.contains(code.as_str()),
                 "{code} is in the specification now: mark it Spec"
             );
+        }
+    }
+
+    /// Every code §8.10 documents is one of gsd-lane's own, and TXT-UNSAFE is documented there.
+    #[test]
+    fn host_codes_documented_in_section_8_10_are_host_codes() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/manifest.md");
+        let text = std::fs::read_to_string(path).expect("the specification is readable");
+        let start = text.find(HOST_SECTION).expect("§8.10 exists");
+        let section = &text[start..];
+        let end = section[1..].find("\n## ").map_or(section.len(), |i| i + 1);
+        let documented = table_codes(&section[..end]);
+        assert!(documented.contains("TXT-UNSAFE"), "{documented:?}");
+        for code in &documented {
+            let known = Code::ALL
+                .iter()
+                .find(|c| c.as_str() == code)
+                .unwrap_or_else(|| panic!("§8.10 documents {code}, which no diagnostic carries"));
+            assert_eq!(known.origin(), Origin::Host, "{code}");
         }
     }
 
