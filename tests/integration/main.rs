@@ -31,4 +31,5 @@ mod soak;
 mod terminal;
 mod trust;
 mod util;
+mod view;
 mod watchdog;
