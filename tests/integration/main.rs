@@ -34,4 +34,5 @@ mod soak;
 mod terminal;
 mod trust;
 mod util;
+mod view;
 mod watchdog;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::http_server::{json_reply, sequence, Reply, Server};
-use crate::review::{alive, finish, normalize, run_dir_of, Lab};
+use crate::review::{finish, normalize, run_dir_of, Lab};
 use crate::util::{self, Outcome};
 
 fn starts(lab: &Lab, slug: &str) -> usize {
@@ -180,19 +180,9 @@ fn resume_after_sigkill_keeps_what_finished_and_ignores_a_torn_journal_line() {
     };
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    // The killed review's lane processes are the test's to clean up.
-    for mark in lab.marks("beta") {
-        let pid = if mark.kind == "child" {
-            mark.ns as u32
-        } else {
-            mark.pid
-        };
-        if alive(pid) {
-            let _ = Command::new("/bin/kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-    }
+    // The killed review's lane processes are the test's to clean up (found by their HOME: a
+    // confined lane's own `$$` is its pid in its PID namespace).
+    let _ = util::processes_left_with_home(&lab.env.home, Duration::from_secs(5));
     // A write torn by the kill: the last line has no newline.
     let mut text = std::fs::read_to_string(&journal).expect("journal");
     text.push_str("{\"v\":1,\"identity\":\"beta\",\"attempt\":1,\"sta");

@@ -58,6 +58,22 @@ pub(crate) fn git(repo: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// Which confinement `enforce` uses: the read-only view where the kernel allows namespaces (the
+/// default), or the Landlock fallback (forced with `GSD_LANE_NO_NAMESPACES=1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mechanism {
+    Default,
+    Landlock,
+}
+
+impl Mechanism {
+    fn apply(self, command: &mut Command) {
+        if self == Mechanism::Landlock {
+            command.env("GSD_LANE_NO_NAMESPACES", "1");
+        }
+    }
+}
+
 /// Path → (bytes or link target, mode) for everything under `root`, `.git` included.
 fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
     let mut out = BTreeMap::new();
@@ -132,6 +148,11 @@ impl Lab {
 
     /// `gsd-lane run acme --json` with `extra`.
     fn run(&self, extra: &[&str]) -> Value {
+        self.run_under(Mechanism::Default, extra)
+    }
+
+    /// [`Lab::run`] with the confinement `mechanism`.
+    fn run_under(&self, mechanism: Mechanism, extra: &[&str]) -> Value {
         let path = format!(
             "{}:{}:/usr/bin:/bin",
             self.bin.display(),
@@ -149,7 +170,8 @@ impl Lab {
             "--json",
         ];
         args.extend_from_slice(extra);
-        let command = util::gsd_command(&self.env, &path, &self.env.project, &args);
+        let mut command = util::gsd_command(&self.env, &path, &self.env.project, &args);
+        mechanism.apply(&mut command);
         let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
         out.assert_no_panic().assert_status(0);
         out.json()
@@ -210,10 +232,20 @@ echo "All attempts logged."
 
 #[test]
 fn enforce_refuses_every_write_to_the_repository_and_the_review_still_lands() {
+    enforce_refuses_every_write(Mechanism::Default);
+}
+
+#[test]
+fn enforce_under_landlock_refuses_every_write_but_modes_which_it_reports() {
+    enforce_refuses_every_write(Mechanism::Landlock);
+}
+
+fn enforce_refuses_every_write(mechanism: Mechanism) {
     let lab = Lab::new();
     lab.install(&attacker(&lab.env.project, &git_dir()));
     let before = tree(&lab.env.project);
-    let result = lab.run(&[]);
+    let result = lab.run_under(mechanism, &[]);
+    let viewed = mechanism == Mechanism::Default && view_available();
     assert_eq!(result["ok"], json!(true), "{result}");
     assert_eq!(result["stubbed"], json!(false), "{result}");
     assert!(lab.review().contains("All attempts logged."));
@@ -222,7 +254,8 @@ fn enforce_refuses_every_write_to_the_repository_and_the_review_still_lands() {
     assert_eq!(attempts.len(), ATTEMPTS.len(), "{attempts:?}");
     for name in ATTEMPTS {
         // Landlock does not govern file modes; the mode change is reported instead (below).
-        let expected = if *name == "chmod" {
+        // The read-only view refuses it too.
+        let expected = if *name == "chmod" && !viewed {
             "changed"
         } else {
             "refused"
@@ -230,6 +263,11 @@ fn enforce_refuses_every_write_to_the_repository_and_the_review_still_lands() {
         assert_eq!(attempts[*name], expected, "attempt {name}: {attempts:?}");
     }
     let mut after = tree(&lab.env.project);
+    if viewed {
+        assert_eq!(before, after, "the repository changed under the view");
+        assert!(result.get("repositoryChanges").is_none(), "{result}");
+        return;
+    }
     // Every byte and every path is unchanged; only the one mode differs.
     let tracked = after.get_mut("tracked.txt").expect("tracked.txt");
     assert_eq!(tracked.1 & 0o777, 0o600);
@@ -242,11 +280,39 @@ fn enforce_refuses_every_write_to_the_repository_and_the_review_still_lands() {
     );
 }
 
+/// Whether this machine gives the read-only view (user namespaces allowed): `gsd-lane doctor`'s
+/// sandbox line would say; here, a plain `unshare` of the same namespaces tells.
+fn view_available() -> bool {
+    Command::new("unshare")
+        .args([
+            "--user",
+            "--mount",
+            "--pid",
+            "--fork",
+            "--map-current-user",
+            "true",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 #[test]
 fn invoke_with_its_run_dir_in_the_repository_still_refuses_every_write() {
+    invoke_with_run_dir_in_the_repository(Mechanism::Default);
+}
+
+#[test]
+fn invoke_with_its_run_dir_in_the_repository_under_landlock_still_refuses_every_write() {
+    invoke_with_run_dir_in_the_repository(Mechanism::Landlock);
+}
+
+fn invoke_with_run_dir_in_the_repository(mechanism: Mechanism) {
     // `invoke` defaults to `--run-dir .`: the workflow runs it in the project, so the run dir is
     // the repository root. It must not make the repository writable, and the lane's own files
     // there are not "changes".
+    let viewed = mechanism == Mechanism::Default && view_available();
     let lab = Lab::new();
     lab.install(&attacker(&lab.env.project, &git_dir()));
     std::fs::write(lab.env.project.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
@@ -256,29 +322,35 @@ fn invoke_with_its_run_dir_in_the_repository_still_refuses_every_write() {
         lab.bin.display(),
         git_dir().display()
     );
-    let command = util::gsd_command(
+    let mut command = util::gsd_command(
         &lab.env,
         &path,
         &lab.env.project,
         &["invoke", "--slug", "acme"],
     );
+    mechanism.apply(&mut command);
     let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
     out.assert_no_panic().assert_status(0);
     let result = out.json();
     assert_eq!(result["stubbed"], json!(false), "{result}");
     let attempts = lab.attempts();
-    for name in ATTEMPTS.iter().filter(|name| **name != "chmod") {
+    for name in ATTEMPTS.iter().filter(|name| **name != "chmod" || viewed) {
         assert_eq!(attempts[*name], "refused", "attempt {name}: {attempts:?}");
+    }
+    let mut after = tree(&lab.env.project);
+    for own in ["gsd-review-acme.md", "gsd-review-acme.err"] {
+        assert!(after.remove(own).is_some(), "{own} missing");
+    }
+    if viewed {
+        assert!(result.get("repositoryChanges").is_none(), "{result}");
+        assert_eq!(before, after, "the repository changed under the view");
+        return;
     }
     assert_eq!(
         result["repositoryChanges"],
         json!(["mode changed tracked.txt"]),
         "{result}"
     );
-    let mut after = tree(&lab.env.project);
-    for own in ["gsd-review-acme.md", "gsd-review-acme.err"] {
-        assert!(after.remove(own).is_some(), "{own} missing");
-    }
     let tracked = after.get_mut("tracked.txt").expect("tracked.txt");
     tracked.1 = before["tracked.txt"].1;
     assert_eq!(before, after, "the repository changed under enforce");
@@ -592,34 +664,26 @@ fn sigkill_of_review_leaves_no_lane_process() {
         .expect("spawn review");
     let names = ["one", "two", "three", "three-child", "three-grandchild"];
     let until = Instant::now() + COMMAND_TIMEOUT;
-    let recorded: Vec<u32> = loop {
-        let read: Vec<u32> = names
+    // The pids the lanes recorded are theirs inside their PID namespaces (under the read-only
+    // view): the files say they started; their HOME finds them on this side.
+    loop {
+        let started = names
             .iter()
-            .filter_map(|name| std::fs::read_to_string(pids.join(name)).ok())
-            .filter_map(|text| text.trim().parse().ok())
-            .collect();
-        if read.len() == names.len() {
-            break read;
+            .filter(|name| pids.join(name).is_file())
+            .count();
+        if started == names.len() {
+            break;
         }
         assert!(Instant::now() < until, "the lanes did not all start");
         std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(recorded.iter().all(|pid| !is_dead(*pid)));
+    }
+    let running = util::processes_with_home(&env.home);
+    // gsd-lane, its watchdog, and at least the five lane processes.
+    assert!(running.len() >= names.len() + 2, "{running:?}");
     review.kill().expect("SIGKILL review");
     let _ = review.wait();
     // Bounded poll, not a timing assertion: the watchdog acts as soon as its input ends.
-    let until = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < until && !recorded.iter().all(|pid| is_dead(*pid)) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let alive: Vec<u32> = recorded
-        .iter()
-        .copied()
-        .filter(|pid| !is_dead(*pid))
-        .collect();
-    for pid in &alive {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-    }
+    let alive = util::processes_left_with_home(&env.home, Duration::from_secs(10));
     assert!(
         alive.is_empty(),
         "lane processes outlived gsd-lane: {alive:?}"
@@ -677,12 +741,20 @@ fn a_writes_repository_lane_runs_only_when_the_user_opted_in_and_its_changes_are
 
 #[test]
 fn a_grandchild_left_running_after_the_lane_ended_dies_with_gsd_lane() {
+    for mechanism in [Mechanism::Default, Mechanism::Landlock] {
+        grandchild_dies_with_gsd_lane(mechanism);
+    }
+}
+
+fn grandchild_dies_with_gsd_lane(mechanism: Mechanism) {
     let lab = Lab::new();
     // The lane starts a grandchild that keeps its stdout open, then ends at once: gsd-lane keeps
-    // reading (up to the deadline) and is killed in that window.
+    // reading (up to the deadline) and is killed in that window. (Under the read-only view the
+    // grandchild already dies with the lane, PID 1 of its namespace.)
     lab.install(
         "#!/bin/sh\necho $$ > \"$HOME/lane.pid\"\n\
-         sh -c 'echo $$ > \"$HOME/grandchild.pid\"; exec sleep 300' &\nexit 0\n",
+         sh -c 'echo $$ > \"$HOME/grandchild.pid\"; exec sleep 300' &\n\
+         while [ ! -s \"$HOME/grandchild.pid\" ]; do sleep 0.05; done\nexit 0\n",
     );
     let path = format!("{}:/usr/bin:/bin", lab.bin.display());
     let (run_dir, repo) = (
@@ -690,41 +762,29 @@ fn a_grandchild_left_running_after_the_lane_ended_dies_with_gsd_lane() {
         lab.env.project.display().to_string(),
     );
     let args = ["run", "acme", "--run-dir", &run_dir, "--repo-root", &repo];
-    let mut gsd = util::gsd_command(&lab.env, &path, &lab.env.project, &args)
+    let mut command = util::gsd_command(&lab.env, &path, &lab.env.project, &args);
+    mechanism.apply(&mut command);
+    let mut gsd = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn gsd-lane");
-    let read_pid = |name: &str| -> Option<u32> {
-        std::fs::read_to_string(lab.env.home.join(name))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    };
     let until = Instant::now() + COMMAND_TIMEOUT;
-    let (lane, grandchild) = loop {
-        if let (Some(lane), Some(grandchild)) = (read_pid("lane.pid"), read_pid("grandchild.pid")) {
-            if is_dead(lane) {
-                break (lane, grandchild);
-            }
-        }
-        assert!(Instant::now() < until, "the lane did not start and end");
+    while !(lab.env.home.join("lane.pid").is_file()
+        && lab.env.home.join("grandchild.pid").is_file())
+    {
+        assert!(
+            Instant::now() < until,
+            "the lane did not start its grandchild"
+        );
         std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(is_dead(lane) && !is_dead(grandchild));
+    }
     gsd.kill().expect("SIGKILL gsd-lane");
     let _ = gsd.wait();
-    let until = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < until && !is_dead(grandchild) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let survived = !is_dead(grandchild);
-    if survived {
-        let _ = Command::new("kill")
-            .args(["-9", &grandchild.to_string()])
-            .status();
-    }
-    assert!(!survived, "the grandchild outlived gsd-lane");
+    let survived = util::processes_left_with_home(&lab.env.home, Duration::from_secs(10));
+    assert!(
+        survived.is_empty(),
+        "{mechanism:?}: the grandchild outlived gsd-lane: {survived:?}"
+    );
 }

@@ -479,3 +479,46 @@ pub fn assert_first_party_intact(rows: &[Value]) {
         assert!(accepted, "first-party lane not accepted: {row}");
     }
 }
+
+/// Host pids of the live processes (zombies left out) whose environment holds `HOME=<home>`:
+/// a test's gsd-lane, its watchdog, its lanes and everything they started, whatever PID
+/// namespace they run in. A confined lane runs in a PID namespace of its own, so the `$$` it
+/// reports is its pid there, not one the test can look up; its `HOME` finds it instead.
+pub fn processes_with_home(home: &Path) -> Vec<u32> {
+    let wanted = format!("HOME={}", home.display()).into_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            !stat.is_empty() && state != Some('Z')
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_slice()))
+        })
+        .collect()
+}
+
+/// Waits up to `bound` until no process of [`processes_with_home`] is left, then kills and
+/// returns whatever is (so that a failing test leaves nothing running).
+pub fn processes_left_with_home(home: &Path, bound: Duration) -> Vec<u32> {
+    let until = Instant::now() + bound;
+    loop {
+        let left = processes_with_home(home);
+        if left.is_empty() || Instant::now() >= until {
+            for pid in &left {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

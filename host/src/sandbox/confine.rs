@@ -9,9 +9,22 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// What keeps the confined roots read-only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mechanism {
+    /// A Landlock ruleset on the spawning thread (the fallback where namespaces are refused).
+    #[default]
+    Landlock,
+    /// The read-only view: the lane's own user, mount and PID namespaces
+    /// ([`super::namespace`]).
+    View,
+}
+
 /// How one lane is confined.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
+    /// What applies the restriction.
+    pub mechanism: Mechanism,
     /// The directories nothing may be written under (Landlock, [`super::roots`]); empty: no
     /// filesystem restriction.
     pub read_only: Vec<PathBuf>,
@@ -50,6 +63,52 @@ pub fn confine_current_thread(confinement: &Confinement) -> Result<(), String> {
         writable.push(tmpdir.clone());
     }
     super::landlock::restrict_self(&confinement.read_only, &writable)
+}
+
+/// The read-only view for `confinement` (Linux): the private `TMPDIR` created first, the paths
+/// made writable again limited to those inside a read-only root (the others are writable
+/// anyway), and the working directory the lane starts in. `None` when no restriction is asked
+/// for.
+///
+/// # Errors
+///
+/// A message naming the path when a root cannot be resolved, the `TMPDIR` cannot be made or a
+/// path cannot be passed.
+#[cfg(target_os = "linux")]
+pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::View>, String> {
+    if !confinement.is_restricted() {
+        return Ok(None);
+    }
+    let roots = confinement
+        .read_only
+        .iter()
+        .map(|root| {
+            root.canonicalize()
+                .map_err(|err| format!("resolving {}: {err}", root.display()))
+        })
+        .collect::<Result<Vec<PathBuf>, String>>()?;
+    let in_a_root = |path: &Path| roots.iter().any(|root| path.starts_with(root));
+    // Inside a root only files are made writable again (the lane's own output files), never a
+    // directory: the run dir `.` of `invoke` is the repository itself.
+    let mut inside: Vec<PathBuf> = confinement
+        .writable
+        .iter()
+        .filter_map(|path| path.canonicalize().ok())
+        .filter(|path| in_a_root(path))
+        .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file()))
+        .collect();
+    if let Some(tmpdir) = &confinement.tmpdir {
+        private_dir(tmpdir).map_err(|err| format!("creating {}: {err}", tmpdir.display()))?;
+        if let Ok(tmpdir) = tmpdir.canonicalize() {
+            if in_a_root(&tmpdir) {
+                inside.push(tmpdir);
+            }
+        }
+    }
+    let cwd = std::env::current_dir().map_err(|err| format!("the working directory: {err}"))?;
+    super::namespace::View::new(&roots, &inside, &cwd)
+        .map(Some)
+        .map_err(|err| err.to_string())
 }
 
 /// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.

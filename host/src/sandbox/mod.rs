@@ -20,6 +20,8 @@ pub(crate) mod confine;
 pub(crate) mod detect;
 pub(crate) mod landlock;
 mod mode;
+#[cfg(target_os = "linux")]
+pub(crate) mod namespace;
 pub(crate) mod policy;
 pub(crate) mod roots;
 pub(crate) mod watchdog;

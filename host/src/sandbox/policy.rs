@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::confine::Confinement;
+use super::confine::{Confinement, Mechanism};
 use super::detect::Snapshot;
 use super::landlock::{self, Support};
 use super::roots::{self, Roots};
@@ -117,6 +117,28 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
     })
 }
 
+/// Set (to anything non-empty) in gsd-lane's environment, this forces the Landlock fallback
+/// instead of the read-only view (where namespaces misbehave, or to compare the two).
+pub const NO_NAMESPACES_VAR: &str = "GSD_LANE_NO_NAMESPACES";
+
+/// Whether the read-only view can be had (Linux with user namespaces), else why not.
+fn view_support() -> Result<(), String> {
+    if std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|value| !value.is_empty()) {
+        return Err(format!("{NO_NAMESPACES_VAR} is set"));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        match super::namespace::support() {
+            super::namespace::Support::Available => Ok(()),
+            super::namespace::Support::Unavailable(why) => Err(why.clone()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err("no read-only view on this system".to_owned())
+    }
+}
+
 /// Every directory a lane of `roots` whose run dir is `run_dir` may not write: the roots, and
 /// the run dir itself (shared by every lane of a review; each lane is granted only its own files
 /// and scratch directory in it), unless the run dir holds a root (then its other entries stay
@@ -188,6 +210,9 @@ pub fn append_changes_notice(review_path: &Path, changes: &[String]) -> std::io:
 /// How one lane is actually confined (the mode asked for, after what the system offers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effective {
+    /// The lane sees the confined roots through read-only mounts of its own namespaces: every
+    /// write, metadata change included, fails with `EROFS`, so nothing is compared.
+    Viewed,
     /// Landlock refuses writes under the repository root (and detection runs too).
     Enforced(Support),
     /// Only detection: the reason enforcement is not in place.
@@ -203,6 +228,9 @@ impl Effective {
     /// One line for the run output and `--json`.
     pub fn describe(&self) -> String {
         match self {
+            Effective::Viewed => {
+                "enforce (read-only mount in the lane's own namespaces)".to_owned()
+            }
             Effective::Enforced(support) => format!("enforce ({})", support.describe()),
             Effective::Detected(why) => format!("detect ({why})"),
             Effective::Off => "off".to_owned(),
@@ -303,23 +331,39 @@ impl LaneSandbox {
             SandboxMode::Off => LaneSandbox::off(),
             SandboxMode::Detect => detecting(Effective::Detected("chosen".to_owned())),
             SandboxMode::Enforce => {
-                let support = landlock::support();
-                if support == Support::Unavailable {
-                    return detecting(Effective::Detected(support.describe().to_owned()));
-                }
                 if !watchdog::is_enabled() {
                     return detecting(Effective::Detected(
                         "no lane watchdog in this process".to_owned(),
                     ));
                 }
-                let mut sandbox = detecting(Effective::Enforced(support));
+                let (mechanism, effective) = match view_support() {
+                    Ok(()) => (Mechanism::View, Effective::Viewed),
+                    Err(view_refused) => {
+                        let support = landlock::support();
+                        if support == Support::Unavailable {
+                            return detecting(Effective::Detected(format!(
+                                "{}; {view_refused}",
+                                support.describe()
+                            )));
+                        }
+                        (Mechanism::Landlock, Effective::Enforced(support))
+                    }
+                };
+                let mut sandbox = detecting(effective);
+                if mechanism == Mechanism::View {
+                    // The kernel refuses every change under the roots: nothing to compare.
+                    sandbox.detect_roots.clear();
+                }
                 sandbox.scratch = Some(scratch.clone());
                 sandbox.confinement = Confinement {
+                    mechanism,
                     read_only: lane_roots(&roots, run_dir),
                     writable: own_files.to_vec(),
                     tmpdir: Some(scratch),
                 };
-                landlock::warm(&sandbox.confinement.read_only);
+                if mechanism == Mechanism::Landlock {
+                    landlock::warm(&sandbox.confinement.read_only);
+                }
                 sandbox
             }
         }

@@ -16,6 +16,8 @@ use super::supervise::{supervise, Pipes, Supervised};
 use super::{Confinement, SpawnLimits, MAX_TIMEOUT};
 use crate::run::path_lookup::find_executable;
 use crate::sandbox::confine::confine_current_thread;
+#[cfg(target_os = "linux")]
+use crate::sandbox::confine::{view_for, Mechanism};
 use crate::sandbox::watchdog;
 
 /// Resolves the program, opens stdin and stdout, starts the child and supervises it.
@@ -95,6 +97,14 @@ fn spawn_child(
     confinement: &Confinement,
 ) -> Result<tokio::process::Child, SpawnError> {
     if !confinement.is_restricted() {
+        return command.spawn().map_err(|e| spawn_error_from_io(&e));
+    }
+    #[cfg(target_os = "linux")]
+    if confinement.mechanism == Mechanism::View {
+        let view = view_for(confinement)
+            .map_err(SpawnError::Refused)?
+            .ok_or_else(|| SpawnError::Refused("no read-only root for the view".to_owned()))?;
+        crate::sandbox::namespace::install(command, view);
         return command.spawn().map_err(|e| spawn_error_from_io(&e));
     }
     let runtime = tokio::runtime::Handle::current();

@@ -1,0 +1,256 @@
+//! Entering the read-only view, in the child between fork and exec.
+//!
+//! Hand-written on purpose, and the one place in the host with `unsafe`: the steps must run in
+//! the forked child of a multi-threaded process (user namespaces cannot be entered by a process
+//! with several threads), where only async-signal-safe calls are allowed: raw system calls through
+//! `libc`, no allocation, no lock. Every buffer was made before the fork ([`View`]).
+//!
+//! The steps, in order (a failure makes the spawn fail with that error, and the lane does not
+//! start):
+//! 1. new user, mount and PID namespaces; the user's own uid and gid map to themselves;
+//! 2. every mount made private, so nothing propagates back;
+//! 3. each root bind-mounted onto itself and made read-only recursively (`mount_setattr`, Linux
+//!    5.12), then each writable path inside it bind-mounted onto itself and made writable again;
+//! 4. a fork: the child is PID 1 of the new PID namespace and becomes the lane; this process
+//!    closes every descriptor, waits for it and ends the way it ended (exit status or signal);
+//! 5. in the lane: `/proc` of its own namespace mounted, its working directory entered again
+//!    (so that it is the read-only one), death with its parent asked for, no-new-privileges set,
+//!    and every capability dropped (ambient, bounding, effective, permitted, inheritable).
+
+#![allow(unsafe_code)]
+
+use std::ffi::CStr;
+use std::io;
+use std::sync::Arc;
+
+use super::View;
+
+/// `MOUNT_ATTR_RDONLY` of `<linux/mount.h>` (not in the libc crate).
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+/// `struct mount_attr` of `<linux/mount.h>`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `struct __user_cap_header_struct`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`: two data structs, 64 capabilities.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Installs the steps as `command`'s pre-exec hook.
+pub(super) fn install(command: &mut tokio::process::Command, view: Arc<View>) {
+    // SAFETY: the hook only makes async-signal-safe system calls on memory `view` owns (made
+    // before the fork, kept alive by the `Arc` the closure holds); it neither allocates nor takes
+    // a lock.
+    unsafe {
+        command.pre_exec(move || enter(&view));
+    }
+}
+
+/// The steps of the module documentation. Returns in the lane (PID 1 of the new namespace),
+/// ready for exec; never returns in the intermediate process.
+fn enter(view: &View) -> io::Result<()> {
+    // SAFETY (every block below): plain system calls on NUL-terminated strings and buffers that
+    // `view` owns, or on constants.
+    check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) })?;
+    write_file(c"/proc/self/setgroups", b"deny", true)?;
+    write_file(c"/proc/self/uid_map", &view.uid_map, false)?;
+    write_file(c"/proc/self/gid_map", &view.gid_map, false)?;
+    check(unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    })?;
+    for root in &view.read_only {
+        bind(root, libc::MS_REC)?;
+        set_read_only(root, true)?;
+    }
+    for path in &view.writable {
+        bind(path, 0)?;
+        set_read_only(path, false)?;
+    }
+    // SAFETY: fork in the child of a fork: this process is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid > 0 {
+        mirror(pid);
+    }
+    check(unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    })?;
+    check(unsafe { libc::chdir(view.cwd.as_ptr()) })?;
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+    drop_privileges()
+}
+
+/// Bind-mounts `path` onto itself (`extra`: `MS_REC` for a whole tree).
+fn bind(path: &CStr, extra: libc::c_ulong) -> io::Result<()> {
+    check(unsafe {
+        libc::mount(
+            path.as_ptr(),
+            path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | extra,
+            std::ptr::null(),
+        )
+    })
+}
+
+/// Makes the mounts at and below `path` read-only (`true`) or writable again (`false`).
+fn set_read_only(path: &CStr, read_only: bool) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = libc::AT_RECURSIVE | libc::AT_NO_AUTOMOUNT | libc::AT_SYMLINK_NOFOLLOW;
+    // SAFETY: `attr` lives on this stack frame; its size is passed.
+    let status = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            std::ptr::addr_of!(attr),
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if status < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` (a `/proc` control file); `optional`: a missing file is fine.
+fn write_file(path: &CStr, bytes: &[u8], optional: bool) -> io::Result<()> {
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        let err = io::Error::last_os_error();
+        return if optional && err.raw_os_error() == Some(libc::ENOENT) {
+            Ok(())
+        } else {
+            Err(err)
+        };
+    }
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let err = io::Error::last_os_error();
+    unsafe { libc::close(fd) };
+    if usize::try_from(written).ok() == Some(bytes.len()) {
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+/// No-new-privileges, then no capability of any kind (a lane mapped to uid 0 would otherwise keep
+/// them across exec and could remount the view).
+fn drop_privileges() -> io::Result<()> {
+    check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
+    // Older kernels lack ambient capabilities: nothing to clear then.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
+    for capability in 0..64 {
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0) } < 0 {
+            // EINVAL: past the kernel's last capability.
+            break;
+        }
+    }
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let none = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    let status =
+        unsafe { libc::syscall(libc::SYS_capset, std::ptr::addr_of!(header), none.as_ptr()) };
+    if status < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The intermediate process: closes every descriptor (so that the pipes and the spawn's error
+/// channel see only the lane), waits for the lane and ends as it ended.
+fn mirror(lane: libc::pid_t) -> ! {
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) < 0 {
+            for fd in 0..4096 {
+                libc::close(fd);
+            }
+        }
+        let mut status: libc::c_int = 0;
+        loop {
+            let waited = libc::waitpid(lane, &mut status, 0);
+            if waited == lane {
+                break;
+            }
+            if waited < 0 && *libc::__errno_location() != libc::EINTR {
+                libc::_exit(127);
+            }
+        }
+        if libc::WIFSIGNALED(status) {
+            let signal = libc::WTERMSIG(status);
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), signal);
+            libc::_exit(128 + signal);
+        }
+        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// A system call's `-1` as the error it set.
+fn check(status: libc::c_int) -> io::Result<()> {
+    if status < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
