@@ -643,23 +643,39 @@ fn signals_can_be_scoped() -> bool {
 
 #[test]
 fn under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog() {
-    if !signals_can_be_scoped() {
+    // The read-only view (the default where namespaces are allowed): the lane's PID namespace
+    // holds no gsd-lane and no watchdog to name.
+    lane_cannot_signal_gsd_lane(false);
+    // The Landlock fallback: signals are scoped where Landlock ABI 6 exists.
+    if signals_can_be_scoped() {
+        lane_cannot_signal_gsd_lane(true);
+    } else {
         println!(
-            "SKIPPED under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog: this kernel has \
-             no Landlock ABI 6 (signal scoping), so the promise does not apply here"
+            "SKIPPED the Landlock half of under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog: \
+             this kernel has no Landlock ABI 6 (signal scoping)"
         );
-        return;
     }
+}
+
+/// The watchdog of the gsd-lane whose `HOME` is `home`, found from this side.
+fn watchdog_of(home: &Path) -> Option<u32> {
+    util::processes_with_home(home).into_iter().find(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmd| cmd.windows(16).any(|w| w == b"__lane-watchdog\0"))
+    })
+}
+
+/// A lane told the real pids of gsd-lane and its watchdog (by the test, in a file under its
+/// `HOME`: under the view it could not find them itself) tries to stop and signal them.
+fn lane_cannot_signal_gsd_lane(landlock: bool) {
     let world = World::new(true);
-    let script = format!(
-        "#!/bin/sh\nlog=\"$HOME/attempts.log\"\n: > \"$log\"\n{FIND_WATCHDOG}\
-         echo \"$wd\" > \"$HOME/watchdog.pid\"\n\
-         [ -n \"$wd\" ] && echo \"changed found-watchdog\" >> \"$log\"\n\
-         if kill -STOP $PPID 2>/dev/null; then echo \"changed stop-gsd-lane\" >> \"$log\"; else echo \"refused stop-gsd-lane\" >> \"$log\"; fi\n\
-         if kill -STOP $wd 2>/dev/null; then echo \"changed stop-watchdog\" >> \"$log\"; else echo \"refused stop-watchdog\" >> \"$log\"; fi\n\
-         if kill -0 $PPID 2>/dev/null; then echo \"changed signal-gsd-lane\" >> \"$log\"; else echo \"refused signal-gsd-lane\" >> \"$log\"; fi\n\
-         echo \"done all\" >> \"$log\"\ncat > /dev/null\necho '# Review'\n"
-    );
+    let script = "#!/bin/sh\nlog=\"$HOME/attempts.log\"\n: > \"$log\"\n\
+         while [ ! -s \"$HOME/targets\" ]; do sleep 0.05; done\n\
+         read gsd wd < \"$HOME/targets\"\n\
+         if kill -STOP \"$gsd\" 2>/dev/null; then echo \"changed stop-gsd-lane\" >> \"$log\"; else echo \"refused stop-gsd-lane\" >> \"$log\"; fi\n\
+         if kill -STOP \"$wd\" 2>/dev/null; then echo \"changed stop-watchdog\" >> \"$log\"; else echo \"refused stop-watchdog\" >> \"$log\"; fi\n\
+         if kill -0 \"$gsd\" 2>/dev/null; then echo \"changed signal-gsd-lane\" >> \"$log\"; else echo \"refused signal-gsd-lane\" >> \"$log\"; fi\n\
+         echo \"done all\" >> \"$log\"\ncat > /dev/null\necho '# Review'\n";
     let path = world.bin.join("acme");
     std::fs::write(&path, script).expect("script");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -668,34 +684,48 @@ fn under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog() {
     world.env.write_overlay(Scope::Global, "acme-review", &lane);
     let run_dir = world.run_dir.display().to_string();
     let path_var = format!("{}:/usr/bin:/bin", world.bin.display());
-    let child = util::gsd_command(
+    let mut command = util::gsd_command(
         &world.env,
         &path_var,
         &world.env.project,
         &["run", "acme", "--json", "--run-dir", &run_dir],
-    )
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("spawn gsd-lane");
+    );
+    if landlock {
+        command.env("GSD_LANE_NO_NAMESPACES", "1");
+    }
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gsd-lane");
     let gsd = child.id();
+    let until = Instant::now() + COMMAND_TIMEOUT;
+    let watchdog = loop {
+        if let Some(pid) = watchdog_of(&world.env.home) {
+            break pid;
+        }
+        assert!(Instant::now() < until, "no watchdog started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::fs::write(
+        world.env.home.join("targets"),
+        format!("{gsd} {watchdog}\n"),
+    )
+    .expect("targets");
     // Wait for the lane's log; then continue whatever it may have stopped, so that a failing
     // run fails instead of hanging.
-    let until = Instant::now() + COMMAND_TIMEOUT;
     while !world.attempts().contains_key("all") && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let watchdog = util::read_text(&world.env.home.join("watchdog.pid"));
-    for pid in [gsd.to_string(), watchdog.trim().to_owned()] {
-        if !pid.is_empty() {
-            let _ = Command::new("kill").args(["-CONT", &pid]).status();
-        }
+    for pid in [gsd, watchdog] {
+        let _ = Command::new("kill")
+            .args(["-CONT", &pid.to_string()])
+            .status();
     }
     let out = util::finish_bounded(child, "gsd-lane run acme".to_owned(), COMMAND_TIMEOUT);
     out.assert_no_panic().assert_status(0);
     let attempts = world.attempts();
-    assert_all(&attempts, &["found-watchdog"], "changed");
     assert_all(
         &attempts,
         &["stop-gsd-lane", "stop-watchdog", "signal-gsd-lane"],

@@ -83,6 +83,12 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
         .read_only
         .iter()
         .map(|root| {
+            // A root that does not exist yet (gsd-lane's own `$GSD_HOME/.gsd` before its first
+            // write) is made now, private: left missing, the lane could create it with content
+            // of its choosing.
+            if std::fs::symlink_metadata(root).is_err() {
+                private_dir(root).map_err(|err| format!("creating {}: {err}", root.display()))?;
+            }
             root.canonicalize()
                 .map_err(|err| format!("resolving {}: {err}", root.display()))
         })

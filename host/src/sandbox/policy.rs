@@ -99,9 +99,10 @@ pub fn confine_command(
 
 /// Starts listing, in the background, the Landlock grants that the spawn lanes of this run will
 /// share, so that it overlaps with planning and probing (under `enforce` with a watchdog).
-/// Harmless when no lane ends up confined (an HTTP lane): only the work is lost.
+/// Harmless when no lane ends up confined (an HTTP lane): only the work is lost. Nothing to do
+/// where the read-only view confines the lanes (whose once-per-process probe runs here).
 pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
-    if mode != SandboxMode::Enforce || !watchdog::is_enabled() {
+    if mode != SandboxMode::Enforce || !watchdog::is_enabled() || view_support().is_ok() {
         return;
     }
     landlock::warm(&lane_roots(&roots::current_with(repo_root), run_dir));
