@@ -2455,3 +2455,38 @@ fn spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs() {
         "the lane's program ran"
     );
 }
+
+/// Issue 21 item 8: the handler-to-transport rule comes from the handler registry, with no
+/// catch-all: `kimi-code` drives spawn lanes only, so on the HTTP transport `validate` refuses
+/// the manifest and `disclose` says the lane cannot run.
+#[test]
+fn issue21_kimi_code_on_http_is_refused_by_validate_and_disclose() {
+    let lab = Lab::new();
+    let folder = lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["handler"] = json!("kimi-code");
+    });
+    let manifest = folder.join("capability.json");
+    let out = lab.gsd(&["validate", manifest.to_str().expect("utf8")]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("TR-HANDLER-TRANSPORT"), "{text}");
+    assert!(
+        text.contains("kimi-code does not drive \\\"openai-http\\\"")
+            || text.contains("kimi-code does not drive \"openai-http\""),
+        "{text}"
+    );
+    let view = lab.gsd(&[
+        "disclose",
+        "--json",
+        "--manifest",
+        folder.to_str().expect("utf8"),
+    ]);
+    view.assert_status(0);
+    let row = &view.json()[0];
+    assert_eq!(
+        row["policy"][0]["code"], "TR-HANDLER-TRANSPORT",
+        "{}",
+        view.stdout
+    );
+    assert_eq!(row["run"]["reason"], "malformed_lane", "{}", view.stdout);
+}

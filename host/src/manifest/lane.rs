@@ -114,6 +114,7 @@ impl LaneSpec {
         let slug = slug(body)?;
         let handler = handler(body.get("handler"))?;
         let invoke = invoke(body)?;
+        fits_transport(handler, &invoke)?;
         Ok(LaneSpec {
             slug,
             flags: string_items(body.get("flags")),
@@ -228,6 +229,26 @@ fn handler(value: Option<&Value>) -> Result<Option<HandlerName>, Refusal> {
                 super::diagnostic::render_value(Some(other))
             ),
         )),
+    }
+}
+
+/// A declared handler must drive the lane's transport (the rule each handler declares in the
+/// registry); anything else is malformed before a plan is made.
+fn fits_transport(handler: Option<HandlerName>, invoke: &Invoke) -> Result<(), Refusal> {
+    let transport = match invoke {
+        Invoke::Spawn(_) => Transport::Spawn,
+        Invoke::Http(_) => Transport::OpenAiHttp,
+    };
+    let Some(name) = handler else {
+        return Ok(());
+    };
+    match crate::registry::handlers::transport_of(name.as_str()) {
+        Some(drives) if drives != transport.as_str() => Err(malformed(format!(
+            "handler {} drives {drives} lanes, not {}",
+            name.as_str(),
+            transport.as_str()
+        ))),
+        _ => Ok(()),
     }
 }
 

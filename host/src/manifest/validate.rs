@@ -319,6 +319,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         false,
     );
     check_handler(checker, object, &at);
+    check_handler_transport(checker, object, transport, &at);
     check_host_options(checker, object, &at);
     warn_unknown_fields(checker, object, &at);
     lint::check_body(checker, object, manifest.get("config"), &at);
@@ -499,6 +500,35 @@ fn check_config_key(
             "must be null or a non-empty dotted configuration key"
         };
         checker.error(code, at.key(key), what, value);
+    }
+}
+
+/// A registered handler on a transport it does not drive (the rule each handler declares in
+/// the registry, [`crate::registry::handlers::transport_of`]).
+fn check_handler_transport(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    transport: Option<&str>,
+    at: &FieldPath,
+) {
+    let (Some(handler), Some(transport)) =
+        (object.get("handler").and_then(Value::as_str), transport)
+    else {
+        return;
+    };
+    let Some(drives) = crate::registry::handlers::transport_of(handler) else {
+        return;
+    };
+    if drives != transport {
+        let message = format!(
+            "handler {handler} does not drive {transport:?} lanes; it drives {drives:?} (registered handlers: {})",
+            crate::registry::handlers::transports_described()
+        );
+        checker.push(Diagnostic::error(
+            Code::TrHandlerTransport,
+            at.key("handler"),
+            message,
+        ));
     }
 }
 
