@@ -308,7 +308,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "promptBudgetKey",
         &at,
         Code::RbBudgetkey,
-        true,
+        super::model::reviewer_field_required("promptBudgetKey"),
     );
     check_config_key(
         checker,
@@ -316,7 +316,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "modelConfigKey",
         &at,
         Code::RbModelkey,
-        false,
+        super::model::reviewer_field_required("modelConfigKey"),
     );
     check_handler(checker, object, &at);
     check_handler_transport(checker, object, transport, &at);
@@ -534,8 +534,11 @@ fn check_handler_transport(
 
 fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let value = object.get("handler");
-    let valid =
-        matches!(value, Some(Value::Null)) || vocab::is_member(vocab::handler_names(), value);
+    let valid = match value {
+        None => !super::model::reviewer_field_required("handler"),
+        Some(Value::Null) => true,
+        Some(_) => vocab::is_member(vocab::handler_names(), value),
+    };
     if !valid {
         let field = at.key("handler");
         checker.push(
