@@ -290,9 +290,9 @@ fn default_reviewers_pick_listed_lanes_and_report_the_undetected() {
         selection_line(&out),
         "review: selection source=config_default reviewers=beta"
     );
-    assert!(out
-        .stderr
-        .contains("info: configured reviewers not detected on this host: gemini\n"));
+    assert!(out.stderr.contains(
+        "warning: configured default reviewer gemini is skipped: not available on this host ("
+    ));
     assert!(out
         .stderr
         .contains("warning: unknown reviewer slug in review.default_reviewers: nosuch\n"));
@@ -1129,7 +1129,7 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
     let out = lab.review(&["--phase", "3"]);
     assert!(
         out.stderr
-            .contains("info: configured reviewers not detected"),
+            .contains("warning: configured default reviewer gemini is skipped"),
         "{}",
         out.stderr
     );
@@ -1346,4 +1346,169 @@ fn verbose_says_what_was_used_and_why_each_lane_was_or_was_not_selected() {
     );
     let quiet = lab.review(&["--phase", "3", "--alpha"]);
     assert!(!quiet.stderr.contains("verbose:"), "{}", quiet.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 1: a re-run never destroys a real review
+// ---------------------------------------------------------------------------------------------
+
+/// The `reviewed_at` of a REVIEWS.md.
+fn reviewed_at(reviews: &str) -> String {
+    reviews
+        .lines()
+        .find_map(|l| l.strip_prefix("reviewed_at: "))
+        .expect("reviewed_at")
+        .to_owned()
+}
+
+/// Two lanes that both reviewed: the REVIEWS.md a re-run must not lose.
+fn reviewed_twice() -> (Lab, String) {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.config(&json!({"review": {"default_reviewers": ["alpha", "beta"]}}));
+    lab.review(&["--phase", "3"]).assert_status(0);
+    let first = lab.reviews();
+    assert!(first.contains("### fake-beta review"), "{first}");
+    let date = reviewed_at(&first);
+    (lab, date)
+}
+
+#[test]
+fn issue21_a_reviewer_failing_this_time_keeps_its_earlier_review_marked() {
+    let (lab, first) = reviewed_twice();
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    let marked =
+        format!("## Beta Review — from the earlier run of {first}\n\n### fake-beta review");
+    assert!(reviews.contains(&marked), "{reviews}");
+    assert!(
+        reviews.contains("## Alpha Review\n\n### fake-alpha review"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains("## Beta Review\n\nbeta review failed"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains(&format!(
+            "- Beta Review — from the earlier run of {first} (not reproduced by this run)"
+        )),
+        "{reviews}"
+    );
+    assert!(out.stdout.contains("REVIEW PARTIAL"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!(
+            "Kept from the earlier run (not reproduced by this one): Beta Review ({first})"
+        )),
+        "{}",
+        out.stdout
+    );
+    // Still failing a run later: the review is kept again, with its own (first) date.
+    lab.review(&["--phase", "3"]).assert_status(0);
+    let again = lab.reviews();
+    assert_eq!(again.matches("### fake-beta review").count(), 1, "{again}");
+    assert!(again.contains(&marked), "{again}");
+    // Reviewing again replaces the kept one.
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3"]);
+    assert!(out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+    assert!(
+        !lab.reviews().contains("from the earlier run"),
+        "{}",
+        lab.reviews()
+    );
+}
+
+#[test]
+fn issue21_a_skipped_default_reviewer_is_said_and_its_review_kept() {
+    let (lab, first) = reviewed_twice();
+    std::fs::remove_file(lab.bin.join("fake-beta")).expect("uninstall beta");
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(!out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+    assert!(out.stdout.contains("REVIEW PARTIAL"), "{}", out.stdout);
+    assert!(out.stdout.contains("Not run: Beta ("), "{}", out.stdout);
+    let warned: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: configured default reviewer beta is skipped: not available on this host ("))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", out.stderr);
+    let reviews = lab.reviews();
+    assert!(reviews.contains("> Not run: Beta ("), "{reviews}");
+    assert!(
+        reviews.contains(&format!(
+            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+        )),
+        "{reviews}"
+    );
+}
+
+#[test]
+fn issue21_an_interrupted_rerun_keeps_the_reviews_it_did_not_reproduce() {
+    let (lab, first) = reviewed_twice();
+    lab.behave("beta", "sleep 30");
+    let child = lab.command(&["--phase", "3"]).spawn().expect("spawn");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child") && journaled(&lab.tmp, "alpha")) {
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("/bin/kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = finish(child, "interrupted review");
+    out.assert_no_panic().assert_status(130);
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains("## Beta Review\n\nbeta review not completed"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains(&format!(
+            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+        )),
+        "{reviews}"
+    );
+    assert!(
+        out.stdout.contains("Kept from the earlier run"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn issue21_an_earlier_file_of_another_shape_is_kept_whole_and_named() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let notes = "# My notes on phase 3\n\nCheck the invoice rounding by hand.\n";
+    std::fs::write(lab.reviews_path(), notes).expect("notes");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    let dir = lab.reviews_path().parent().expect("dir").to_owned();
+    let kept: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("03-REVIEWS.earlier-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(util::read_text(&kept[0]), notes);
+    let name = kept[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains(&format!("it is kept whole as {name}.")),
+        "{reviews}"
+    );
+    assert!(out.stdout.contains(&name), "{}", out.stdout);
 }

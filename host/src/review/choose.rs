@@ -39,7 +39,8 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     let source = selection::branch(explicit, request.args.all, &normalized);
     let candidates = selection::candidates(source, explicit, &normalized, &lanes);
     let (verdicts, undetected) = detect(registry, &candidates, probing);
-    if source != Source::ExplicitFlags {
+    // Explicit lanes fail on their own; configured defaults are each warned about below.
+    if !matches!(source, Source::ExplicitFlags | Source::ConfigDefault) {
         report_undetected(context, &undetected);
     }
     let mut sel = selection::select(source, explicit, &normalized, &lanes, &verdicts);
@@ -59,6 +60,7 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     for info in &sel.infos {
         context.info(&neutralize(info));
     }
+    report_skipped(&sel);
     if !sel.errors.is_empty() {
         for (_, error) in &sel.errors {
             output::eprint_line(&format!("error: {error}"));
@@ -230,5 +232,23 @@ fn report_undetected(context: &Context, undetected: &[String]) {
         n => context.info(&format!(
             "{n} lanes not detected on this host; -v lists them with the reason"
         )),
+    }
+}
+
+/// Configured default reviewers that are not available here: one warning each, with why (the
+/// review goes on without them, and REVIEWS.md and the banner list them as not run).
+fn report_skipped(sel: &Selection) {
+    for (identity, refusal) in &sel.skipped {
+        let lane = if identity.instance {
+            format!(" (lane {})", identity.cli)
+        } else {
+            String::new()
+        };
+        output::eprint_line(&format!(
+            "warning: configured default reviewer {}{lane} is skipped: not available on this host ({}: {})",
+            neutralize(&identity.id),
+            refusal.reason,
+            neutralize(&refusal.detail)
+        ));
     }
 }
