@@ -18,6 +18,7 @@ mod kimi_code;
 mod overlays;
 mod plan;
 mod probe_once;
+mod readonly_commands;
 mod reference;
 mod resume;
 mod review;

@@ -116,6 +116,32 @@ fn trust_state(lane: &Lane) -> &'static str {
     }
 }
 
+/// The scratch run dir the probes of spawn lanes run in, made only when a spawn lane's
+/// program is there to probe: with none, doctor creates nothing, even in the temp directory.
+///
+/// # Errors
+///
+/// The scratch directory cannot be created.
+fn scratch_for(
+    targets: &[Target<'_>],
+    path_var: Option<&std::ffi::OsStr>,
+) -> Result<Option<tempfile::TempDir>, Failure> {
+    let probes_a_program = targets.iter().any(|target| match target {
+        Target::Active(lane) => lane
+            .spawn()
+            .is_some_and(|spawn| path_lookup::find_executable(&spawn.binary, path_var).is_some()),
+        Target::Inactive(_) => false,
+    });
+    if !probes_a_program {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("gsd-lane-doctor-")
+        .tempdir()
+        .map(Some)
+        .map_err(|err| Failure::new(format!("creating a scratch run dir: {err}")))
+}
+
 /// Checks one active lane.
 fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
     let mut problems = Vec::new();
@@ -272,15 +298,16 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     let registry = context.registry();
     let targets = selected(&registry, &args.slugs)?;
     let config = context.config();
-    let egress = context.egress();
-    let scratch = tempfile::Builder::new()
-        .prefix("gsd-lane-doctor-")
-        .tempdir()
-        .map_err(|err| Failure::new(format!("creating a scratch run dir: {err}")))?;
+    // Read-only: doctor compares destinations with their pins but never records one.
+    let egress = context.egress_read_only();
+    let scratch = scratch_for(&targets, context.env.path.as_deref())?;
     let setup = RunSetup {
         config: &config,
         inputs: PlanInputs {
-            run_dir: scratch.path().display().to_string(),
+            run_dir: scratch.as_ref().map_or_else(
+                || std::env::temp_dir().display().to_string(),
+                |dir| dir.path().display().to_string(),
+            ),
             repo_root: context.repo_root(None),
             prompt_file: None,
             instance: Instance::default(),

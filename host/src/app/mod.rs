@@ -273,6 +273,11 @@ impl Context {
         crate::trust::egress_check(&self.env, &self.project_root)
     }
 
+    /// The egress check of a read-only command (`doctor`): it compares, and never pins.
+    pub fn egress_read_only(&self) -> Box<dyn crate::run::lane::EgressCheck> {
+        crate::trust::egress_check_read_only(&self.env, &self.project_root)
+    }
+
     /// Where handler locks live: `<GSD_HOME>/.gsd/locks`, else the temp directory.
     pub fn lock_dir(&self) -> PathBuf {
         self.env.gsd_home().map_or_else(

@@ -353,6 +353,11 @@ fn report_unavailable(
         ));
     }
     if options.json {
+        // A lane held back by a safety gate (egress change, damaged store) is also said on
+        // stderr, once, for the person reading the workflow's log.
+        if refusal.reason.is_safety_gate() && !options.explicit {
+            output::eprint_line(&neutralize(&refusal.detail));
+        }
         output::print(&format!("{}\n", unavailable_json(slug, refusal, run_dir)));
     } else {
         output::print(&format!(

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub use effort::effort_argv;
-pub use host::{join_lane_path, normalize_host};
+pub use host::{join_lane_path, normalize_host, origin_of};
 pub use load::Unusable;
 pub use setting::configured;
 pub use text::{is_ecma_whitespace, trim_ecma_whitespace};

@@ -38,7 +38,7 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     let normalized = selection::normalize(&request.config, &lanes);
     let source = selection::branch(explicit, request.args.all, &normalized);
     let candidates = selection::candidates(source, explicit, &normalized, &lanes);
-    let (verdicts, undetected) = detect(registry, &candidates, probing);
+    let (verdicts, undetected) = detect(registry, &candidates, probing, source);
     // Explicit lanes fail on their own; configured defaults are each warned about below.
     if !matches!(source, Source::ExplicitFlags | Source::ConfigDefault) {
         report_undetected(context, &undetected);
@@ -91,11 +91,13 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
 }
 
 /// Detection (§4): each candidate lane admitted and probed once. Returns the verdicts and the
-/// lines of the lanes not detected; a lane held back by a safety gate is warned about at once.
+/// lines of the lanes not detected; a lane held back by a safety gate is warned about at once
+/// (unless explicitly named: the selection's error then says it).
 fn detect(
     registry: &Registry,
     candidates: &[String],
     probing: &Probing<'_>,
+    source: Source,
 ) -> (Verdicts, Vec<String>) {
     let mut verdicts = BTreeMap::new();
     let mut undetected = Vec::new();
@@ -105,7 +107,8 @@ fn detect(
         };
         let found = preflight::detect(lane, probing);
         if let Err(refusal) = &found {
-            if refusal.reason.is_safety_gate() {
+            // An explicitly named lane's refusal is the selection's error: said once, there.
+            if refusal.reason.is_safety_gate() && source != Source::ExplicitFlags {
                 // Installed but held back: never folded into the summary, the fix matters.
                 output::eprint_line(&format!(
                     "warning: reviewer {slug} is held back ({}: {})",

@@ -130,6 +130,15 @@ pub fn consent_gate(env: &HostEnv, project_root: &Path) -> Box<dyn ConsentGate> 
     })
 }
 
+/// The egress check of a read-only command (`doctor`) in `project_root`: it never pins.
+pub fn egress_check_read_only(env: &HostEnv, project_root: &Path) -> Box<dyn EgressCheck> {
+    let home: Option<PathBuf> = env.gsd_home();
+    Box::new(egress::StoreEgressCheck::read_only(
+        home.as_deref(),
+        canonical_root(project_root),
+    ))
+}
+
 /// The egress check for lane runs in `project_root`.
 pub fn egress_check(env: &HostEnv, project_root: &Path) -> Box<dyn EgressCheck> {
     let home: Option<PathBuf> = env.gsd_home();

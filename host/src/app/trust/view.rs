@@ -83,7 +83,7 @@ fn binding(context: &Context, id: &str, current: &str) -> Value {
         Ok(Some(pin)) => {
             json!({"kind": "pin", "host": pin.host, "local": class_of(&pin.host) == "local",
                             "source": pin.source, "pinnedAt": pin.pinned_at,
-                            "matches": crate::config::normalize_host(&pin.host) == crate::config::normalize_host(current)})
+                            "matches": crate::config::origin_of(&pin.host) == crate::config::origin_of(current)})
         }
         Ok(None) => json!({"kind": "none", "legacyRecord": record.is_some(),
                        "detail": "not pinned yet: the first run pins the destination it uses"}),
