@@ -760,6 +760,16 @@ fn opencode_event_stream_becomes_the_review() {
     );
 }
 
+/// Issue 21 item 4: the model narrates, calls a tool, then answers: the review is the answer.
+#[test]
+fn opencode_narration_before_a_tool_call_is_left_out() {
+    let (lab, _) = opencode_run("opencode/narrated.jsonl");
+    assert_eq!(
+        lab.review("opencode"),
+        "## Summary\n\nThe plan is sound; one risk in the rollback step.\n"
+    );
+}
+
 #[test]
 fn opencode_stream_without_text_is_a_stub_with_the_stop_reason() {
     let (lab, _) = opencode_run("opencode/no-text.jsonl");
