@@ -1512,3 +1512,51 @@ fn issue21_an_earlier_file_of_another_shape_is_kept_whole_and_named() {
     );
     assert!(out.stdout.contains(&name), "{}", out.stdout);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 5: a lane's declared config default is applied, and said where it came from
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn issue21_a_lane_config_default_is_applied_and_its_source_shown() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["config"]["review.models.alpha"]["default"] = json!("m-default");
+    });
+    let plan = lab.gsd(&["plan", "--selected", "alpha"]);
+    plan.assert_status(0);
+    let entry = &plan.json()[0];
+    assert_eq!(
+        entry["plan"]["argv"],
+        json!(["--model", "m-default", "-"]),
+        "{entry}"
+    );
+    assert_eq!(entry["settings"][0]["source"], "lane default", "{entry}");
+    assert_eq!(entry["settings"][0]["value"], "m-default", "{entry}");
+    let doctor = lab.gsd(&["doctor", "alpha", "--json"]);
+    let row = &doctor.json()[0];
+    assert_eq!(row["settings"][0]["key"], "review.models.alpha", "{row}");
+    assert_eq!(
+        row["settings"][0]["from"], "the default fake-alpha declares",
+        "{row}"
+    );
+    let disclose = lab.gsd(&["disclose", "fake-alpha", "--json"]);
+    assert_eq!(
+        disclose.json()[0]["run"]["model"],
+        "m-default from review.models.alpha (the default fake-alpha declares)"
+    );
+    // A config that sets the key wins, and says so.
+    lab.config(&json!({"review": {"models": {"alpha": "mine"}}}));
+    let entry = &lab.gsd(&["plan", "--selected", "alpha"]).json()[0];
+    assert_eq!(
+        entry["plan"]["argv"],
+        json!(["--model", "mine", "-"]),
+        "{entry}"
+    );
+    assert_eq!(entry["settings"][0]["source"], "config file", "{entry}");
+    let disclose = lab.gsd(&["disclose", "fake-alpha", "--json"]);
+    assert_eq!(
+        disclose.json()[0]["run"]["model"],
+        "mine from review.models.alpha (set in the config file)"
+    );
+}

@@ -187,6 +187,7 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
         probe: probe_json,
         trust: trust_state(lane),
         destination,
+        settings: super::plan::settings(lane, setup.config),
         problems,
     }
     .to_json()
@@ -206,6 +207,7 @@ fn check_inactive(entry: &Entry) -> Value {
         path: &entry.path,
         program: Value::Null,
         probe: json!({"ok": false, "reason": "inactive", "detail": reason}),
+        settings: json!([]),
         trust: if entry
             .skip
             .as_ref()
@@ -231,6 +233,7 @@ struct Row<'a> {
     probe: Value,
     trust: &'a str,
     destination: Value,
+    settings: Value,
     problems: Vec<Problem>,
 }
 
@@ -246,6 +249,7 @@ impl Row<'_> {
             "probe": self.probe,
             "trust": self.trust,
             "destination": self.destination,
+            "settings": self.settings,
             "problems": self.problems.iter().map(|p| json!({"problem": p.problem, "fix": p.fix})).collect::<Vec<_>>(),
         })
     }
@@ -297,7 +301,7 @@ enum Target<'r> {
 pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     let registry = context.registry();
     let targets = selected(&registry, &args.slugs)?;
-    let config = context.config();
+    let config = context.lane_config(&registry);
     // Read-only: doctor compares destinations with their pins but never records one.
     let egress = context.egress_read_only();
     let scratch = scratch_for(&targets, context.env.path.as_deref())?;
@@ -383,6 +387,14 @@ fn human(rows: &[Value], ready: usize) -> String {
         }
         if let Some(host) = row["destination"].as_str() {
             out.push_str(&format!("  destination  {}\n", neutralize(host)));
+        }
+        for setting in row["settings"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "  setting      {} = {} ({})\n",
+                text(&setting["key"]),
+                neutralize(&setting["value"].to_string()),
+                text(&setting["from"])
+            ));
         }
         let probe = &row["probe"];
         if probe["ok"] == true {

@@ -180,7 +180,7 @@ pub fn run(
         // Its probe or its run starts a process: the lane watchdog starts now, alongside.
         crate::sandbox::watchdog::start_early();
     }
-    let config = context.config();
+    let config = context.lane_config(&registry);
     let run_dir =
         run_dir(options.run_dir.as_deref(), &context.env.cwd, caller).map_err(|mut f| {
             f.status = 1;

@@ -61,6 +61,9 @@ pub struct LaneSpec {
     pub posture: Posture,
     /// The config keys the capability owns (`config`), in manifest order.
     pub config_keys: Vec<String>,
+    /// The declared default of each owned key that has one (`config.<key>.default`), in
+    /// manifest order: what the key resolves to when no config sets it (ADR-2782 D9).
+    pub config_defaults: Vec<(String, Value)>,
 }
 
 /// `reviewer.invoke`, by transport.
@@ -99,6 +102,16 @@ impl LaneSpec {
             .and_then(Value::as_object)
             .map(|config| config.keys().cloned().collect())
             .unwrap_or_default();
+        spec.config_defaults = manifest
+            .get("config")
+            .and_then(Value::as_object)
+            .map(|config| {
+                config
+                    .iter()
+                    .filter_map(|(key, slice)| Some((key.clone(), slice.get("default")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(spec)
     }
 
@@ -133,6 +146,7 @@ impl LaneSpec {
             rate_limit: Rule::of(lane),
             posture: member(body.get("posture")).unwrap_or_default(),
             config_keys: Vec::new(),
+            config_defaults: Vec::new(),
         })
     }
 
