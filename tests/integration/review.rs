@@ -1560,3 +1560,50 @@ fn issue21_a_lane_config_default_is_applied_and_its_source_shown() {
         "mine from review.models.alpha (set in the config file)"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 7: the small ones
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn issue21_a_timed_out_lane_says_its_bound_and_where_it_is_set() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["reviewer"]["timeoutFloorMs"] = json!(1000)
+    });
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "sleep 30");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    let manifest = lab
+        .env
+        .capabilities_dir(Scope::Global)
+        .join("fake-alpha/capability.json");
+    let said = format!(
+        "timed out after 1 s (reviewer.timeoutFloorMs in {})",
+        manifest.display()
+    );
+    let reviews = lab.reviews();
+    assert!(reviews.contains(&said), "{reviews}");
+}
+
+#[test]
+fn issue21_doctor_is_not_ready_on_a_config_review_refuses() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        "{ \"review\": { \"default_reviewers\": [\"alpha\" }",
+    )
+    .expect("config");
+    let review = lab.review(&["--phase", "3"]);
+    review.assert_status(1);
+    let doctor = lab.gsd(&["doctor", "alpha"]);
+    doctor.assert_no_panic().assert_status(1);
+    assert!(doctor.stderr.contains("config.json"), "{}", doctor.stderr);
+    assert!(
+        doctor.stderr.contains("doctor: not ready"),
+        "{}",
+        doctor.stderr
+    );
+}

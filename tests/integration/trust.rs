@@ -2490,3 +2490,28 @@ fn issue21_kimi_code_on_http_is_refused_by_validate_and_disclose() {
     );
     assert_eq!(row["run"]["reason"], "malformed_lane", "{}", view.stdout);
 }
+
+/// Issue 21 item 7: `install --project-scope` refusing a duplicate id names the other copy,
+/// and `trust approve`'s hint spells the flag as it is (`--project-scope`).
+#[test]
+fn issue21_duplicate_install_names_the_other_copy_and_hints_spell_the_flag() {
+    let lab = Lab::new();
+    let source = lab.source("spawn-lane", "acme-spawn", |_| {});
+    let folder = source.to_str().expect("utf8");
+    lab.gsd(&["install", "--global", "--yes", folder])
+        .assert_status(0);
+    let out = lab.gsd(&["install", "--project-scope", "--yes", folder]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    let other = lab
+        .env
+        .capabilities_dir(Scope::Global)
+        .join("acme-spawn/capability.json");
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        text.contains(&format!("the other copy: {}", other.display())),
+        "{text}"
+    );
+    let out = lab.gsd(&["trust", "approve", "no-such-lane", "--yes"]);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("install --project-scope <folder>"), "{text}");
+}

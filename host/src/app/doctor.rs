@@ -349,6 +349,14 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
             human(&rows, ready)
         ));
     }
+    // A config `review` would refuse (decisions.md #13) makes nothing ready, whatever the lanes.
+    if let Err(unusable) = context.config_checked() {
+        output::eprint_line(&format!(
+            "doctor: not ready: `gsd-lane review` refuses this project's config:\n{}",
+            unusable.message
+        ));
+        return Ok(1);
+    }
     Ok(if ready == rows.len() { 0 } else { 1 })
 }
 

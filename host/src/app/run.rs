@@ -438,9 +438,12 @@ fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Pa
         done.elapsed.as_secs_f64(),
         done.exit_code
             .map_or(String::new(), |c| format!(", exit {c}")),
-        done.spawn_error
-            .as_ref()
-            .map_or(String::new(), |e| format!(", spawn error {e}")),
+        match done.spawn_error.as_deref() {
+            None => String::new(),
+            // The note says the bound and where it is set.
+            Some("ETIMEDOUT") => ", timed out".to_owned(),
+            Some(e) => format!(", spawn error {e}"),
+        },
     ));
     if let Some(source) = &done.source {
         text.push_str(&format!("source    {}\n", neutralize(source)));
