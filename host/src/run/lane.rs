@@ -305,7 +305,7 @@ fn say_timeout(lane: &Lane, plan: &LanePlan, completion: &mut Completion) -> Res
 /// `timed out after 20 s (reviewer.timeoutFloorMs in <manifest>)`.
 pub fn timeout_line(timeout_ms: u64, manifest: &Path) -> String {
     let tenths = timeout_ms.saturating_add(50) / 100;
-    let seconds = if tenths % 10 == 0 {
+    let seconds = if tenths.is_multiple_of(10) {
         (tenths / 10).to_string()
     } else {
         format!("{}.{}", tenths / 10, tenths % 10)
