@@ -77,6 +77,10 @@ pub fn merged_request(
             )));
         }
     }
+    super::selection::same_lanes(&request.lanes, &current.lanes).map_err(|why| Failure {
+        message: format!("{why}; the run at {} cannot continue", past.dir.display()),
+        status: REFUSED,
+    })?;
     request.resume.clone_from(&current.resume);
     request.retry.clone_from(&current.retry);
     request.force = current.force;

@@ -190,6 +190,35 @@ fn instance(name: &str, spec: &Value, lanes: &[String]) -> Result<InstanceSpec, 
     })
 }
 
+/// Whether the lane flags of a `--resume` (`given`) ask for the recorded run's selection
+/// (`recorded`): none given, or the same lanes in any order. The error names the setting and
+/// both values.
+///
+/// # Errors
+///
+/// The description of a different selection.
+pub fn same_lanes(recorded: &[String], given: &[String]) -> Result<(), String> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let set = |lanes: &[String]| lanes.iter().cloned().collect::<BTreeSet<String>>();
+    if set(recorded) == set(given) {
+        return Ok(());
+    }
+    let show = |lanes: &[String]| {
+        if lanes.is_empty() {
+            "none (the configured or detected reviewers)".to_owned()
+        } else {
+            set(lanes).into_iter().collect::<Vec<_>>().join(",")
+        }
+    };
+    Err(format!(
+        "--resume: the lane flags select {} but the recorded run selected {}; give the same lane flags (or none) to continue it, or start a new review",
+        show(given),
+        show(recorded)
+    ))
+}
+
 /// The branch of §5.1 for a request.
 pub fn branch(explicit: &[String], all: bool, normalized: &Normalized) -> Source {
     if !explicit.is_empty() {
@@ -640,6 +669,19 @@ mod tests {
         assert!(sel.errors[0]
             .1
             .starts_with("all configured default reviewers"));
+    }
+
+    #[test]
+    fn resume_lane_flags_must_name_the_recorded_selection() {
+        let v = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(same_lanes(&v(&["alpha", "beta"]), &v(&[])).is_ok());
+        assert!(same_lanes(&v(&["alpha", "beta"]), &v(&["beta", "alpha"])).is_ok());
+        let err = same_lanes(&v(&["alpha", "beta"]), &v(&["alpha", "gamma"])).unwrap_err();
+        assert!(
+            err.contains("select alpha,gamma but the recorded run selected alpha,beta"),
+            "{err}"
+        );
+        assert!(same_lanes(&v(&[]), &v(&["alpha"])).is_err());
     }
 
     #[test]
