@@ -527,7 +527,12 @@ fn antigravity_outer_bound_kills_the_tree_when_the_inner_timeout_never_fires() {
         "{sidecar:?}"
     );
     let review = lab.review("agy-fast");
-    assert_stub_without_stale(&review);
+    // The stub, then the line saying which bound stopped it (issue 21 item 7).
+    let (stub, said) = review
+        .split_once("> [gsd-lane] timed out after ")
+        .expect("the timeout is said");
+    assert_stub_without_stale(&format!("{}\n", stub.trim_end()));
+    assert!(said.contains("(reviewer.timeoutFloorMs in "), "{said}");
     assert!(
         ran.notes()
             .iter()

@@ -690,7 +690,11 @@ fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
-    assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n\n---"));
+    assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n"), "{reviews}");
+    assert!(
+        reviews.contains("\n> [gsd-lane] timed out after 1.5 s (reviewer.timeoutFloorMs in "),
+        "{reviews}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
