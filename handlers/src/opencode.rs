@@ -1,8 +1,10 @@
 //! `opencode`: rebuilds the review from OpenCode's JSON event stream (invocation.md §11.1).
 //!
-//! `opencode run --format json` prints one JSON event per line. The review is the assistant's
-//! text parts joined with `\n`, so the raw JSON never becomes the review; a stream with no text
-//! yields an empty review and a two-line diagnostic naming the stop reason and output tokens.
+//! `opencode run --format json` prints one JSON event per line. The review is the model's final
+//! answer: the assistant's text parts after the last tool call, joined with `\n` (what it said
+//! before calling a tool, "I will read the plan file first.", is narration, not review), so the
+//! raw JSON never becomes the review; a stream with no final text yields an empty review and a
+//! two-line diagnostic naming the stop reason and output tokens.
 
 use gsd_lane_sdk::{
     spawn_own_invocation, Effects, Handler, HandlerError, HandlerName, HandlerOutput, LaneRequest,
@@ -59,8 +61,9 @@ impl Handler for Opencode {
 ///
 /// Total over any input: lines are split on `\n` / `\r\n` and trimmed; blank lines, lines that
 /// do not parse and JSON values that are not objects are skipped. Every `text` event whose
-/// `part.text` is a string contributes that string (empty strings included), and the texts are
-/// joined with `\n`. The last `step_finish` event with a string `part.reason` sets the stop
+/// `part.text` is a string after the last `tool_use` event contributes that string (empty
+/// strings included), and the texts are joined with `\n`: a `tool_use` event drops the text
+/// before it, which narrated the call. The last `step_finish` event with a string `part.reason` sets the stop
 /// reason and the last one with a numeric `part.tokens.output` sets the token count (rendered
 /// like a JSON number: `42`, `1.5`); both default to `?`.
 pub fn reconstruct(stdout: &str) -> (String, String, String) {
@@ -82,6 +85,8 @@ pub fn reconstruct(stdout: &str) -> (String, String, String) {
                     texts.push(text.to_owned());
                 }
             }
+            // What the model said before calling a tool narrated the call; the answer follows.
+            Some("tool_use") => texts.clear(),
             Some("step_finish") => {
                 if let Some(r) = part.and_then(|p| p.get("reason")).and_then(Value::as_str) {
                     r.clone_into(&mut reason);
@@ -216,6 +221,33 @@ mod tests {
         assert_eq!(call.stdin, Some(PathBuf::from("/run/gsd-review-prompt.md")));
         assert_eq!(call.stdout, StdoutSink::Memory(64 << 20));
         assert_eq!(call.stderr_path, Some(PathBuf::from(&req.plan.err_path)));
+    }
+
+    /// Issue 21 item 4: real opencode with a model that reads a file narrates first.
+    #[test]
+    fn narration_before_a_tool_call_is_not_the_review() {
+        let stream = [
+            r#"{"type":"step_start","part":{"type":"step-start"}}"#,
+            &text("I will read the plan file first."),
+            r#"{"type":"tool_use","part":{"type":"tool","tool":"read","state":{"status":"completed"}}}"#,
+            r#"{"type":"step_finish","part":{"reason":"tool-calls","tokens":{"output":12}}}"#,
+            r#"{"type":"step_start","part":{"type":"step-start"}}"#,
+            &text("Now the second plan."),
+            r#"{"type":"tool_use","part":{"type":"tool","tool":"read","state":{"status":"completed"}}}"#,
+            &text("## Review"),
+            &text("The plans are sound."),
+            r#"{"type":"step_finish","part":{"reason":"stop","tokens":{"output":40}}}"#,
+        ]
+        .join("\n");
+        let (review, reason, _) = reconstruct(&stream);
+        assert_eq!(review, "## Review\nThe plans are sound.");
+        assert_eq!(reason, "stop");
+        // A turn that ends on a tool call has no final answer: empty, with the diagnostic.
+        let unfinished = [&text("Let me look."), r#"{"type":"tool_use","part":{}}"#].join("\n");
+        let fx = FakeEffects::new().process(FakeProcess::prints(&unfinished));
+        let out = Opencode.run(&fx, &request("unfinished")).expect("runs");
+        assert_eq!(out.review, "");
+        assert!(out.diagnostic.is_some());
     }
 
     #[test]
@@ -356,6 +388,14 @@ mod tests {
         )
     }
 
+    /// True when `line` would count as a tool call (which drops the text before it).
+    fn is_tool_event(line: &str) -> bool {
+        matches!(
+            serde_json::from_str::<Value>(trim(line)),
+            Ok(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("tool_use")
+        )
+    }
+
     fn garbage() -> impl Strategy<Value = String> {
         prop_oneof![
             "[^\n]{0,40}",
@@ -368,7 +408,9 @@ mod tests {
             Just("{\"type\":\"text\",\"part\":{\"text\":\"unterminated".to_owned()),
             Just("[{\"type\":\"text\",\"part\":{\"text\":\"in an array\"}}]".to_owned()),
         ]
-        .prop_filter("garbage is never a valid text event", |g| !is_text_event(g))
+        .prop_filter("garbage is never a valid text or tool event", |g| {
+            !is_text_event(g) && !is_tool_event(g)
+        })
     }
 
     fn line() -> impl Strategy<Value = Line> {

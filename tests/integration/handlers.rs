@@ -517,7 +517,12 @@ fn antigravity_outer_bound_kills_the_tree_when_the_inner_timeout_never_fires() {
         "{sidecar:?}"
     );
     let review = lab.review("agy-fast");
-    assert_stub_without_stale(&review);
+    // The stub, then the line saying which bound stopped it (issue 21 item 7).
+    let (stub, said) = review
+        .split_once("> [gsd-lane] timed out after ")
+        .expect("the timeout is said");
+    assert_stub_without_stale(&format!("{}\n", stub.trim_end()));
+    assert!(said.contains("(reviewer.timeoutFloorMs in "), "{said}");
     assert!(
         ran.notes()
             .iter()
@@ -744,6 +749,16 @@ fn opencode_event_stream_becomes_the_review() {
     assert!(
         argv.starts_with("run\n") && argv.ends_with("\n--format\njson\n-\n"),
         "{argv:?}"
+    );
+}
+
+/// Issue 21 item 4: the model narrates, calls a tool, then answers: the review is the answer.
+#[test]
+fn opencode_narration_before_a_tool_call_is_left_out() {
+    let (lab, _) = opencode_run("opencode/narrated.jsonl");
+    assert_eq!(
+        lab.review("opencode"),
+        "## Summary\n\nThe plan is sound; one risk in the rollback step.\n"
     );
 }
 

@@ -22,6 +22,7 @@ mod kimi_code;
 mod overlays;
 mod plan;
 mod probe_once;
+mod readonly_commands;
 mod reference;
 mod resume;
 mod review;

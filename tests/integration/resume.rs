@@ -599,3 +599,31 @@ fn a_running_review_is_listed_as_running_and_cannot_be_resumed_twice() {
     finish(child, "interrupted review").assert_status(130);
     assert_eq!(runs(&lab)[0]["state"], "resumable");
 }
+
+/// Issue 21 item 7: `--resume` takes the lane flags the original run had; a different
+/// selection is refused naming the setting and both values.
+#[test]
+fn issue21_resume_accepts_the_same_lane_flags_and_names_a_different_selection() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.lane("gamma", |_| {});
+    lab.behave("beta", "stub");
+    let first = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    first.assert_no_panic().assert_status(0);
+    let dir = run_dir_of(&first);
+    let d = dir.display().to_string();
+    let other = lab.review(&["--resume", &d, "--alpha", "--gamma"]);
+    assert_ne!(other.code, Some(0), "{}", other.stderr);
+    assert!(other.stderr.contains("alpha,beta"), "{}", other.stderr);
+    assert!(other.stderr.contains("alpha,gamma"), "{}", other.stderr);
+    assert!(!other.stderr.contains("plan.argv"), "{}", other.stderr);
+    lab.behave("beta", "review");
+    let same = lab.review(&["--resume", &d, "--alpha", "--beta"]);
+    same.assert_no_panic().assert_status(0);
+    assert!(
+        same.stderr.contains("keeping alpha; running beta"),
+        "{}",
+        same.stderr
+    );
+}

@@ -290,9 +290,9 @@ fn default_reviewers_pick_listed_lanes_and_report_the_undetected() {
         selection_line(&out),
         "review: selection source=config_default reviewers=beta"
     );
-    assert!(out
-        .stderr
-        .contains("info: configured reviewers not detected on this host: gemini\n"));
+    assert!(out.stderr.contains(
+        "warning: configured default reviewer gemini is skipped: not available on this host ("
+    ));
     assert!(out
         .stderr
         .contains("warning: unknown reviewer slug in review.default_reviewers: nosuch\n"));
@@ -690,7 +690,11 @@ fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
-    assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n\n---"));
+    assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n"), "{reviews}");
+    assert!(
+        reviews.contains("\n> [gsd-lane] timed out after 1.5 s (reviewer.timeoutFloorMs in "),
+        "{reviews}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1121,7 +1125,7 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
     let out = lab.review(&["--phase", "3"]);
     assert!(
         out.stderr
-            .contains("info: configured reviewers not detected"),
+            .contains("warning: configured default reviewer gemini is skipped"),
         "{}",
         out.stderr
     );
@@ -1338,4 +1342,264 @@ fn verbose_says_what_was_used_and_why_each_lane_was_or_was_not_selected() {
     );
     let quiet = lab.review(&["--phase", "3", "--alpha"]);
     assert!(!quiet.stderr.contains("verbose:"), "{}", quiet.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 1: a re-run never destroys a real review
+// ---------------------------------------------------------------------------------------------
+
+/// The `reviewed_at` of a REVIEWS.md.
+fn reviewed_at(reviews: &str) -> String {
+    reviews
+        .lines()
+        .find_map(|l| l.strip_prefix("reviewed_at: "))
+        .expect("reviewed_at")
+        .to_owned()
+}
+
+/// Two lanes that both reviewed: the REVIEWS.md a re-run must not lose.
+fn reviewed_twice() -> (Lab, String) {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.config(&json!({"review": {"default_reviewers": ["alpha", "beta"]}}));
+    lab.review(&["--phase", "3"]).assert_status(0);
+    let first = lab.reviews();
+    assert!(first.contains("### fake-beta review"), "{first}");
+    let date = reviewed_at(&first);
+    (lab, date)
+}
+
+#[test]
+fn issue21_a_reviewer_failing_this_time_keeps_its_earlier_review_marked() {
+    let (lab, first) = reviewed_twice();
+    lab.behave("beta", "stub");
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    let marked =
+        format!("## Beta Review — from the earlier run of {first}\n\n### fake-beta review");
+    assert!(reviews.contains(&marked), "{reviews}");
+    assert!(
+        reviews.contains("## Alpha Review\n\n### fake-alpha review"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains("## Beta Review\n\nbeta review failed"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains(&format!(
+            "- Beta Review — from the earlier run of {first} (not reproduced by this run)"
+        )),
+        "{reviews}"
+    );
+    assert!(out.stdout.contains("REVIEW PARTIAL"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!(
+            "Kept from the earlier run (not reproduced by this one): Beta Review ({first})"
+        )),
+        "{}",
+        out.stdout
+    );
+    // Still failing a run later: the review is kept again, with its own (first) date.
+    lab.review(&["--phase", "3"]).assert_status(0);
+    let again = lab.reviews();
+    assert_eq!(again.matches("### fake-beta review").count(), 1, "{again}");
+    assert!(again.contains(&marked), "{again}");
+    // Reviewing again replaces the kept one.
+    lab.behave("beta", "review");
+    let out = lab.review(&["--phase", "3"]);
+    assert!(out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+    assert!(
+        !lab.reviews().contains("from the earlier run"),
+        "{}",
+        lab.reviews()
+    );
+}
+
+#[test]
+fn issue21_a_skipped_default_reviewer_is_said_and_its_review_kept() {
+    let (lab, first) = reviewed_twice();
+    std::fs::remove_file(lab.bin.join("fake-beta")).expect("uninstall beta");
+    let out = lab.review(&["--phase", "3"]);
+    out.assert_no_panic().assert_status(0);
+    assert!(!out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
+    assert!(out.stdout.contains("REVIEW PARTIAL"), "{}", out.stdout);
+    assert!(out.stdout.contains("Not run: Beta ("), "{}", out.stdout);
+    let warned: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: configured default reviewer beta is skipped: not available on this host ("))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", out.stderr);
+    let reviews = lab.reviews();
+    assert!(reviews.contains("> Not run: Beta ("), "{reviews}");
+    assert!(
+        reviews.contains(&format!(
+            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+        )),
+        "{reviews}"
+    );
+}
+
+#[test]
+fn issue21_an_interrupted_rerun_keeps_the_reviews_it_did_not_reproduce() {
+    let (lab, first) = reviewed_twice();
+    lab.behave("beta", "sleep 30");
+    let child = lab.command(&["--phase", "3"]).spawn().expect("spawn");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child") && journaled(&lab.tmp, "alpha")) {
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("/bin/kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = finish(child, "interrupted review");
+    out.assert_no_panic().assert_status(130);
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains("## Beta Review\n\nbeta review not completed"),
+        "{reviews}"
+    );
+    assert!(
+        reviews.contains(&format!(
+            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+        )),
+        "{reviews}"
+    );
+    assert!(
+        out.stdout.contains("Kept from the earlier run"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn issue21_an_earlier_file_of_another_shape_is_kept_whole_and_named() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let notes = "# My notes on phase 3\n\nCheck the invoice rounding by hand.\n";
+    std::fs::write(lab.reviews_path(), notes).expect("notes");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    let dir = lab.reviews_path().parent().expect("dir").to_owned();
+    let kept: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("03-REVIEWS.earlier-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(util::read_text(&kept[0]), notes);
+    let name = kept[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains(&format!("it is kept whole as {name}.")),
+        "{reviews}"
+    );
+    assert!(out.stdout.contains(&name), "{}", out.stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 5: a lane's declared config default is applied, and said where it came from
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn issue21_a_lane_config_default_is_applied_and_its_source_shown() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["config"]["review.models.alpha"]["default"] = json!("m-default");
+    });
+    let plan = lab.gsd(&["plan", "--selected", "alpha"]);
+    plan.assert_status(0);
+    let entry = &plan.json()[0];
+    assert_eq!(
+        entry["plan"]["argv"],
+        json!(["--model", "m-default", "-"]),
+        "{entry}"
+    );
+    assert_eq!(entry["settings"][0]["source"], "lane default", "{entry}");
+    assert_eq!(entry["settings"][0]["value"], "m-default", "{entry}");
+    let doctor = lab.gsd(&["doctor", "alpha", "--json"]);
+    let row = &doctor.json()[0];
+    assert_eq!(row["settings"][0]["key"], "review.models.alpha", "{row}");
+    assert_eq!(
+        row["settings"][0]["from"], "the default fake-alpha declares",
+        "{row}"
+    );
+    let disclose = lab.gsd(&["disclose", "fake-alpha", "--json"]);
+    assert_eq!(
+        disclose.json()[0]["run"]["model"],
+        "m-default from review.models.alpha (the default fake-alpha declares)"
+    );
+    // A config that sets the key wins, and says so.
+    lab.config(&json!({"review": {"models": {"alpha": "mine"}}}));
+    let entry = &lab.gsd(&["plan", "--selected", "alpha"]).json()[0];
+    assert_eq!(
+        entry["plan"]["argv"],
+        json!(["--model", "mine", "-"]),
+        "{entry}"
+    );
+    assert_eq!(entry["settings"][0]["source"], "config file", "{entry}");
+    let disclose = lab.gsd(&["disclose", "fake-alpha", "--json"]);
+    assert_eq!(
+        disclose.json()[0]["run"]["model"],
+        "mine from review.models.alpha (set in the config file)"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 21 item 7: the small ones
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn issue21_a_timed_out_lane_says_its_bound_and_where_it_is_set() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["reviewer"]["timeoutFloorMs"] = json!(1000)
+    });
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "sleep 30");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    let manifest = lab
+        .env
+        .capabilities_dir(Scope::Global)
+        .join("fake-alpha/capability.json");
+    let said = format!(
+        "timed out after 1 s (reviewer.timeoutFloorMs in {})",
+        manifest.display()
+    );
+    let reviews = lab.reviews();
+    assert!(reviews.contains(&said), "{reviews}");
+}
+
+#[test]
+fn issue21_doctor_is_not_ready_on_a_config_review_refuses() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        "{ \"review\": { \"default_reviewers\": [\"alpha\" }",
+    )
+    .expect("config");
+    let review = lab.review(&["--phase", "3"]);
+    review.assert_status(1);
+    let doctor = lab.gsd(&["doctor", "alpha"]);
+    doctor.assert_no_panic().assert_status(1);
+    assert!(doctor.stderr.contains("config.json"), "{}", doctor.stderr);
+    assert!(
+        doctor.stderr.contains("doctor: not ready"),
+        "{}",
+        doctor.stderr
+    );
 }

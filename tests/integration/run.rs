@@ -535,7 +535,15 @@ fn hung_lane_is_killed_with_its_whole_tree_and_stubbed() {
         sidecar.starts_with("acme: started, now hanging\n"),
         "{sidecar:?}"
     );
-    assert_eq!(lab.review("acme"), stub("acme", &sidecar, None));
+    let review = lab.review("acme");
+    let stubbed = stub("acme", &sidecar, None);
+    assert!(review.starts_with(&stubbed), "{review}");
+    // Then the bound that stopped it, and where it is set (issue 21 item 7).
+    assert!(
+        review[stubbed.len()..]
+            .starts_with("\n> [gsd-lane] timed out after 1 s (reviewer.timeoutFloorMs in "),
+        "{review}"
+    );
 
     assert!(
         lab.marker("acme-hang.pid").is_file(),

@@ -2450,3 +2450,63 @@ fn spec_w20_a_handler_of_another_transport_is_refused_before_anything_runs() {
         "the lane's program ran"
     );
 }
+
+/// Issue 21 item 8: the handler-to-transport rule comes from the handler registry, with no
+/// catch-all: `kimi-code` drives spawn lanes only, so on the HTTP transport `validate` refuses
+/// the manifest and `disclose` says the lane cannot run.
+#[test]
+fn issue21_kimi_code_on_http_is_refused_by_validate_and_disclose() {
+    let lab = Lab::new();
+    let folder = lab.overlay(Scope::Global, "http-lane", "acme-reviewer", |m| {
+        m["reviewer"]["handler"] = json!("kimi-code");
+    });
+    let manifest = folder.join("capability.json");
+    let out = lab.gsd(&["validate", manifest.to_str().expect("utf8")]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("TR-HANDLER-TRANSPORT"), "{text}");
+    assert!(
+        text.contains("kimi-code does not drive \\\"openai-http\\\"")
+            || text.contains("kimi-code does not drive \"openai-http\""),
+        "{text}"
+    );
+    let view = lab.gsd(&[
+        "disclose",
+        "--json",
+        "--manifest",
+        folder.to_str().expect("utf8"),
+    ]);
+    view.assert_status(0);
+    let row = &view.json()[0];
+    assert_eq!(
+        row["policy"][0]["code"], "TR-HANDLER-TRANSPORT",
+        "{}",
+        view.stdout
+    );
+    assert_eq!(row["run"]["reason"], "malformed_lane", "{}", view.stdout);
+}
+
+/// Issue 21 item 7: `install --project-scope` refusing a duplicate id names the other copy,
+/// and `trust approve`'s hint spells the flag as it is (`--project-scope`).
+#[test]
+fn issue21_duplicate_install_names_the_other_copy_and_hints_spell_the_flag() {
+    let lab = Lab::new();
+    let source = lab.source("spawn-lane", "acme-spawn", |_| {});
+    let folder = source.to_str().expect("utf8");
+    lab.gsd(&["install", "--global", "--yes", folder])
+        .assert_status(0);
+    let out = lab.gsd(&["install", "--project-scope", "--yes", folder]);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    let other = lab
+        .env
+        .capabilities_dir(Scope::Global)
+        .join("acme-spawn/capability.json");
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        text.contains(&format!("the other copy: {}", other.display())),
+        "{text}"
+    );
+    let out = lab.gsd(&["trust", "approve", "no-such-lane", "--yes"]);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("install --project-scope <folder>"), "{text}");
+}

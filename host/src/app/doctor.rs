@@ -116,6 +116,32 @@ fn trust_state(lane: &Lane) -> &'static str {
     }
 }
 
+/// The scratch run dir the probes of spawn lanes run in, made only when a spawn lane's
+/// program is there to probe: with none, doctor creates nothing, even in the temp directory.
+///
+/// # Errors
+///
+/// The scratch directory cannot be created.
+fn scratch_for(
+    targets: &[Target<'_>],
+    path_var: Option<&std::ffi::OsStr>,
+) -> Result<Option<tempfile::TempDir>, Failure> {
+    let probes_a_program = targets.iter().any(|target| match target {
+        Target::Active(lane) => lane
+            .spawn()
+            .is_some_and(|spawn| path_lookup::find_executable(&spawn.binary, path_var).is_some()),
+        Target::Inactive(_) => false,
+    });
+    if !probes_a_program {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("gsd-lane-doctor-")
+        .tempdir()
+        .map(Some)
+        .map_err(|err| Failure::new(format!("creating a scratch run dir: {err}")))
+}
+
 /// Checks one active lane.
 fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
     let mut problems = Vec::new();
@@ -161,6 +187,7 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
         probe: probe_json,
         trust: trust_state(lane),
         destination,
+        settings: super::plan::settings(lane, setup.config),
         problems,
     }
     .to_json()
@@ -180,6 +207,7 @@ fn check_inactive(entry: &Entry) -> Value {
         path: &entry.path,
         program: Value::Null,
         probe: json!({"ok": false, "reason": "inactive", "detail": reason}),
+        settings: json!([]),
         trust: if entry
             .skip
             .as_ref()
@@ -205,6 +233,7 @@ struct Row<'a> {
     probe: Value,
     trust: &'a str,
     destination: Value,
+    settings: Value,
     problems: Vec<Problem>,
 }
 
@@ -220,6 +249,7 @@ impl Row<'_> {
             "probe": self.probe,
             "trust": self.trust,
             "destination": self.destination,
+            "settings": self.settings,
             "problems": self.problems.iter().map(|p| json!({"problem": p.problem, "fix": p.fix})).collect::<Vec<_>>(),
         })
     }
@@ -271,16 +301,17 @@ enum Target<'r> {
 pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     let registry = context.registry();
     let targets = selected(&registry, &args.slugs)?;
-    let config = context.config();
-    let egress = context.egress();
-    let scratch = tempfile::Builder::new()
-        .prefix("gsd-lane-doctor-")
-        .tempdir()
-        .map_err(|err| Failure::new(format!("creating a scratch run dir: {err}")))?;
+    let config = context.lane_config(&registry);
+    // Read-only: doctor compares destinations with their pins but never records one.
+    let egress = context.egress_read_only();
+    let scratch = scratch_for(&targets, context.env.path.as_deref())?;
     let setup = RunSetup {
         config: &config,
         inputs: PlanInputs {
-            run_dir: scratch.path().display().to_string(),
+            run_dir: scratch.as_ref().map_or_else(
+                || std::env::temp_dir().display().to_string(),
+                |dir| dir.path().display().to_string(),
+            ),
             repo_root: context.repo_root(None),
             prompt_file: None,
             instance: Instance::default(),
@@ -317,6 +348,14 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
             },
             human(&rows, ready)
         ));
+    }
+    // A config `review` would refuse (decisions.md #13) makes nothing ready, whatever the lanes.
+    if let Err(unusable) = context.config_checked() {
+        output::eprint_line(&format!(
+            "doctor: not ready: `gsd-lane review` refuses this project's config:\n{}",
+            unusable.message
+        ));
+        return Ok(1);
     }
     Ok(if ready == rows.len() { 0 } else { 1 })
 }
@@ -358,6 +397,14 @@ fn human(rows: &[Value], ready: usize) -> String {
             out.push_str(&format!(
                 "  destination  {}\n",
                 crate::textsafe::for_terminal(host)
+            ));
+        }
+        for setting in row["settings"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "  setting      {} = {} ({})\n",
+                text(&setting["key"]),
+                neutralize(&setting["value"].to_string()),
+                text(&setting["from"])
             ));
         }
         let probe = &row["probe"];

@@ -229,6 +229,12 @@ impl Context {
         config
     }
 
+    /// The project config with the declared defaults of the keys `registry`'s lanes own
+    /// (a key no config sets resolves to its lane's default: ADR-2782 D9).
+    pub fn lane_config(&self, registry: &Registry) -> crate::config::ProjectConfig {
+        with_lane_defaults(self.config(), registry)
+    }
+
     /// Loads the project config for a command that sends plans (`review`): an existing config
     /// file that cannot be used stops the command (exit 1) before any lane runs.
     ///
@@ -273,6 +279,11 @@ impl Context {
         crate::trust::egress_check(&self.env, &self.project_root)
     }
 
+    /// The egress check of a read-only command (`doctor`): it compares, and never pins.
+    pub fn egress_read_only(&self) -> Box<dyn crate::run::lane::EgressCheck> {
+        crate::trust::egress_check_read_only(&self.env, &self.project_root)
+    }
+
     /// Where handler locks live: `<GSD_HOME>/.gsd/locks`, else the temp directory.
     pub fn lock_dir(&self) -> PathBuf {
         self.env.gsd_home().map_or_else(
@@ -280,6 +291,19 @@ impl Context {
             |home| home.join(".gsd").join("locks"),
         )
     }
+}
+
+/// `config` with the declared defaults of the keys `registry`'s active lanes own.
+pub fn with_lane_defaults(
+    config: crate::config::ProjectConfig,
+    registry: &Registry,
+) -> crate::config::ProjectConfig {
+    config.with_lane_defaults(
+        registry
+            .lanes
+            .iter()
+            .map(|lane| (lane.capability_id.as_str(), lane.config_defaults.as_slice())),
+    )
 }
 
 /// `gsd-lane schema`.

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use super::roster::parse_selected;
 use super::Context;
 use super::PlanArgs;
+use crate::config::{Origin, ProjectConfig};
 use crate::error::Failure;
 use crate::output;
 use crate::plan::{self, PlanInputs};
@@ -13,18 +14,14 @@ use crate::registry::Lane;
 
 /// One plan entry: `{slug, ok:true, section, transport, promptBudget, promptPath, plan}` or
 /// `{slug, ok:false, reason, detail}`.
-pub fn plan_entry(
-    lane: &Lane,
-    config: &crate::config::ProjectConfig,
-    inputs: &PlanInputs,
-) -> Value {
+pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> Value {
     match plan::resolve_lane(&lane.capability_id, lane, config, inputs) {
         Ok(resolved) => {
             let prompt_path = match resolved.spawn() {
                 Some(spawn) => spawn.stdin.clone(),
                 None => Some(resolved.prompt_path.clone()),
             };
-            json!({
+            let mut entry = json!({
                 "slug": lane.slug,
                 "ok": true,
                 "section": lane.section,
@@ -32,7 +29,13 @@ pub fn plan_entry(
                 "promptBudget": plan::prompt_budget(lane, config),
                 "promptPath": prompt_path,
                 "plan": resolved,
-            })
+            });
+            // The lane's keys that have a value, and where it comes from (decisions.md #21).
+            let settings = settings(lane, config);
+            if settings.as_array().is_some_and(|rows| !rows.is_empty()) {
+                entry["settings"] = settings;
+            }
+            entry
         }
         Err(refusal) => json!({
             "slug": lane.slug,
@@ -43,6 +46,43 @@ pub fn plan_entry(
     }
 }
 
+/// The lane's own config keys that have a value, each with where it comes from (the config
+/// file, or the default the lane declares: ADR-2782 D9).
+pub fn settings(lane: &Lane, config: &ProjectConfig) -> Value {
+    let rows: Vec<Value> = lane
+        .config_keys
+        .iter()
+        .filter_map(|key| {
+            let origin = config.origin(key);
+            let value = config.get(key)?;
+            let source = match origin {
+                Origin::ConfigFile => "config file",
+                // A default that means "unset" (`""`, the `-1` budget sentinel) says nothing.
+                Origin::LaneDefault(_) if is_unset_default(value) => return None,
+                Origin::LaneDefault(_) => "lane default",
+                Origin::Unset => return None,
+            };
+            Some(json!({
+                "key": key,
+                "value": value,
+                "source": source,
+                "from": origin.to_string(),
+            }))
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+/// A declared default that leaves its key unset (manifest.md §5.3, §5.4).
+fn is_unset_default(value: &Value) -> bool {
+    match value {
+        Value::String(_) => crate::config::configured(Some(value)).is_none(),
+        Value::Number(n) => n.as_f64() == Some(-1.0),
+        Value::Null => true,
+        _ => false,
+    }
+}
+
 /// Runs `plan`.
 ///
 /// # Errors
@@ -50,7 +90,7 @@ pub fn plan_entry(
 /// Never fails; refusals are entries of the output.
 pub fn run(context: &Context, args: &PlanArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    let config = context.config();
+    let config = context.lane_config(&registry);
     let inputs = PlanInputs {
         run_dir: args.run_dir.clone(),
         repo_root: context.repo_root(args.repo_root.as_deref()),

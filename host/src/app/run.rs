@@ -180,7 +180,7 @@ pub fn run(
         // Its probe or its run starts a process: the lane watchdog starts now, alongside.
         crate::sandbox::watchdog::start_early();
     }
-    let config = context.config();
+    let config = context.lane_config(&registry);
     let run_dir =
         run_dir(options.run_dir.as_deref(), &context.env.cwd, caller).map_err(|mut f| {
             f.status = 1;
@@ -372,6 +372,11 @@ fn report_unavailable(
         ));
     }
     if options.json {
+        // A lane held back by a safety gate (egress change, damaged store) is also said on
+        // stderr, once, for the person reading the workflow's log.
+        if refusal.reason.is_safety_gate() && !options.explicit {
+            output::eprint_line(&neutralize(&refusal.detail));
+        }
         output::print(&format!("{}\n", unavailable_json(slug, refusal, run_dir)));
     } else {
         output::print(&format!(
@@ -452,9 +457,12 @@ fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Pa
         done.elapsed.as_secs_f64(),
         done.exit_code
             .map_or(String::new(), |c| format!(", exit {c}")),
-        done.spawn_error
-            .as_ref()
-            .map_or(String::new(), |e| format!(", spawn error {e}")),
+        match done.spawn_error.as_deref() {
+            None => String::new(),
+            // The note says the bound and where it is set.
+            Some("ETIMEDOUT") => ", timed out".to_owned(),
+            Some(e) => format!(", spawn error {e}"),
+        },
     ));
     if let Some(source) = &done.source {
         text.push_str(&format!("source    {}\n", neutralize(source)));

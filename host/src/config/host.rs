@@ -84,6 +84,29 @@ fn same_origin(original: &Url, rebuilt: &str) -> bool {
     })
 }
 
+/// The origin a host value sends to: `<scheme>://<host>[:<port>]` of its normalized form (the
+/// path dropped), or the whole normalized value when it is not an http(s) URL with a host.
+/// First-use pins bind this: a path change on the same server is not an egress change, a
+/// different scheme, host or port is.
+pub fn origin_of(raw: &str) -> String {
+    let normalized = normalize_host(raw);
+    match Url::parse(&normalized) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => {
+            match url.host_str().filter(|host| !host.is_empty()) {
+                Some(host) => {
+                    let mut out = format!("{}://{host}", url.scheme());
+                    if let Some(port) = url.port() {
+                        let _ = write!(out, ":{port}");
+                    }
+                    out
+                }
+                None => normalized,
+            }
+        }
+        _ => normalized,
+    }
+}
+
 /// Returns a value that is not a URL with a host, minus its trailing `/`.
 fn verbatim(trimmed: &str) -> String {
     trimmed.trim_end_matches('/').to_owned()
@@ -111,6 +134,22 @@ mod tests {
     fn check(rows: &[(&str, &str)]) {
         for (input, expected) in rows {
             assert_eq!(normalize_host(input), *expected, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn origins_drop_the_path_and_keep_scheme_host_and_port() {
+        for (a, b, same) in [
+            ("http://host:11434/v1", "http://host:11434", true),
+            ("http://host:11434/v1/", "HTTP://Host:11434/api", true),
+            ("http://host:80/v1", "http://host", true),
+            ("http://host:11434/v1", "http://host:11435/v1", false),
+            ("http://host:11434", "https://host:11434", false),
+            ("http://host:11434", "http://other:11434", false),
+            ("http://u:p@host:11434/v1?x#y", "http://host:11434", true),
+            ("localhost:11434", "localhost:11434/v1", false),
+        ] {
+            assert_eq!(origin_of(a) == origin_of(b), same, "{a} vs {b}");
         }
     }
 

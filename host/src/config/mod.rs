@@ -17,16 +17,40 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub use effort::effort_argv;
-pub use host::{join_lane_path, normalize_host};
+pub use host::{join_lane_path, normalize_host, origin_of};
 pub use load::Unusable;
 pub use setting::configured;
 pub use text::{is_ecma_whitespace, trim_ecma_whitespace};
 
-/// Holds the resolved project configuration as one JSON value.
+/// Holds the resolved project configuration as one JSON value, and the declared defaults of
+/// the keys active lanes own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProjectConfig {
     /// The merged configuration; an empty object when nothing was loaded.
     value: Value,
+    /// Lane-owned keys' declared defaults: key → (default, owning capability id).
+    defaults: std::collections::BTreeMap<String, (Value, String)>,
+}
+
+/// Where a key's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin<'c> {
+    /// The project's config file (or its workstream overlay).
+    ConfigFile,
+    /// The declared default of the lane capability that owns the key (its id).
+    LaneDefault(&'c str),
+    /// Nothing sets it.
+    Unset,
+}
+
+impl std::fmt::Display for Origin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::ConfigFile => f.write_str("set in the config file"),
+            Origin::LaneDefault(id) => write!(f, "the default {id} declares"),
+            Origin::Unset => f.write_str("unset"),
+        }
+    }
 }
 
 impl Default for ProjectConfig {
@@ -69,7 +93,40 @@ impl ProjectConfig {
 
     /// Wraps an already resolved JSON value; a non-object makes every key absent.
     pub fn from_value(value: Value) -> ProjectConfig {
-        ProjectConfig { value }
+        ProjectConfig {
+            value,
+            defaults: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Adds the declared defaults of the keys each capability owns (`(id, defaults)`): a key
+    /// no config sets (absent or `null`) resolves to its owner's default (ADR-2782 D9,
+    /// decisions.md #21). Ownership is exclusive (manifest.md §5.5: a key declared twice, or a
+    /// central key, keeps its candidate out of the registry); the first owner wins regardless.
+    #[must_use]
+    pub fn with_lane_defaults<'a>(
+        mut self,
+        owners: impl IntoIterator<Item = (&'a str, &'a [(String, Value)])>,
+    ) -> ProjectConfig {
+        for (id, defaults) in owners {
+            for (key, value) in defaults {
+                self.defaults
+                    .entry(key.clone())
+                    .or_insert_with(|| (value.clone(), id.to_owned()));
+            }
+        }
+        self
+    }
+
+    /// Where `dotted` gets its value from.
+    pub fn origin(&self, dotted: &str) -> Origin<'_> {
+        match self.file_value(dotted) {
+            Some(value) if !value.is_null() => Origin::ConfigFile,
+            _ => match self.defaults.get(dotted) {
+                Some((_, owner)) => Origin::LaneDefault(owner),
+                None => Origin::Unset,
+            },
+        }
     }
 
     /// Returns a config in which every key is unset.
@@ -86,7 +143,18 @@ impl ProjectConfig {
     ///
     /// Any missing member or non-object intermediate yields `None`; a flat key containing dots
     /// is never matched.
+    ///
+    /// A key the file leaves absent or `null` falls back to the declared default of the lane
+    /// that owns it ([`ProjectConfig::with_lane_defaults`]).
     pub fn get(&self, dotted: &str) -> Option<&Value> {
+        match self.file_value(dotted) {
+            Some(value) if !value.is_null() => Some(value),
+            found => self.defaults.get(dotted).map(|(value, _)| value).or(found),
+        }
+    }
+
+    /// The value the config files give `dotted`, without lane defaults.
+    fn file_value(&self, dotted: &str) -> Option<&Value> {
         dotted
             .split('.')
             .try_fold(&self.value, |node, segment| node.as_object()?.get(segment))
@@ -173,6 +241,40 @@ mod tests {
         assert_eq!(config().configured_string("review.models.agy"), None);
         assert_eq!(
             config().configured_string("review.models.antigravity"),
+            None
+        );
+    }
+
+    /// Issue 21 item 5: a lane's declared default applies when no config sets the key.
+    #[test]
+    fn lane_defaults_apply_only_when_the_file_leaves_the_key_unset() {
+        let defaults = vec![("review.models.x".to_owned(), json!("m-default"))];
+        let with = |value: Value| {
+            ProjectConfig::from_value(value).with_lane_defaults([("x-lane", defaults.as_slice())])
+        };
+        let unset = with(json!({}));
+        assert_eq!(
+            unset.configured_string("review.models.x").as_deref(),
+            Some("m-default")
+        );
+        assert_eq!(
+            unset.origin("review.models.x"),
+            Origin::LaneDefault("x-lane")
+        );
+        let null = with(json!({"review": {"models": {"x": null}}}));
+        assert_eq!(
+            null.configured_string("review.models.x").as_deref(),
+            Some("m-default")
+        );
+        let set = with(json!({"review": {"models": {"x": "mine"}}}));
+        assert_eq!(
+            set.configured_string("review.models.x").as_deref(),
+            Some("mine")
+        );
+        assert_eq!(set.origin("review.models.x"), Origin::ConfigFile);
+        assert_eq!(set.origin("review.models.y"), Origin::Unset);
+        assert_eq!(
+            ProjectConfig::from_value(json!({})).configured_string("review.models.x"),
             None
         );
     }

@@ -61,6 +61,9 @@ pub struct LaneSpec {
     pub posture: Posture,
     /// The config keys the capability owns (`config`), in manifest order.
     pub config_keys: Vec<String>,
+    /// The declared default of each owned key that has one (`config.<key>.default`), in
+    /// manifest order: what the key resolves to when no config sets it (ADR-2782 D9).
+    pub config_defaults: Vec<(String, Value)>,
 }
 
 /// `reviewer.invoke`, by transport.
@@ -99,6 +102,16 @@ impl LaneSpec {
             .and_then(Value::as_object)
             .map(|config| config.keys().cloned().collect())
             .unwrap_or_default();
+        spec.config_defaults = manifest
+            .get("config")
+            .and_then(Value::as_object)
+            .map(|config| {
+                config
+                    .iter()
+                    .filter_map(|(key, slice)| Some((key.clone(), slice.get("default")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(spec)
     }
 
@@ -114,6 +127,7 @@ impl LaneSpec {
         let slug = slug(body)?;
         let handler = handler(body.get("handler"))?;
         let invoke = invoke(body)?;
+        fits_transport(handler, &invoke)?;
         Ok(LaneSpec {
             slug,
             flags: string_items(body.get("flags")),
@@ -132,6 +146,7 @@ impl LaneSpec {
             rate_limit: Rule::of(lane),
             posture: member(body.get("posture")).unwrap_or_default(),
             config_keys: Vec::new(),
+            config_defaults: Vec::new(),
         })
     }
 
@@ -228,6 +243,26 @@ fn handler(value: Option<&Value>) -> Result<Option<HandlerName>, Refusal> {
                 super::diagnostic::render_value(Some(other))
             ),
         )),
+    }
+}
+
+/// A declared handler must drive the lane's transport (the rule each handler declares in the
+/// registry); anything else is malformed before a plan is made.
+fn fits_transport(handler: Option<HandlerName>, invoke: &Invoke) -> Result<(), Refusal> {
+    let transport = match invoke {
+        Invoke::Spawn(_) => Transport::Spawn,
+        Invoke::Http(_) => Transport::OpenAiHttp,
+    };
+    let Some(name) = handler else {
+        return Ok(());
+    };
+    match crate::registry::handlers::transport_of(name.as_str()) {
+        Some(drives) if drives != transport.as_str() => Err(malformed(format!(
+            "handler {} drives {drives} lanes, not {}",
+            name.as_str(),
+            transport.as_str()
+        ))),
+        _ => Ok(()),
     }
 }
 

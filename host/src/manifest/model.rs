@@ -104,12 +104,12 @@ pub struct ReviewerBody {
     pub evidence_class: EvidenceClass,
     /// Extra executables that must be on PATH.
     pub requires_binaries: Vec<String>,
-    /// Dotted config key of the lane's prompt-token budget, or null.
-    pub prompt_budget_key: Option<String>,
+    /// Dotted config key of the lane's prompt-token budget, or null (the key is required).
+    pub prompt_budget_key: Nullable<String>,
     /// Dotted config key of the model override, or null.
     pub model_config_key: Option<String>,
-    /// First-party handler module, or null for a data-only lane.
-    pub handler: Option<HandlerName>,
+    /// First-party handler module, or null for a data-only lane (the key is required).
+    pub handler: Nullable<HandlerName>,
     /// How the lane's CLI answers when rate-limited or out of quota (optional; retried within
     /// bounds, see `run::rate_limit`).
     #[serde(default)]
@@ -329,8 +329,115 @@ pub enum ConfigType {
     Enum,
 }
 
+/// A field that must be present but may be `null`: the schema lists it in `required` and
+/// allows `null`, and the validator refuses its absence ([`reviewer_field_required`]).
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct Nullable<T>(pub Option<T>);
+
+impl<T: JsonSchema> JsonSchema for Nullable<T> {
+    fn schema_name() -> String {
+        <Option<T>>::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        <Option<T>>::json_schema(generator)
+    }
+
+    fn is_referenceable() -> bool {
+        false
+    }
+}
+
+/// The `required` list of the `reviewer` body, as the JSON Schema states it.
+fn reviewer_required() -> &'static std::collections::BTreeSet<String> {
+    static REQUIRED: std::sync::OnceLock<std::collections::BTreeSet<String>> =
+        std::sync::OnceLock::new();
+    REQUIRED.get_or_init(|| {
+        let schema = schemars::schema_for!(ReviewerBody);
+        schema
+            .schema
+            .object
+            .map(|object| object.required.into_iter().collect())
+            .unwrap_or_default()
+    })
+}
+
+/// Whether the `reviewer` body must carry `key` (camelCase, as written): the one answer the
+/// JSON Schema (`gsd-lane schema`) and the validator share.
+pub fn reviewer_field_required(key: &str) -> bool {
+    reviewer_required().contains(key)
+}
+
 /// The JSON Schema document, pretty-printed.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(CapabilityManifest);
     serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The `reviewer` properties of the schema, and the ones it lists as required.
+    fn schema_reviewer() -> (Vec<String>, Vec<String>) {
+        let schema: Value = serde_json::from_str(&super::schema_json()).expect("schema");
+        let body = &schema["definitions"]["ReviewerBody"];
+        let properties = body["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .cloned()
+            .collect();
+        let required = body["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        (properties, required)
+    }
+
+    /// Issue 21 item 6: for every `reviewer` field, the schema says "required" exactly when the
+    /// validator refuses a manifest without it (a spawn lane and an HTTP lane, both valid).
+    #[test]
+    fn schema_required_matches_what_the_validator_rejects() {
+        let (properties, mut required) = schema_reviewer();
+        required.sort();
+        assert!(required.contains(&"handler".to_owned()), "{required:?}");
+        assert!(
+            required.contains(&"promptBudgetKey".to_owned()),
+            "{required:?}"
+        );
+        for text in [
+            include_str!("../../../capabilities/claude/capability.json"),
+            include_str!("../../../capabilities/ollama/capability.json"),
+        ] {
+            let manifest: Value = serde_json::from_str(text).expect("manifest");
+            let folder = manifest["id"].as_str().map(str::to_owned);
+            let clean = super::super::validate::validate_value(&manifest, folder.as_deref());
+            assert!(clean.iter().all(|d| !d.is_error()), "{clean:?}");
+            let mut rejected: Vec<String> = properties
+                .iter()
+                .filter(|key| {
+                    let mut without = manifest.clone();
+                    let removed = without["reviewer"]
+                        .as_object_mut()
+                        .and_then(|body| body.remove(key.as_str()));
+                    removed.is_some()
+                        && super::super::validate::validate_value(&without, folder.as_deref())
+                            .iter()
+                            .any(|d| d.is_error())
+                })
+                .cloned()
+                .collect();
+            rejected.sort();
+            let present: Vec<String> = required
+                .iter()
+                .filter(|key| manifest["reviewer"].get(key.as_str()).is_some())
+                .cloned()
+                .collect();
+            assert_eq!(rejected, present, "{}", manifest["id"]);
+        }
+    }
 }

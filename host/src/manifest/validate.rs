@@ -310,7 +310,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "promptBudgetKey",
         &at,
         Code::RbBudgetkey,
-        true,
+        super::model::reviewer_field_required("promptBudgetKey"),
     );
     check_config_key(
         checker,
@@ -318,9 +318,10 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
         "modelConfigKey",
         &at,
         Code::RbModelkey,
-        false,
+        super::model::reviewer_field_required("modelConfigKey"),
     );
     check_handler(checker, object, &at);
+    check_handler_transport(checker, object, transport, &at);
     check_host_options(checker, object, &at);
     warn_unknown_fields(checker, object, &at);
     lint::check_body(checker, object, manifest.get("config"), &at);
@@ -524,10 +525,42 @@ fn check_config_key(
     }
 }
 
+/// A registered handler on a transport it does not drive (the rule each handler declares in
+/// the registry, [`crate::registry::handlers::transport_of`]).
+fn check_handler_transport(
+    checker: &mut Checker,
+    object: &Map<String, Value>,
+    transport: Option<&str>,
+    at: &FieldPath,
+) {
+    let (Some(handler), Some(transport)) =
+        (object.get("handler").and_then(Value::as_str), transport)
+    else {
+        return;
+    };
+    let Some(drives) = crate::registry::handlers::transport_of(handler) else {
+        return;
+    };
+    if drives != transport {
+        let message = format!(
+            "handler {handler} does not drive {transport:?} lanes; it drives {drives:?} (registered handlers: {})",
+            crate::registry::handlers::transports_described()
+        );
+        checker.push(Diagnostic::error(
+            Code::TrHandlerTransport,
+            at.key("handler"),
+            message,
+        ));
+    }
+}
+
 fn check_handler(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
     let value = object.get("handler");
-    let valid =
-        matches!(value, Some(Value::Null)) || vocab::is_member(vocab::handler_names(), value);
+    let valid = match value {
+        None => !super::model::reviewer_field_required("handler"),
+        Some(Value::Null) => true,
+        Some(_) => vocab::is_member(vocab::handler_names(), value),
+    };
     if !valid {
         let field = at.key("handler");
         checker.push(

@@ -56,3 +56,27 @@ pub fn name(text: &str) -> Option<HandlerName> {
 pub fn lookup(name: &str) -> Result<&'static dyn Handler, UnknownHandler> {
     gsd_lane_handlers::lookup_in(registered(), name)
 }
+
+/// The transport (as descriptors write it) the handler registered under `name` drives, or
+/// `None` when no registered handler has that name. The one source of the handler-to-transport
+/// rule: the validator and the trust policy both ask here.
+pub fn transport_of(name: &str) -> Option<&'static str> {
+    lookup(name)
+        .ok()
+        .map(|handler| handler.transport().as_str())
+}
+
+/// Each registered handler with the transport it drives (`opencode with spawn`), for messages.
+pub fn transports_described() -> String {
+    registered()
+        .iter()
+        .map(|handler| {
+            format!(
+                "{} with {}",
+                handler.name().as_str(),
+                handler.transport().as_str()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

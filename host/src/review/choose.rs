@@ -38,8 +38,9 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     let normalized = selection::normalize(&request.config, &lanes);
     let source = selection::branch(explicit, request.args.all, &normalized);
     let candidates = selection::candidates(source, explicit, &normalized, &lanes);
-    let (verdicts, undetected) = detect(registry, &candidates, probing);
-    if source != Source::ExplicitFlags {
+    let (verdicts, undetected) = detect(registry, &candidates, probing, source);
+    // Explicit lanes fail on their own; configured defaults are each warned about below.
+    if !matches!(source, Source::ExplicitFlags | Source::ConfigDefault) {
         report_undetected(context, &undetected);
     }
     let mut sel = selection::select(source, explicit, &normalized, &lanes, &verdicts);
@@ -59,6 +60,7 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     for info in &sel.infos {
         context.info(&neutralize(info));
     }
+    report_skipped(&sel);
     if !sel.errors.is_empty() {
         for (_, error) in &sel.errors {
             output::eprint_line(&format!("error: {error}"));
@@ -89,11 +91,13 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
 }
 
 /// Detection (§4): each candidate lane admitted and probed once. Returns the verdicts and the
-/// lines of the lanes not detected; a lane held back by a safety gate is warned about at once.
+/// lines of the lanes not detected; a lane held back by a safety gate is warned about at once
+/// (unless explicitly named: the selection's error then says it).
 fn detect(
     registry: &Registry,
     candidates: &[String],
     probing: &Probing<'_>,
+    source: Source,
 ) -> (Verdicts, Vec<String>) {
     let mut verdicts = BTreeMap::new();
     let mut undetected = Vec::new();
@@ -103,7 +107,8 @@ fn detect(
         };
         let found = preflight::detect(lane, probing);
         if let Err(refusal) = &found {
-            if refusal.reason.is_safety_gate() {
+            // An explicitly named lane's refusal is the selection's error: said once, there.
+            if refusal.reason.is_safety_gate() && source != Source::ExplicitFlags {
                 // Installed but held back: never folded into the summary, the fix matters.
                 output::eprint_line(&format!(
                     "warning: reviewer {slug} is held back ({}: {})",
@@ -230,5 +235,23 @@ fn report_undetected(context: &Context, undetected: &[String]) {
         n => context.info(&format!(
             "{n} lanes not detected on this host; -v lists them with the reason"
         )),
+    }
+}
+
+/// Configured default reviewers that are not available here: one warning each, with why (the
+/// review goes on without them, and REVIEWS.md and the banner list them as not run).
+fn report_skipped(sel: &Selection) {
+    for (identity, refusal) in &sel.skipped {
+        let lane = if identity.instance {
+            format!(" (lane {})", identity.cli)
+        } else {
+            String::new()
+        };
+        output::eprint_line(&format!(
+            "warning: configured default reviewer {}{lane} is skipped: not available on this host ({}: {})",
+            neutralize(&identity.id),
+            refusal.reason,
+            neutralize(&refusal.detail)
+        ));
     }
 }

@@ -98,6 +98,10 @@ pub fn merged_request(
             )));
         }
     }
+    super::selection::same_lanes(&request.lanes, &current.lanes).map_err(|why| Failure {
+        message: format!("{why}; the run at {} cannot continue", past.dir.display()),
+        status: REFUSED,
+    })?;
     if current.sandbox.is_some() {
         request.sandbox = current.sandbox;
     } else if let Some(mode) = request

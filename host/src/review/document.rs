@@ -9,7 +9,7 @@ use serde_json::json;
 use super::exit::Exit;
 use super::lane_facts;
 use super::prepared::say_kept;
-use super::preserve;
+use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
 use super::results::Results;
 use super::reviews_md::{self, Doc, Entry, Fate};
@@ -58,42 +58,61 @@ pub fn finish(
         return Ok(Exit::NoneRan);
     }
     let (phase, plans) = subject.phase_and_plans();
+    let reviewed_at = reviews_md::utc_now();
+    // Decisions.md #14 and issue 21: no review of the earlier file is lost to this run.
+    let wanted = subject.output();
+    let (output_path, earlier) = placed(wanted, real, &entries, &reviewed_at);
+    let not_run = entries
+        .iter()
+        .filter(|e| matches!(e.fate, Fate::NotRun { .. }))
+        .count();
     let doc = Doc {
         phase,
         subject: subject.label(),
-        reviewed_at: reviews_md::utc_now(),
+        reviewed_at,
         plans,
         entries,
-    };
-    // Decisions.md #14: a run without a real review never replaces one that has some.
-    let wanted = subject.output();
-    let kept_aside = real == 0 && preserve::must_keep(wanted);
-    let output_path: PathBuf = if kept_aside {
-        preserve::failed_path(wanted)
-    } else {
-        wanted.to_owned()
+        earlier,
     };
     rundir::write_atomic(&output_path, &reviews_md::render(&doc))
         .inspect_err(|_| say_kept(run_dir))?;
     let exit = Exit::written(done.interrupted, real);
+    let mut verdict = Verdict::of(done.interrupted, real, done.jobs.len());
+    if verdict == Verdict::Complete && (not_run > 0 || !doc.earlier.carried.is_empty()) {
+        verdict = Verdict::Partial;
+    }
     let summary = Summary {
         subject,
         run_dir,
         output: &output_path,
         count: real,
         exit,
-        verdict: Verdict::of(done.interrupted, real, done.jobs.len()),
+        verdict,
+        doc: &doc,
     };
     summary.print(done);
-    if kept_aside {
+    if output_path != wanted {
         output::eprint_line(&format!(
-            "review: no reviewer produced a real review, so {} (which holds one) was kept; this run's result is {}",
+            "review: {} was kept (it holds a review this run did not reproduce); this run's result is {}",
             wanted.display(),
             output_path.display()
         ));
     }
     close(run_dir, done, exit);
     Ok(exit)
+}
+
+/// Where this run's REVIEWS.md goes and what it keeps of the earlier one ([`preserve::place`]).
+fn placed(wanted: &Path, real: usize, entries: &[Entry], stamp: &str) -> (PathBuf, Kept) {
+    let reproduced: Vec<String> = entries
+        .iter()
+        .filter(|e| matches!(e.fate, Fate::Ran { stubbed: false, .. }))
+        .map(Entry::heading)
+        .collect();
+    match preserve::place(wanted, real, &reproduced, stamp) {
+        Placement::Replace(kept) => (wanted.to_owned(), kept),
+        Placement::Beside => (preserve::failed_path(wanted), Kept::default()),
+    }
 }
 
 /// Reports every explicitly named identity that could not run; true when there was one.
@@ -211,6 +230,8 @@ struct Summary<'a> {
     count: usize,
     exit: Exit,
     verdict: Verdict,
+    /// The document written (what was not run, what was kept of the earlier file).
+    doc: &'a Doc,
 }
 
 impl Summary<'_> {
@@ -234,12 +255,54 @@ impl Summary<'_> {
             "interrupted": interrupted,
             "verdict": self.verdict.title().trim_start_matches("REVIEW ").to_lowercase(),
             "run_dir": (status != 0).then(|| self.run_dir.path.clone()),
+            "not_run": self.not_run(),
+            "kept_earlier": self.doc.earlier.carried.iter().map(|c| c.label()).collect::<Vec<_>>(),
+            "earlier_file": self.doc.earlier.set_aside.as_ref().map(|(name, _)| name),
         }));
+    }
+
+    /// `Section (reason)` of every identity that did not run.
+    fn not_run(&self) -> Vec<String> {
+        self.doc
+            .entries
+            .iter()
+            .filter_map(|e| match &e.fate {
+                Fate::NotRun { reason } => Some(format!("{} ({reason})", e.display())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The banner's lines on what did not run and what was kept of the earlier file.
+    fn caveats(&self) -> String {
+        let mut text = String::new();
+        let not_run = self.not_run();
+        if !not_run.is_empty() {
+            text.push_str(&format!("Not run: {}\n", neutralize(&not_run.join(", "))));
+        }
+        let kept = &self.doc.earlier;
+        if !kept.carried.is_empty() {
+            let labels: Vec<String> = kept.carried.iter().map(|c| c.label()).collect();
+            text.push_str(&format!(
+                "Kept from the earlier run (not reproduced by this one): {}\n",
+                neutralize(&labels.join(", "))
+            ));
+        }
+        if let Some((name, _)) = &kept.set_aside {
+            text.push_str(&format!(
+                "The earlier review file is kept whole as {name}.\n"
+            ));
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text
     }
 
     fn banner(&self) -> String {
         let title = self.verdict.title();
         let mut text = format!("{RULE}\n GSD ► {title}\n{RULE}\n\n");
+        text.push_str(&self.caveats());
         let reviewers = reviewers(self.count);
         match self.subject {
             Subject::Phase(p) => text.push_str(&format!(

@@ -42,7 +42,7 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
         return Ok(Err(Exit::InactiveLaneFlag));
     }
     given.check().map_err(|m| usage(&m))?;
-    let config = context.config_checked()?;
+    let config = crate::app::with_lane_defaults(context.config_checked()?, &registry);
     let (args, past) = if given.resuming() {
         let (args, past) = resumed(context, given, &registry, &config)?;
         (args, Some(past))

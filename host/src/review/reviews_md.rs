@@ -6,6 +6,7 @@
 
 use super::budget::Metadata;
 use super::nest::nest_headings;
+use super::preserve::{Kept, EARLIER_MARK};
 use crate::textsafe::{for_terminal, strip_controls};
 
 /// The diff-only caveat line (§11.3).
@@ -70,7 +71,8 @@ impl Entry {
         }
     }
 
-    fn heading(&self) -> String {
+    /// The section heading without `## ` (`OpenCode Review`, `OpenCode Review (op-a)`).
+    pub fn heading(&self) -> String {
         let section = name(&self.section);
         if self.instance {
             format!("{section} Review ({})", name(&self.id))
@@ -99,6 +101,8 @@ pub struct Doc {
     pub plans: Vec<String>,
     /// Every entry in run order.
     pub entries: Vec<Entry>,
+    /// What is kept of the earlier REVIEWS.md (reviews this run did not reproduce).
+    pub earlier: Kept,
 }
 
 /// Whether a review counts as blind (§11.3).
@@ -161,6 +165,7 @@ pub fn render(doc: &Doc) -> String {
     if !not_run.is_empty() {
         out.push_str(&format!("> Not run: {}\n\n", not_run.join(", ")));
     }
+    out.push_str(&earlier_notes(&doc.earlier));
     out.push_str(&format!("# Cross-AI Plan Review — {}\n\n", doc.subject));
     let mut down_weighted = Vec::new();
     for e in &doc.entries {
@@ -171,9 +176,39 @@ pub fn render(doc: &Doc) -> String {
             down_weighted.push(format!("- {} — {kind}", e.display()));
         }
     }
+    for carried in &doc.earlier.carried {
+        out.push_str(&format!(
+            "## {}{EARLIER_MARK}{}\n\n{}\n\n---\n\n",
+            carried.heading,
+            carried.reviewed_at,
+            nest_headings(&carried.body).trim_end_matches('\n')
+        ));
+        down_weighted.push(format!(
+            "- {} — from the earlier run of {} (not reproduced by this run)",
+            carried.heading, carried.reviewed_at
+        ));
+    }
     out.push_str(&consensus_skeleton(&down_weighted));
     // Lane-supplied names (ids, sections, reasons) pass through the same filter as reviews.
     strip_controls(&out)
+}
+
+/// The notes on what was kept of the earlier REVIEWS.md.
+fn earlier_notes(kept: &Kept) -> String {
+    let mut out = String::new();
+    if !kept.carried.is_empty() {
+        let labels: Vec<String> = kept.carried.iter().map(|c| c.label()).collect();
+        out.push_str(&format!(
+            "> Kept from an earlier run (this run did not reproduce them; each is marked below): {}\n\n",
+            labels.join(", ")
+        ));
+    }
+    if let Some((name, why)) = &kept.set_aside {
+        out.push_str(&format!(
+            "> The earlier review file could not be read section by section ({why}); it is kept whole as {name}.\n\n"
+        ));
+    }
+    out
 }
 
 /// The YAML frontmatter, with `trimmed_reviewers` when a budget trimmed a prompt.
@@ -352,6 +387,7 @@ mod tests {
             reviewed_at: "2026-07-29T14:03:05.120Z".into(),
             plans: vec![],
             entries: vec![hostile],
+            earlier: Kept::default(),
         };
         let text = render(&doc);
         let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
@@ -395,6 +431,7 @@ mod tests {
                     },
                 ),
             ],
+            earlier: Kept::default(),
         };
         let text = render(&doc);
         assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");

@@ -313,6 +313,27 @@ fn run_group(
     stop: &AtomicBool,
     tx: &Sender<Event>,
 ) {
+    // A panic below is a gsd-lane bug: the guard reports this lane's unfinished identities as
+    // internal errors naming the lane, instead of leaving them to look interrupted.
+    let guard = PanicReport::new(
+        tx,
+        group.iter().map(|job| job.index).collect(),
+        |index, first| {
+            let job = group.iter().find(|job| job.index == index)?;
+            let message = if first {
+                format!(
+                "internal error: gsd-lane panicked while running lane {} for reviewer {} (a bug in gsd-lane, not in the lane; the panic message is on stderr)",
+                job.lane.slug, job.identity.id
+            )
+            } else {
+                format!(
+                    "internal error: not run: gsd-lane panicked earlier in the thread of lane {}",
+                    job.lane.slug
+                )
+            };
+            Some(internal_stub(job, shared, &message))
+        },
+    );
     let slot = gate.acquire(ticket, stop);
     let admitted = slot.is_some();
     for job in group {
@@ -322,7 +343,7 @@ fn run_group(
             } else {
                 Done::Cancelled
             };
-            let _ = tx.send(Event::Finished(
+            guard.finished(
                 job.index,
                 LaneResult {
                     done,
@@ -331,7 +352,7 @@ fn run_group(
                     retries: 0,
                     repository_changes: Vec::new(),
                 },
-            ));
+            );
             continue;
         }
         let _ = tx.send(Event::Started(job.index));
@@ -340,9 +361,49 @@ fn run_group(
             result.done = Done::Interrupted;
         }
         result.started = true;
-        let _ = tx.send(Event::Finished(job.index, result));
+        guard.finished(job.index, result);
     }
     drop(slot);
+}
+
+/// Reports the identities of a lane thread that had not finished when the thread panicked:
+/// on drop during a panic, each is sent as the result `on_panic` makes (`first` for the one
+/// that was running). `catch_unwind` stays at the loaded-module boundary (CONTRIBUTING.md):
+/// the panic still unwinds the thread; only what it leaves unreported is said.
+struct PanicReport<'a, F: Fn(usize, bool) -> Option<LaneResult>> {
+    tx: &'a Sender<Event>,
+    pending: std::cell::RefCell<Vec<usize>>,
+    on_panic: F,
+}
+
+impl<'a, F: Fn(usize, bool) -> Option<LaneResult>> PanicReport<'a, F> {
+    fn new(tx: &'a Sender<Event>, pending: Vec<usize>, on_panic: F) -> Self {
+        PanicReport {
+            tx,
+            pending: std::cell::RefCell::new(pending),
+            on_panic,
+        }
+    }
+
+    /// Sends identity `index`'s result; it is no longer pending.
+    fn finished(&self, index: usize, result: LaneResult) {
+        self.pending.borrow_mut().retain(|&i| i != index);
+        let _ = self.tx.send(Event::Finished(index, result));
+    }
+}
+
+impl<F: Fn(usize, bool) -> Option<LaneResult>> Drop for PanicReport<'_, F> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        for (n, index) in pending.into_iter().enumerate() {
+            if let Some(result) = (self.on_panic)(index, n == 0) {
+                let _ = self.tx.send(Event::Finished(index, result));
+            }
+        }
+    }
 }
 
 /// Appends the identity's final attempt to the journal (synced before the result is shown).
@@ -513,6 +574,61 @@ fn note_retry(job: &Job, shared: &Shared, attempt: u32, retry: &Retrying) {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    fn result(done: Done) -> LaneResult {
+        LaneResult {
+            done,
+            metadata: None,
+            started: true,
+            retries: 0,
+            repository_changes: Vec::new(),
+        }
+    }
+
+    /// Issue 21 item 9: a panic in a lane thread reports that thread's unfinished identities
+    /// (the running one first) as the internal errors `on_panic` makes, not as interrupted.
+    #[test]
+    fn a_panicking_lane_thread_reports_its_unfinished_identities() {
+        let (tx, rx) = mpsc::channel::<Event>();
+        let died = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let guard = PanicReport::new(&tx, vec![3, 4, 5], |index, first| {
+                        let reason = if first { "running" } else { "after" };
+                        Some(result(Done::Unavailable(Refusal::new(
+                            crate::refusal::Reason::MalformedLane,
+                            format!("{index} {reason}"),
+                        ))))
+                    });
+                    guard.finished(3, result(Done::Ran { stubbed: false }));
+                    panic!("a bug while running identity 4");
+                })
+                .join()
+        });
+        assert!(died.is_err());
+        drop(tx);
+        let seen: Vec<(usize, String)> = rx
+            .iter()
+            .filter_map(|event| match event {
+                Event::Finished(index, r) => Some((
+                    index,
+                    match r.done {
+                        Done::Unavailable(refusal) => refusal.detail,
+                        other => format!("{other:?}"),
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (3, "Ran { stubbed: false }".to_owned()),
+                (4, "4 running".to_owned()),
+                (5, "5 after".to_owned()),
+            ]
+        );
+    }
 
     #[test]
     fn a_lane_thread_that_dies_gives_its_running_slot_back() {

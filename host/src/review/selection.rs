@@ -190,6 +190,35 @@ fn instance(name: &str, spec: &Value, lanes: &[String]) -> Result<InstanceSpec, 
     })
 }
 
+/// Whether the lane flags of a `--resume` (`given`) ask for the recorded run's selection
+/// (`recorded`): none given, or the same lanes in any order. The error names the setting and
+/// both values.
+///
+/// # Errors
+///
+/// The description of a different selection.
+pub fn same_lanes(recorded: &[String], given: &[String]) -> Result<(), String> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let set = |lanes: &[String]| lanes.iter().cloned().collect::<BTreeSet<String>>();
+    if set(recorded) == set(given) {
+        return Ok(());
+    }
+    let show = |lanes: &[String]| {
+        if lanes.is_empty() {
+            "none (the configured or detected reviewers)".to_owned()
+        } else {
+            set(lanes).into_iter().collect::<Vec<_>>().join(",")
+        }
+    };
+    Err(format!(
+        "--resume: the lane flags select {} but the recorded run selected {}; give the same lane flags (or none) to continue it, or start a new review",
+        show(given),
+        show(recorded)
+    ))
+}
+
 /// The branch of §5.1 for a request.
 pub fn branch(explicit: &[String], all: bool, normalized: &Normalized) -> Source {
     if !explicit.is_empty() {
@@ -256,6 +285,9 @@ pub struct Selection {
     pub errors: Vec<(ErrorKind, String)>,
     /// Candidates excluded with `egress_host_changed`, in descriptor order, with the reason.
     pub not_run: Vec<(String, Reason)>,
+    /// Entries of `review.default_reviewers` skipped because their lane is not available
+    /// here, with why: said, never a silent `REVIEW COMPLETE`.
+    pub skipped: Vec<(Identity, Refusal)>,
 }
 
 impl Selection {
@@ -313,6 +345,7 @@ pub fn select(
             .map(|e| (ErrorKind::Config, e.clone()))
             .collect(),
         not_run: Vec::new(),
+        skipped: Vec::new(),
     };
     for slug in lanes {
         if let Some(Err(refusal)) = detected.get(slug) {
@@ -389,28 +422,16 @@ fn pick_defaults(
     let mut picked = Vec::new();
     for entry in normalized.defaults.iter().flatten() {
         if let Some(spec) = normalized.instances.iter().find(|i| &i.name == entry) {
-            if is_detected(detected, &spec.cli) {
-                picked.push(Identity {
-                    id: spec.name.clone(),
-                    instance: true,
-                    cli: spec.cli.clone(),
-                    model: spec.model.clone(),
-                    agent: spec.agent.clone(),
-                });
-            } else {
-                sel.infos.push(format!(
-                    "configured instance {entry} not detected (cli {} missing on this host)",
-                    spec.cli
-                ));
-            }
+            let identity = Identity {
+                id: spec.name.clone(),
+                instance: true,
+                cli: spec.cli.clone(),
+                model: spec.model.clone(),
+                agent: spec.agent.clone(),
+            };
+            pick_or_skip(sel, &mut picked, identity, detected);
         } else if lanes.contains(entry) {
-            if is_detected(detected, entry) {
-                picked.push(builtin(entry));
-            } else {
-                sel.infos.push(format!(
-                    "configured reviewers not detected on this host: {entry}"
-                ));
-            }
+            pick_or_skip(sel, &mut picked, builtin(entry), detected);
         } else if !normalized.instances.is_empty() {
             sel.errors.push((
                 ErrorKind::Selection,
@@ -429,6 +450,26 @@ fn pick_defaults(
         ));
     }
     picked
+}
+
+/// A configured default identity: picked when its lane was detected, else skipped with why.
+fn pick_or_skip(
+    sel: &mut Selection,
+    picked: &mut Vec<Identity>,
+    identity: Identity,
+    detected: &Detected,
+) {
+    match detected.get(&identity.cli) {
+        Some(Ok(_)) => picked.push(identity),
+        // A lane held back by a safety gate is already listed as not run (with its fix).
+        Some(Err(refusal)) if refusal.reason.is_safety_gate() => {}
+        Some(Err(refusal)) => sel.skipped.push((identity, refusal.clone())),
+        None => {
+            let detail = format!("lane {} was not probed", identity.cli);
+            sel.skipped
+                .push((identity, Refusal::new(Reason::MissingBinary, detail)));
+        }
+    }
 }
 
 /// Run order: lanes in descriptor order; the built-in identity first, then instances in
@@ -618,10 +659,8 @@ mod tests {
             &lanes(),
         );
         let sel = select(Source::ConfigDefault, &[], &n, &lanes(), &detected(&[]));
-        assert_eq!(
-            sel.infos,
-            vec!["configured reviewers not detected on this host: gemini"]
-        );
+        let skipped: Vec<&str> = sel.skipped.iter().map(|(i, _)| i.id.as_str()).collect();
+        assert_eq!(skipped, ["gemini"]);
         assert_eq!(
             sel.warnings,
             vec!["unknown reviewer slug in review.default_reviewers: nobody"]
@@ -630,6 +669,19 @@ mod tests {
         assert!(sel.errors[0]
             .1
             .starts_with("all configured default reviewers"));
+    }
+
+    #[test]
+    fn resume_lane_flags_must_name_the_recorded_selection() {
+        let v = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(same_lanes(&v(&["alpha", "beta"]), &v(&[])).is_ok());
+        assert!(same_lanes(&v(&["alpha", "beta"]), &v(&["beta", "alpha"])).is_ok());
+        let err = same_lanes(&v(&["alpha", "beta"]), &v(&["alpha", "gamma"])).unwrap_err();
+        assert!(
+            err.contains("select alpha,gamma but the recorded run selected alpha,beta"),
+            "{err}"
+        );
+        assert!(same_lanes(&v(&[]), &v(&["alpha"])).is_err());
     }
 
     #[test]

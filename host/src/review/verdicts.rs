@@ -91,6 +91,14 @@ pub fn preflight(
             ));
         }
     }
+    for (identity, refusal) in &chosen.selection.skipped {
+        if let Some(lane) = request.registry.lane(&identity.cli) {
+            let fate = Fate::NotRun {
+                reason: refusal.reason.to_string(),
+            };
+            not_run.push(lane_facts::entry(identity, lane, None, fate));
+        }
+    }
     Ok(Ok(Verdicts {
         jobs: admitted.jobs,
         not_run,

@@ -263,6 +263,7 @@ pub fn execute(
         None => run_generic_spawn(&effects, &plan)?,
     };
     completion.probe = probe;
+    say_timeout(lane, &plan, &mut completion)?;
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
     completion.repository_changes = sandbox.after(before.as_ref());
@@ -278,6 +279,41 @@ pub fn execute(
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// A lane stopped by its outer bound: said as a timeout naming the bound and where it is set
+/// (a note, and a line in the stub), never left to read as a spawn error.
+fn say_timeout(lane: &Lane, plan: &LanePlan, completion: &mut Completion) -> Result<(), Failure> {
+    let timed_out = completion.spawn_error.as_deref() == Some("ETIMEDOUT")
+        || completion.notes.iter().any(|n| n.contains("ETIMEDOUT"));
+    if !timed_out {
+        return Ok(());
+    }
+    let line = timeout_line(plan.timeout_ms, &lane.path);
+    if completion.stubbed {
+        let review_path = Path::new(&plan.review_path);
+        crate::private_fs::open_run_file(review_path, crate::private_fs::WriteMode::Append)
+            .and_then(|mut file| {
+                std::io::Write::write_all(&mut file, format!("\n> [gsd-lane] {line}\n").as_bytes())
+            })
+            .map_err(|err| Failure::new(format!("writing {}: {err}", review_path.display())))?;
+    }
+    completion.notes.push(line);
+    Ok(())
+}
+
+/// `timed out after 20 s (reviewer.timeoutFloorMs in <manifest>)`.
+pub fn timeout_line(timeout_ms: u64, manifest: &Path) -> String {
+    let tenths = timeout_ms.saturating_add(50) / 100;
+    let seconds = if tenths.is_multiple_of(10) {
+        (tenths / 10).to_string()
+    } else {
+        format!("{}.{}", tenths / 10, tenths % 10)
+    };
+    format!(
+        "timed out after {seconds} s (reviewer.timeoutFloorMs in {})",
+        crate::output::neutralize(&manifest.display().to_string())
+    )
 }
 
 /// Refuses to start a lane when an entry planted in the run dir sits under a name it writes

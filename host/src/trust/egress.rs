@@ -140,6 +140,9 @@ pub struct StoreEgressCheck {
     warned: Mutex<HashSet<String>>,
     gsd_home: Option<std::path::PathBuf>,
     project_dir: std::path::PathBuf,
+    /// A read-only command's check (`doctor`): compares with what is recorded and never
+    /// records a first-use pin.
+    read_only: bool,
 }
 
 impl StoreEgressCheck {
@@ -156,6 +159,16 @@ impl StoreEgressCheck {
             project_root,
             warned: Mutex::new(HashSet::new()),
             gsd_home: gsd_home.map(std::path::Path::to_path_buf),
+            read_only: false,
+        }
+    }
+
+    /// The same check for a read-only command: a lane without a pin is compared with nothing
+    /// and left unpinned (the first review run pins it), so `doctor` writes no trust state.
+    pub fn read_only(gsd_home: Option<&std::path::Path>, project_root: String) -> StoreEgressCheck {
+        StoreEgressCheck {
+            read_only: true,
+            ..StoreEgressCheck::new(gsd_home, project_root)
         }
     }
 
@@ -195,13 +208,13 @@ impl StoreEgressCheck {
             key,
             current,
         );
-        output::eprint_line(&message);
+        // Not printed here: the refusal carries the message, and whoever reports the lane
+        // (run, doctor, the review's selection) says it once.
         Refusal::new(Reason::EgressHostChanged, message)
     }
 
     fn damaged(&self, plan: &LanePlan, store: Store, damage: &Damage) -> Refusal {
         let message = damaged_message(&plan.slug, store, damage);
-        output::eprint_line(&message);
         Refusal::new(store.reason(), message)
     }
 
@@ -221,6 +234,7 @@ impl StoreEgressCheck {
         let pinned = match pins.get(&self.project_root, &plan.capability_id) {
             Err(damage) => return Err(self.damaged(plan, Store::Pins, &damage)),
             Ok(Some(pin)) => pin,
+            Ok(None) if self.read_only => return Ok(()),
             Ok(None) => {
                 let lock = self
                     .consent
@@ -253,11 +267,12 @@ impl StoreEgressCheck {
                 }
             }
         };
-        match check_egress_host(Some(&Value::String(pinned.host.clone())), current) {
-            EgressDecision::Allow => Ok(()),
-            EgressDecision::Block => {
-                Err(self.block(plan, Binding::Pin, &pinned.host, key, current))
-            }
+        // A pin binds the origin (scheme, host, port): a corrected path on the same server
+        // (`…:11434/v1` → `…:11434`) is not an egress change.
+        if crate::config::origin_of(&pinned.host) == crate::config::origin_of(current) {
+            Ok(())
+        } else {
+            Err(self.block(plan, Binding::Pin, &pinned.host, key, current))
         }
     }
 }

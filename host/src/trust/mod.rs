@@ -61,8 +61,28 @@ pub fn lane_host(manifest: &Value, config: &ProjectConfig) -> Option<(String, St
     let invoke: &Map<String, Value> = body.get("invoke")?.as_object()?;
     Some(crate::plan::resolve_host(
         &HttpInvoke::from_object(invoke),
-        config,
+        &with_own_defaults(manifest, config),
     ))
+}
+
+/// `config` with the declared defaults of `manifest`'s own config keys, for a manifest that
+/// need not be in the registry (install, `disclose --manifest`, `rebind-host`): its lane
+/// resolves its keys as it will once active (ADR-2782 D9).
+fn with_own_defaults(manifest: &Value, config: &ProjectConfig) -> ProjectConfig {
+    let defaults: Vec<(String, Value)> = manifest
+        .get("config")
+        .and_then(Value::as_object)
+        .map(|slices| {
+            slices
+                .iter()
+                .filter_map(|(key, slice)| Some((key.clone(), slice.get("default")?.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let id = manifest.get("id").and_then(Value::as_str).unwrap_or("");
+    config
+        .clone()
+        .with_lane_defaults([(id, defaults.as_slice())])
 }
 
 /// The display resolver of a disclosure: the same function as [`lane_host`], for the lane's key.
@@ -72,7 +92,10 @@ pub fn host_resolver<'a>(
 ) -> impl Fn(&str) -> Option<String> + 'a {
     move |key: &str| {
         let invoke = manifest.get("reviewer")?.get("invoke")?.as_object()?;
-        let (declared, host) = crate::plan::resolve_host(&HttpInvoke::from_object(invoke), config);
+        let (declared, host) = crate::plan::resolve_host(
+            &HttpInvoke::from_object(invoke),
+            &with_own_defaults(manifest, config),
+        );
         (declared == key && !host.is_empty()).then_some(host)
     }
 }
@@ -128,6 +151,15 @@ pub fn consent_gate(env: &HostEnv, project_root: &Path) -> Box<dyn ConsentGate> 
         store: env.gsd_home().map(|home| ConsentStore::new(&home)),
         records: OnceCell::new(),
     })
+}
+
+/// The egress check of a read-only command (`doctor`) in `project_root`: it never pins.
+pub fn egress_check_read_only(env: &HostEnv, project_root: &Path) -> Box<dyn EgressCheck> {
+    let home: Option<PathBuf> = env.gsd_home();
+    Box::new(egress::StoreEgressCheck::read_only(
+        home.as_deref(),
+        canonical_root(project_root),
+    ))
 }
 
 /// The egress check for lane runs in `project_root`.

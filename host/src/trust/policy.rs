@@ -120,17 +120,16 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
         });
     }
     if let Some(handler) = declared.handler {
-        let fits = match handler {
-            "openai-compatible" => transport == "openai-http",
-            "antigravity" | "opencode" => transport == "spawn",
-            _ => true,
-        };
-        if !fits {
+        // The rule comes from the handler registry (each handler declares its transport); an
+        // unregistered name is refused on its own (`RB-HANDLER`), never waved through here.
+        let drives = crate::registry::handlers::transport_of(handler);
+        if drives.is_some_and(|drives| drives != transport) {
             found.push(Violation {
                 code: Code::TrHandlerTransport,
                 field: "reviewer.handler".into(),
                 message: format!(
-                    "handler {handler} does not drive {transport:?} lanes (openai-compatible goes with openai-http; antigravity and opencode with spawn)"
+                    "handler {handler} does not drive {transport:?} lanes; declare the transport it drives or another handler ({})",
+                    crate::registry::handlers::transports_described()
                 ),
             });
         }
@@ -285,6 +284,9 @@ mod tests {
             ("opencode", "openai-http", false),
             ("antigravity", "openai-http", false),
             ("antigravity", "spawn", true),
+            ("kimi-code", "openai-http", false),
+            ("kimi-code", "spawn", true),
+            ("opencode", "spawn", true),
         ] {
             let m = json!({"reviewer": {"handler": handler, "transport": transport}});
             assert_eq!(codes(&m, None).is_empty(), ok, "{handler} on {transport}");

@@ -11,6 +11,7 @@ use super::consent_flow::{
 use super::view::policy_messages;
 use super::{InstallArgs, RemoveArgs, ScopeArgs};
 use crate::error::Failure;
+use crate::manifest::diagnostic::Code;
 use crate::output;
 use crate::registry::{self, read, Scope};
 use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
@@ -74,6 +75,17 @@ fn other_overlays(context: &Context, skip: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The installed manifest of another copy of the capability bound for `destination` (an
+/// overlay folder of the same name in the other scope).
+fn other_copy<'p>(paths: &'p [PathBuf], destination: &Path) -> Option<&'p PathBuf> {
+    let name = destination.file_name()?;
+    paths.iter().find(|manifest| {
+        manifest
+            .parent()
+            .is_some_and(|folder| folder != destination && folder.file_name() == Some(name))
+    })
+}
+
 /// Every reason the staged capability may not be installed.
 fn gate(
     context: &Context,
@@ -92,8 +104,17 @@ fn gate(
         .iter()
         .filter(|d| d.file.as_deref() == Some(&staged_manifest))
     {
+        let other = (diagnostic.code == Code::XIdDup)
+            .then(|| other_copy(&paths, destination))
+            .flatten()
+            .map_or(String::new(), |path| {
+                format!(
+                    " (the other copy: {}; remove it first, or install into its scope to replace it)",
+                    path.display()
+                )
+            });
         problems.push(format!(
-            "capability.json {} [{}]: {}",
+            "capability.json {} [{}]: {}{other}",
             diagnostic.field,
             diagnostic.code,
             diagnostic.detail()
@@ -367,7 +388,7 @@ fn installed_scope(context: &Context, args: &RemoveArgs) -> Result<Scope, Failur
             }
         ))),
         _ => Err(Failure::usage(format!(
-            "{} is installed in both scopes: say --global or --project",
+            "{} is installed in both scopes: say --global or --project-scope",
             args.id
         ))),
     }

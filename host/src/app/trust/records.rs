@@ -254,7 +254,7 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     let json_output = args.consent.json;
     let (id, folder) = project_folder(context, &args.id).ok_or_else(|| {
         Failure::new(format!(
-            "no project-scope capability {:?} in {}; `trust approve` activates a lane already on disk (use `gsd-lane install --project <folder>` to add one)",
+            "no project-scope capability {:?} in {}; `trust approve` activates a lane already on disk (use `gsd-lane install --project-scope <folder>` to add one)",
             escape_text(&args.id),
             crate::project::project_capabilities(&context.project_root).display()
         ))

@@ -83,7 +83,7 @@ fn binding(context: &Context, id: &str, current: &str) -> Value {
         Ok(Some(pin)) => {
             json!({"kind": "pin", "host": pin.host, "local": class_of(&pin.host) == "local",
                             "source": pin.source, "pinnedAt": pin.pinned_at,
-                            "matches": crate::config::normalize_host(&pin.host) == crate::config::normalize_host(current)})
+                            "matches": crate::config::origin_of(&pin.host) == crate::config::origin_of(current)})
         }
         Ok(None) => json!({"kind": "none", "legacyRecord": record.is_some(),
                        "detail": "not pinned yet: the first run pins the destination it uses"}),
@@ -174,10 +174,14 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
         ..PlanInputs::default()
     };
     let mut lines = Vec::new();
+    // The lane's own declared defaults apply to the keys no config sets (ADR-2782 D9).
     let resolved = LaneSpec::from_manifest(&subject.manifest).and_then(|lane| {
-        plan::resolve_lane(&subject.id, &lane, config, &inputs).map(|plan| (lane, plan))
+        let own = config
+            .clone()
+            .with_lane_defaults([(subject.id.as_str(), lane.config_defaults.as_slice())]);
+        plan::resolve_lane(&subject.id, &lane, &own, &inputs).map(|plan| (lane, plan, own))
     });
-    let (lane, plan) = match resolved {
+    let (lane, plan, own) = match resolved {
         Ok(resolved) => resolved,
         Err(refusal) => {
             lines.push(format!(
@@ -193,6 +197,7 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
     };
     let mut run = json!({"ok": true, "plan": plan, "timeoutMs": plan.timeout_ms});
     let model_key = lane.model_config_key.as_deref();
+    let config = &own;
     let model_line = model_line(model_key, config, &plan);
     lines.push(format!("  model:       {model_line}"));
     run["model"] = json!(model_line);
@@ -224,9 +229,12 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
 fn model_line(model_key: Option<&str>, config: &ProjectConfig, plan: &LanePlan) -> String {
     match (model_key, config.configured_string(model_key.unwrap_or(""))) {
         (None, _) => "the lane accepts no model setting".to_owned(),
-        (Some(key), Some(model)) => {
-            format!("{} from {}", quote_if_needed(&model), escape_text(key))
-        }
+        (Some(key), Some(model)) => format!(
+            "{} from {} ({})",
+            quote_if_needed(&model),
+            escape_text(key),
+            escape_text(&config.origin(key).to_string())
+        ),
         (Some(key), None) => match plan.http() {
             Some(http) if http.models_url.is_some() => format!(
                 "{} is unset: the first model the server lists, else {}",

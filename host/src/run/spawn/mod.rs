@@ -142,9 +142,11 @@ pub fn spawn_confined(
             .name("gsd-lane-spawn".to_string())
             .spawn_scoped(scope, || run(start));
         match spawned {
-            Ok(handle) => handle.join().unwrap_or_else(|_| {
-                failed_report(request, SpawnError::Os("EFAULT".to_string()), start)
-            }),
+            // A panic in the helper is a gsd-lane bug, not an OS error: it goes on unwinding
+            // into the lane's thread, which reports it as an internal error naming the lane.
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
             Err(err) => failed_report(request, spawn_error_from_io(&err), start),
         }
     })

@@ -117,9 +117,11 @@ fn spawn_child(
                 command.spawn().map_err(|e| spawn_error_from_io(&e))
             });
         match confined {
+            // A panic here is a gsd-lane bug, not an OS error: it keeps unwinding (the lane's
+            // thread reports it as an internal error naming the lane).
             Ok(handle) => handle
                 .join()
-                .unwrap_or_else(|_| Err(SpawnError::Os("EFAULT".to_owned()))),
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
             Err(err) => Err(spawn_error_from_io(&err)),
         }
     })
