@@ -99,13 +99,13 @@ fn probe() -> Support {
 }
 
 fn probe_once() -> Result<(), String> {
-    let dir = tempfile::Builder::new()
-        .prefix("gsd-lane-view-probe-")
-        .tempdir()
-        .map_err(|err| format!("no private directory for the probe: {err}"))?;
+    // The temporary directory itself is the probe's read-only root: under a view that holds,
+    // nothing is written anywhere (a probe must not leave a trace: `doctor` writes nothing).
+    let dir = std::env::temp_dir()
+        .canonicalize()
+        .map_err(|err| format!("the temporary directory: {err}"))?;
     let exe = std::env::current_exe().map_err(|err| format!("gsd-lane's own path: {err}"))?;
-    let view =
-        View::new(&[dir.path().to_path_buf()], &[], dir.path()).map_err(|err| err.to_string())?;
+    let view = View::new(std::slice::from_ref(&dir), &[], &dir).map_err(|err| err.to_string())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -114,7 +114,7 @@ fn probe_once() -> Result<(), String> {
         let mut command = tokio::process::Command::new(exe);
         command
             .arg(PROBE_ARG)
-            .arg(dir.path())
+            .arg(&dir)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -159,7 +159,20 @@ pub fn run_if_probe() -> Option<u8> {
     }
     let root = PathBuf::from(args.next()?);
     let pid_one = std::process::id() == 1;
-    let write = std::fs::write(root.join("probe"), b"x");
+    // A fresh name, created exclusively: if the view did not hold, the probe made it and removes
+    // it again at once, and says so.
+    let probe = root.join(format!(
+        "gsd-lane-view-probe-{}-{}",
+        std::process::id(),
+        crate::clock::now_millis()
+    ));
+    let write = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe);
+    if write.is_ok() {
+        let _ = std::fs::remove_file(&probe);
+    }
     let read_only = matches!(&write, Err(err) if err.raw_os_error() == Some(libc::EROFS));
     if pid_one && read_only {
         Some(0)
