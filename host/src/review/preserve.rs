@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 /// The first line of a section body that is a failure notice, never a review.
-fn is_notice(first_line: &str) -> bool {
+pub(crate) fn is_notice(first_line: &str) -> bool {
     const TELLS: [&str; 4] = [
         " review failed or returned empty output.",
         " review not completed: ",

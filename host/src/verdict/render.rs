@@ -1,0 +1,157 @@
+//! The verdict as Markdown: the table, the quorum line, the agreed places and divergent risk
+//! (the top of REVIEWS.md and `gsd-lane verdict`'s human output), its place below the title,
+//! and the computed parts of the Consensus Summary.
+
+use super::model::{AgreedPlace, ReviewerVerdict, Verdict};
+
+/// Escapes a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// `path:first-last` in a code span (plain when the path holds a backtick).
+fn place_ref(place: &AgreedPlace) -> String {
+    let [first, last] = place.lines;
+    let lines = if first == last {
+        first.to_string()
+    } else {
+        format!("{first}-{last}")
+    };
+    let text = format!("{}:{lines}", place.path);
+    if text.contains('`') {
+        text
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// One table row.
+fn row(r: &ReviewerVerdict) -> String {
+    let c = &r.concerns;
+    let unrated = if c.unrated > 0 {
+        format!(" (+{} unrated)", c.unrated)
+    } else {
+        String::new()
+    };
+    format!(
+        "| {} | {} | {} | {}/{}/{}{unrated} | {}/{} | {} |\n",
+        cell(&format!("{} ({})", r.id, r.section)),
+        r.outcome.as_str(),
+        r.risk.map_or("—", |l| l.as_str()),
+        c.high,
+        c.medium,
+        c.low,
+        r.citations.verified,
+        r.citations.found,
+        r.grounding.as_str()
+    )
+}
+
+/// "2 of 5 reviews are substantive and source-grounded; quorum 2 met".
+pub fn quorum_line(v: &Verdict) -> String {
+    let q = &v.quorum;
+    let total = v.reviewers.len().max(q.required);
+    format!(
+        "{} of {total} {} {} substantive and source-grounded; quorum {} {}",
+        q.substantive,
+        if total == 1 { "review" } else { "reviews" },
+        if q.substantive == 1 { "is" } else { "are" },
+        q.required,
+        if q.met { "met" } else { "NOT met — PANEL DEGRADED" }
+    )
+}
+
+/// One agreed place as a line.
+fn agreed_line(place: &AgreedPlace) -> String {
+    let mut line = format!(
+        "- {} — {} — {}",
+        place_ref(place),
+        place.severity.map_or("unrated", |l| l.as_str()),
+        place.reviewers.join(", ")
+    );
+    if !place.also_raised_by.is_empty() {
+        line.push_str(&format!(
+            " (also raised by {}, not substantive)",
+            place.also_raised_by.join(", ")
+        ));
+    }
+    line.push('\n');
+    line
+}
+
+/// The divergent reviewers with their risk.
+fn divergent_line(v: &Verdict) -> Option<String> {
+    if v.divergent.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = v
+        .reviewers
+        .iter()
+        .filter(|r| v.divergent.contains(&r.id))
+        .map(|r| format!("{} {}", r.id, r.risk.map_or("—", |l| l.as_str())))
+        .collect();
+    Some(format!("Divergent risk: {}\n", names.join(", ")))
+}
+
+/// The verdict block: table, quorum line, agreed places, divergent risk, missing sections.
+pub fn block(v: &Verdict) -> String {
+    let mut out = String::from(
+        "**Panel verdict** (computed by gsd-lane from the reviews below; `gsd-lane verdict` recomputes it)\n\n",
+    );
+    out.push_str("| Reviewer | Outcome | Risk | HIGH/MEDIUM/LOW | Citations verified/found | Grounding |\n");
+    out.push_str("|---|---|---|---|---|---|\n");
+    for r in &v.reviewers {
+        out.push_str(&row(r));
+    }
+    out.push('\n');
+    out.push_str(&quorum_line(v));
+    out.push_str(".\n\n");
+    if v.agreed.is_empty() {
+        out.push_str("Agreed places: none.\n");
+    } else {
+        out.push_str("Agreed places:\n\n");
+        for place in &v.agreed {
+            out.push_str(&agreed_line(place));
+        }
+    }
+    if let Some(line) = divergent_line(v) {
+        out.push('\n');
+        out.push_str(&line);
+    }
+    if !v.missing.is_empty() {
+        out.push_str(&format!(
+            "\nListed in the frontmatter but no section found (broken Markdown in an earlier review?): {}\n",
+            v.missing.join(", ")
+        ));
+    }
+    out
+}
+
+/// Inserts `line` after the comment line that follows `heading` in the Consensus Summary.
+fn prefill(text: &mut String, from: usize, heading: &str, lines: &str) {
+    let Some(at) = text.get(from..).and_then(|t| t.find(heading)) else {
+        return;
+    };
+    let after_heading = from + at + heading.len();
+    let insert_at = match text.get(after_heading..) {
+        Some(rest) if rest.starts_with("<!--") => rest
+            .find("-->\n")
+            .map_or(after_heading, |end| after_heading + end + 4),
+        _ => after_heading,
+    };
+    text.insert_str(insert_at, lines);
+}
+
+/// REVIEWS.md with the verdict block below its title (`after_title`) and the Consensus
+/// Summary's computed parts filled in (agreed concerns, divergent views).
+pub fn into_document(text: &str, after_title: usize, v: &Verdict) -> String {
+    let (head, tail) = text.split_at(after_title.min(text.len()));
+    let mut out = format!("{head}\n{}{tail}", block(v));
+    if let Some(summary) = out.rfind("\n## Consensus Summary\n") {
+        let divergent = divergent_line(v).map(|l| format!("- {l}")).unwrap_or_default();
+        prefill(&mut out, summary, "### Divergent Views\n", &divergent);
+        let agreed: String = v.agreed.iter().map(agreed_line).collect();
+        prefill(&mut out, summary, "### Agreed Concerns\n", &agreed);
+    }
+    out
+}
