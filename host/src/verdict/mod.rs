@@ -24,11 +24,91 @@ pub(crate) mod risk;
 mod words;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use agreed::Point;
 use document::{NotReviews, ReviewerSection};
 use model::{CitationCounts, ConcernCounts, ReviewerVerdict, Verdict};
 use repo::{Cited, Repo};
+
+use crate::review::exit::Exit;
+
+/// What `review` needs to compute the verdict of the file it writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panel {
+    /// `review.quorum`.
+    pub quorum: u64,
+    /// The repository the citations are checked against (the project root).
+    pub repo_root: PathBuf,
+    /// `--require-quorum`.
+    pub require_quorum: bool,
+}
+
+impl Panel {
+    /// The panel of a review: `review.quorum` checked now, before any lane runs.
+    ///
+    /// # Errors
+    ///
+    /// `review.quorum` is not an integer ≥ 1 (status 1, naming the file and key).
+    pub fn for_review(
+        context: &crate::app::Context,
+        config: &crate::config::ProjectConfig,
+        require_quorum: bool,
+    ) -> Result<Panel, crate::error::Failure> {
+        let quorum =
+            quorum::configured(config).map_err(|e| crate::error::Failure::new(e.to_string()))?;
+        Ok(Panel {
+            quorum,
+            repo_root: context.project_root.clone(),
+            require_quorum,
+        })
+    }
+
+    /// The REVIEWS.md `text` with its verdict at the top, and the verdict. A text the verdict
+    /// cannot read (never one `review` rendered) is kept as it is, with a warning.
+    pub fn apply(&self, text: String) -> (String, Option<Verdict>) {
+        match compute(&text, &Repo::new(&self.repo_root), self.quorum) {
+            Ok(computed) => (
+                render::into_document(&text, computed.after_title, &computed.verdict),
+                Some(computed.verdict),
+            ),
+            Err(why) => {
+                crate::output::eprint_line(&format!(
+                    "warning: no panel verdict: the REVIEWS.md being written cannot be read back ({why})"
+                ));
+                (text, None)
+            }
+        }
+    }
+
+    /// The review's exit under `--require-quorum`: a review that would exit 0 exits 2 when
+    /// the quorum is not met or could not be computed; every other exit is unchanged.
+    pub fn exit(&self, exit: Exit, verdict: Option<&Verdict>) -> Exit {
+        let met = verdict.is_some_and(|v| v.quorum.met);
+        if self.require_quorum && !met && exit == Exit::Reviewed {
+            Exit::QuorumNotMet
+        } else {
+            exit
+        }
+    }
+}
+
+/// The `verdict` event of `review --json`: the verdict object plus `"event": "verdict"`.
+pub fn event(verdict: &Verdict) -> serde_json::Value {
+    let mut value = serde_json::json!({"event": "verdict"});
+    if let (Some(map), Ok(serde_json::Value::Object(fields))) =
+        (value.as_object_mut(), serde_json::to_value(verdict))
+    {
+        map.extend(fields);
+    }
+    value
+}
+
+/// The banner's line when the quorum is not met (then an empty line).
+pub fn degraded_line(verdict: &Verdict) -> Option<String> {
+    (!verdict.quorum.met)
+        .then(|| format!("PANEL DEGRADED: {}.\n\n", render::quorum_line(verdict)))
+}
 
 /// A verdict and where it goes in the file it was computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -57,7 +57,7 @@ pub fn quorum_line(v: &Verdict) -> String {
         if total == 1 { "review" } else { "reviews" },
         if q.substantive == 1 { "is" } else { "are" },
         q.required,
-        if q.met { "met" } else { "NOT met — PANEL DEGRADED" }
+        if q.met { "met" } else { "not met" }
     )
 }
 
@@ -105,7 +105,7 @@ pub fn block(v: &Verdict) -> String {
     }
     out.push('\n');
     out.push_str(&quorum_line(v));
-    out.push_str(".\n\n");
+    out.push_str(if v.quorum.met { ".\n\n" } else { " — PANEL DEGRADED.\n\n" });
     if v.agreed.is_empty() {
         out.push_str("Agreed places: none.\n");
     } else {
