@@ -30,4 +30,5 @@ mod soak;
 mod terminal;
 mod trust;
 mod util;
+mod verdict;
 mod watchdog;

@@ -79,7 +79,10 @@ pub fn finish(
     // The panel verdict (issue 23), computed from the very text written, at its top.
     let (text, panel_verdict) = panel.apply(reviews_md::render(&doc));
     rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(run_dir))?;
-    let exit = panel.exit(Exit::written(done.interrupted, real), panel_verdict.as_ref());
+    let exit = panel.exit(
+        Exit::written(done.interrupted, real),
+        panel_verdict.as_ref(),
+    );
     let summary = Summary {
         subject,
         run_dir,

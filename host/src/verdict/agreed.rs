@@ -183,7 +183,11 @@ mod tests {
         let r = |id, risk| reviewer(id, Grounding::Grounded, risk);
         assert!(divergent(&[r("a", Some(Level::Low)), r("b", Some(Level::Medium))]).is_empty());
         assert_eq!(
-            divergent(&[r("a", Some(Level::Low)), r("b", Some(Level::Medium)), r("c", Some(Level::High))]),
+            divergent(&[
+                r("a", Some(Level::Low)),
+                r("b", Some(Level::Medium)),
+                r("c", Some(Level::High))
+            ]),
             vec!["a", "c"]
         );
     }

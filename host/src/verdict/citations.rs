@@ -216,7 +216,10 @@ mod tests {
         }
         // line:column keeps the line.
         assert_eq!(paths("a/b.rs:12:5"), vec![("a/b.rs".into(), 12, 12)]);
-        assert_eq!(paths("x/y:99999999999999999999999"), vec![("x/y".into(), u64::MAX, u64::MAX)]);
+        assert_eq!(
+            paths("x/y:99999999999999999999999"),
+            vec![("x/y".into(), u64::MAX, u64::MAX)]
+        );
     }
 
     #[test]

@@ -152,6 +152,9 @@ mod tests {
 
     #[test]
     fn code_never_counts() {
-        assert_eq!(of("### Concerns\n```\n- HIGH fake\n```\n- LOW real"), vec![Some(Low)]);
+        assert_eq!(
+            of("### Concerns\n```\n- HIGH fake\n```\n- LOW real"),
+            vec![Some(Low)]
+        );
     }
 }

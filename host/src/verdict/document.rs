@@ -86,7 +86,9 @@ impl Parsed {
 
 /// The frontmatter's text and where the body starts.
 fn frontmatter(text: &str) -> Result<(&str, usize), NotReviews> {
-    let rest = text.strip_prefix("---\n").ok_or(NotReviews::NoFrontmatter)?;
+    let rest = text
+        .strip_prefix("---\n")
+        .ok_or(NotReviews::NoFrontmatter)?;
     let end = rest.find("\n---\n").ok_or(NotReviews::NoFrontmatter)?;
     let inner = rest.get(..end).ok_or(NotReviews::NoFrontmatter)?;
     Ok((inner, 4 + end + 5))
@@ -101,8 +103,7 @@ fn flow_list(value: &str) -> Option<Vec<String>> {
     }
     loop {
         if rest.starts_with('"') {
-            let mut stream =
-                serde_json::Deserializer::from_str(rest).into_iter::<String>();
+            let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<String>();
             items.push(stream.next()?.ok()?);
             rest = rest.get(stream.byte_offset()..)?;
         } else {
@@ -247,7 +248,10 @@ mod tests {
 
     #[test]
     fn lists() {
-        assert_eq!(flow_list("[a, \"b, ]c\", d]"), Some(vec!["a".into(), "b, ]c".into(), "d".into()]));
+        assert_eq!(
+            flow_list("[a, \"b, ]c\", d]"),
+            Some(vec!["a".into(), "b, ]c".into(), "d".into()])
+        );
         assert_eq!(flow_list("[]"), Some(vec![]));
         assert_eq!(flow_list("[a"), None);
         assert_eq!(flow_list("a"), None);
@@ -288,7 +292,13 @@ mod tests {
     #[test]
     fn not_reviews() {
         assert_eq!(parse("# notes\n"), Err(NotReviews::NoFrontmatter));
-        assert_eq!(parse("---\nphase: 1\n---\n# x"), Err(NotReviews::NoReviewersList));
-        assert_eq!(parse("---\nreviewers: []\n---\n# x"), Err(NotReviews::NoTitle));
+        assert_eq!(
+            parse("---\nphase: 1\n---\n# x"),
+            Err(NotReviews::NoReviewersList)
+        );
+        assert_eq!(
+            parse("---\nreviewers: []\n---\n# x"),
+            Err(NotReviews::NoTitle)
+        );
     }
 }

@@ -26,8 +26,14 @@ mod tests {
 
     #[test]
     fn markers_win_then_citations() {
-        assert_eq!(grounding(Some(Marker::DiffOnly), counts(3, 3)), Grounding::DiffOnly);
-        assert_eq!(grounding(Some(Marker::Blind), counts(3, 3)), Grounding::WithoutRepoAccess);
+        assert_eq!(
+            grounding(Some(Marker::DiffOnly), counts(3, 3)),
+            Grounding::DiffOnly
+        );
+        assert_eq!(
+            grounding(Some(Marker::Blind), counts(3, 3)),
+            Grounding::WithoutRepoAccess
+        );
         assert_eq!(grounding(None, counts(3, 1)), Grounding::Grounded);
         assert_eq!(grounding(None, counts(3, 0)), Grounding::Miscited);
         assert_eq!(grounding(None, counts(0, 0)), Grounding::Ungrounded);

@@ -106,8 +106,7 @@ pub fn event(verdict: &Verdict) -> serde_json::Value {
 
 /// The banner's line when the quorum is not met (then an empty line).
 pub fn degraded_line(verdict: &Verdict) -> Option<String> {
-    (!verdict.quorum.met)
-        .then(|| format!("PANEL DEGRADED: {}.\n\n", render::quorum_line(verdict)))
+    (!verdict.quorum.met).then(|| format!("PANEL DEGRADED: {}.\n\n", render::quorum_line(verdict)))
 }
 
 /// A verdict and where it goes in the file it was computed from.
@@ -200,7 +199,12 @@ fn concern_points(
     let mut points = Vec::new();
     for concern in concerns::concerns(&section.blocks) {
         counts.add(concern.level);
-        for c in concern.blocks.iter().filter_map(|b| verified.get(b)).flatten() {
+        for c in concern
+            .blocks
+            .iter()
+            .filter_map(|b| verified.get(b))
+            .flatten()
+        {
             points.push(Point {
                 reviewer: index,
                 level: concern.level,

@@ -40,12 +40,9 @@ impl std::error::Error for BadQuorum {}
 pub fn configured(config: &ProjectConfig) -> Result<u64, BadQuorum> {
     match config.get(KEY) {
         None | Some(Value::Null) => Ok(DEFAULT),
-        Some(value) => value
-            .as_u64()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| BadQuorum {
-                value: value.to_string(),
-            }),
+        Some(value) => value.as_u64().filter(|&n| n >= 1).ok_or_else(|| BadQuorum {
+            value: value.to_string(),
+        }),
     }
 }
 
@@ -68,7 +65,8 @@ mod tests {
 
     #[test]
     fn config_values() {
-        let of = |v: Value| configured(&ProjectConfig::from_value(json!({"review": {"quorum": v}})));
+        let of =
+            |v: Value| configured(&ProjectConfig::from_value(json!({"review": {"quorum": v}})));
         assert_eq!(configured(&ProjectConfig::empty()), Ok(2));
         assert_eq!(of(Value::Null), Ok(2));
         assert_eq!(of(json!(3)), Ok(3));

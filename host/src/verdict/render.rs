@@ -25,6 +25,15 @@ fn place_ref(place: &AgreedPlace) -> String {
     }
 }
 
+/// `Claude (claude)`; an instance's display already names it: `OpenCode (op-a)`.
+fn reviewer_name(r: &ReviewerVerdict) -> String {
+    if r.section.ends_with(&format!("({})", r.id)) {
+        r.section.clone()
+    } else {
+        format!("{} ({})", r.section, r.id)
+    }
+}
+
 /// One table row.
 fn row(r: &ReviewerVerdict) -> String {
     let c = &r.concerns;
@@ -35,7 +44,7 @@ fn row(r: &ReviewerVerdict) -> String {
     };
     format!(
         "| {} | {} | {} | {}/{}/{}{unrated} | {}/{} | {} |\n",
-        cell(&format!("{} ({})", r.id, r.section)),
+        cell(&reviewer_name(r)),
         r.outcome.as_str(),
         r.risk.map_or("—", |l| l.as_str()),
         c.high,
@@ -98,14 +107,20 @@ pub fn block(v: &Verdict) -> String {
     let mut out = String::from(
         "**Panel verdict** (computed by gsd-lane from the reviews below; `gsd-lane verdict` recomputes it)\n\n",
     );
-    out.push_str("| Reviewer | Outcome | Risk | HIGH/MEDIUM/LOW | Citations verified/found | Grounding |\n");
+    out.push_str(
+        "| Reviewer | Outcome | Risk | HIGH/MEDIUM/LOW | Citations verified/found | Grounding |\n",
+    );
     out.push_str("|---|---|---|---|---|---|\n");
     for r in &v.reviewers {
         out.push_str(&row(r));
     }
     out.push('\n');
     out.push_str(&quorum_line(v));
-    out.push_str(if v.quorum.met { ".\n\n" } else { " — PANEL DEGRADED.\n\n" });
+    out.push_str(if v.quorum.met {
+        ".\n\n"
+    } else {
+        " — PANEL DEGRADED.\n\n"
+    });
     if v.agreed.is_empty() {
         out.push_str("Agreed places: none.\n");
     } else {
@@ -148,7 +163,9 @@ pub fn into_document(text: &str, after_title: usize, v: &Verdict) -> String {
     let (head, tail) = text.split_at(after_title.min(text.len()));
     let mut out = format!("{head}\n{}{tail}", block(v));
     if let Some(summary) = out.rfind("\n## Consensus Summary\n") {
-        let divergent = divergent_line(v).map(|l| format!("- {l}")).unwrap_or_default();
+        let divergent = divergent_line(v)
+            .map(|l| format!("- {l}"))
+            .unwrap_or_default();
         prefill(&mut out, summary, "### Divergent Views\n", &divergent);
         let agreed: String = v.agreed.iter().map(agreed_line).collect();
         prefill(&mut out, summary, "### Agreed Concerns\n", &agreed);

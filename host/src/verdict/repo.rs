@@ -176,7 +176,19 @@ mod tests {
         ]);
         assert_eq!(
             got,
-            vec![true, false, false, false, false, false, false, false, false, false, cfg!(unix)]
+            vec![
+                true,
+                false,
+                false,
+                false,
+                false,
+                false,
+                false,
+                false,
+                false,
+                false,
+                cfg!(unix)
+            ]
         );
     }
 

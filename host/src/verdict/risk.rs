@@ -54,10 +54,19 @@ mod tests {
 
     #[test]
     fn labels_and_paragraphs() {
-        assert_eq!(of("**Risk Assessment:** MEDIUM — fine."), Some(Level::Medium));
+        assert_eq!(
+            of("**Risk Assessment:** MEDIUM — fine."),
+            Some(Level::Medium)
+        );
         assert_eq!(of("**Risk Assessment: high**"), Some(Level::High));
-        assert_eq!(of("### Risk Assessment\n\nLow. Nothing else."), Some(Level::Low));
-        assert_eq!(of("### Risk Assessment: LOW\n\nHIGH later."), Some(Level::Low));
+        assert_eq!(
+            of("### Risk Assessment\n\nLow. Nothing else."),
+            Some(Level::Low)
+        );
+        assert_eq!(
+            of("### Risk Assessment: LOW\n\nHIGH later."),
+            Some(Level::Low)
+        );
         assert_eq!(of("**Overall risk**\n\nmedium"), Some(Level::Medium));
         assert_eq!(of("Risk Assessment: HIGH (not a label)"), None);
         assert_eq!(of("LOW before **Overall risk:** none"), None);
@@ -65,7 +74,10 @@ mod tests {
             of("#### Plan 1\n**Risk Assessment:** LOW\n\n#### Plan 2\n**Risk Assessment:** HIGH"),
             Some(Level::High)
         );
-        assert_eq!(of("| **Overall risk** | MEDIUM |\n|---|---|"), Some(Level::Medium));
+        assert_eq!(
+            of("| **Overall risk** | MEDIUM |\n|---|---|"),
+            Some(Level::Medium)
+        );
         assert_eq!(of("```\n**Risk Assessment:** HIGH\n```"), None);
     }
 }

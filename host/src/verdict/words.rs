@@ -57,10 +57,10 @@ pub fn phrase_end(text: &str, phrase: &str) -> Option<usize> {
         spans.push(s..text.len());
     }
     spans.windows(wanted.len()).find_map(|window| {
-        let same = window
-            .iter()
-            .zip(&wanted)
-            .all(|(span, word)| text.get(span.clone()).is_some_and(|w| w.eq_ignore_ascii_case(word)));
+        let same = window.iter().zip(&wanted).all(|(span, word)| {
+            text.get(span.clone())
+                .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        });
         same.then(|| window.last().map_or(0, |span| span.end))
     })
 }
@@ -83,7 +83,10 @@ mod tests {
     fn phrases() {
         assert_eq!(phrase_end("Overall  Risk: HIGH", "overall risk"), Some(13));
         assert_eq!(phrase_end("Overall-riskiness", "overall risk"), None);
-        assert_eq!(phrase_end("the Overall risk: HIGH", "overall risk"), Some(16));
+        assert_eq!(
+            phrase_end("the Overall risk: HIGH", "overall risk"),
+            Some(16)
+        );
         assert_eq!(phrase_end("risk assessments", "risk assessment"), None);
         assert!(has_word("Key Concerns:", "concerns"));
         assert!(!has_word("concerned", "concerns"));
