@@ -127,11 +127,7 @@ impl Walker {
                 self.items.push(self.next_item);
                 self.next_item = self.next_item.wrapping_add(1);
             }
-            Tag::TableCell => {
-                if !self.text.trim().is_empty() {
-                    self.push(" | ");
-                }
-            }
+            Tag::TableCell if !self.text.trim().is_empty() => self.push(" | "),
             Tag::Strong => {
                 if self.text.trim().is_empty() && self.skipping == 0 {
                     self.lead_strong = true;

@@ -19,19 +19,19 @@ const CITATION_STAMP: &str = "> [reviewed-without-source-citations]";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotReviews {
     /// No frontmatter block at the start.
-    NoFrontmatter,
+    Frontmatter,
     /// The frontmatter has no `reviewers:` list.
-    NoReviewersList,
+    ReviewersList,
     /// No `# Cross-AI Plan Review — …` title after the frontmatter.
-    NoTitle,
+    Title,
 }
 
 impl std::fmt::Display for NotReviews {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            NotReviews::NoFrontmatter => "it does not start with a `---` frontmatter block",
-            NotReviews::NoReviewersList => "its frontmatter has no `reviewers: [...]` list",
-            NotReviews::NoTitle => "it has no `# Cross-AI Plan Review — …` title",
+            NotReviews::Frontmatter => "it does not start with a `---` frontmatter block",
+            NotReviews::ReviewersList => "its frontmatter has no `reviewers: [...]` list",
+            NotReviews::Title => "it has no `# Cross-AI Plan Review — …` title",
         })
     }
 }
@@ -86,11 +86,9 @@ impl Parsed {
 
 /// The frontmatter's text and where the body starts.
 fn frontmatter(text: &str) -> Result<(&str, usize), NotReviews> {
-    let rest = text
-        .strip_prefix("---\n")
-        .ok_or(NotReviews::NoFrontmatter)?;
-    let end = rest.find("\n---\n").ok_or(NotReviews::NoFrontmatter)?;
-    let inner = rest.get(..end).ok_or(NotReviews::NoFrontmatter)?;
+    let rest = text.strip_prefix("---\n").ok_or(NotReviews::Frontmatter)?;
+    let end = rest.find("\n---\n").ok_or(NotReviews::Frontmatter)?;
+    let inner = rest.get(..end).ok_or(NotReviews::Frontmatter)?;
     Ok((inner, 4 + end + 5))
 }
 
@@ -127,7 +125,7 @@ fn reviewers(front: &str) -> Result<Vec<String>, NotReviews> {
         .lines()
         .find_map(|line| line.strip_prefix("reviewers:"))
         .and_then(flow_list)
-        .ok_or(NotReviews::NoReviewersList)
+        .ok_or(NotReviews::ReviewersList)
 }
 
 /// `(display, instance)` of a reviewer heading, `None` for any other heading.
@@ -189,7 +187,7 @@ pub fn parse(text: &str) -> Result<Parsed, NotReviews> {
         .match_indices(TITLE)
         .find(|(at, _)| *at == 0 || body.get(..*at).is_some_and(|b| b.ends_with('\n')))
         .map(|(at, _)| at)
-        .ok_or(NotReviews::NoTitle)?;
+        .ok_or(NotReviews::Title)?;
     let after_title = body
         .get(title..)
         .and_then(|t| t.find('\n'))
@@ -291,14 +289,14 @@ mod tests {
 
     #[test]
     fn not_reviews() {
-        assert_eq!(parse("# notes\n"), Err(NotReviews::NoFrontmatter));
+        assert_eq!(parse("# notes\n"), Err(NotReviews::Frontmatter));
         assert_eq!(
             parse("---\nphase: 1\n---\n# x"),
-            Err(NotReviews::NoReviewersList)
+            Err(NotReviews::ReviewersList)
         );
         assert_eq!(
             parse("---\nreviewers: []\n---\n# x"),
-            Err(NotReviews::NoTitle)
+            Err(NotReviews::Title)
         );
     }
 }

@@ -216,3 +216,76 @@ fn concern_points(
     }
     (counts, points)
 }
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "---\nphase: 3\nreviewers: [a, b]\nreviewed_at: x\nplans_reviewed: []\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## A Review\n\n### Concerns\n- HIGH: `src/x.rs:2`\n\n**Risk Assessment:** LOW\n\n---\n\n## B Review\n\n**Concerns:**\n1. (medium) src/x.rs:5 and src/missing.rs:1\n\n**Overall risk:** HIGH\n\n---\n\n## Consensus Summary\n\n### Agreed Concerns\n<!-- c -->\n\n### Divergent Views\n<!-- d -->\n";
+
+    #[test]
+    fn computing_the_written_document_again_gives_the_same_verdict() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("src")).expect("src");
+        std::fs::write(dir.path().join("src/x.rs"), "1\n2\n3\n4\n5\n").expect("x.rs");
+        let repo = Repo::new(dir.path());
+        let first = compute(DOC, &repo, 2).expect("parses");
+        let v = &first.verdict;
+        assert_eq!(v.quorum.substantive, 2);
+        assert!(v.quorum.met);
+        assert_eq!(v.agreed.len(), 1);
+        assert_eq!(v.agreed[0].lines, [2, 5]);
+        assert_eq!(v.agreed[0].severity, Some(model::Level::High));
+        assert_eq!(v.divergent, vec!["a", "b"]);
+        assert_eq!(
+            v.reviewers[1].citations,
+            CitationCounts {
+                found: 2,
+                verified: 1
+            }
+        );
+        let written = render::into_document(DOC, first.after_title, v);
+        let second = compute(&written, &repo, 2).expect("parses");
+        assert_eq!(&second.verdict, v);
+        assert_eq!(
+            render::into_document(DOC, second.after_title, &second.verdict),
+            written
+        );
+    }
+
+    #[test]
+    fn event_and_banner_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let computed = compute(DOC, &Repo::new(dir.path()), 5).expect("parses");
+        let event = event(&computed.verdict);
+        assert_eq!(event["event"], "verdict");
+        assert_eq!(
+            event["quorum"],
+            serde_json::json!({"required": 2, "substantive": 0, "met": false})
+        );
+        assert_eq!(
+            degraded_line(&computed.verdict).as_deref(),
+            Some("PANEL DEGRADED: 0 of 2 reviews are substantive and source-grounded; quorum 2 not met.\n\n")
+        );
+        let panel = Panel {
+            quorum: 5,
+            repo_root: dir.path().to_owned(),
+            require_quorum: true,
+        };
+        assert_eq!(
+            panel.exit(Exit::Reviewed, Some(&computed.verdict)),
+            Exit::QuorumNotMet
+        );
+        assert_eq!(panel.exit(Exit::Reviewed, None), Exit::QuorumNotMet);
+        assert_eq!(panel.exit(Exit::Interrupted, None), Exit::Interrupted);
+        let lax = Panel {
+            require_quorum: false,
+            ..panel
+        };
+        assert_eq!(
+            lax.exit(Exit::Reviewed, Some(&computed.verdict)),
+            Exit::Reviewed
+        );
+    }
+}

@@ -59,7 +59,7 @@ fn row(r: &ReviewerVerdict) -> String {
 /// "2 of 5 reviews are substantive and source-grounded; quorum 2 met".
 pub fn quorum_line(v: &Verdict) -> String {
     let q = &v.quorum;
-    let total = v.reviewers.len().max(q.required);
+    let total = v.reviewers.len() + v.missing.len();
     format!(
         "{} of {total} {} {} substantive and source-grounded; quorum {} {}",
         q.substantive,
@@ -171,4 +171,83 @@ pub fn into_document(text: &str, after_title: usize, v: &Verdict) -> String {
         prefill(&mut out, summary, "### Agreed Concerns\n", &agreed);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{CitationCounts, ConcernCounts, Grounding, Level, Outcome, Quorum};
+    use super::*;
+
+    fn verdict(met: bool) -> Verdict {
+        Verdict {
+            reviewers: vec![ReviewerVerdict {
+                id: "op-a".into(),
+                section: "OpenCode (op-a)".into(),
+                outcome: Outcome::Review,
+                risk: Some(Level::High),
+                concerns: ConcernCounts {
+                    high: 1,
+                    medium: 2,
+                    low: 0,
+                    unrated: 1,
+                },
+                citations: CitationCounts {
+                    found: 4,
+                    verified: 3,
+                },
+                grounding: Grounding::Grounded,
+            }],
+            quorum: Quorum {
+                required: if met { 1 } else { 2 },
+                substantive: 1,
+                met,
+            },
+            agreed: vec![AgreedPlace {
+                path: "src/a|b.rs".into(),
+                lines: [3, 3],
+                reviewers: vec!["op-a".into(), "x".into()],
+                severity: None,
+                also_raised_by: vec!["y".into()],
+            }],
+            divergent: Vec::new(),
+            missing: vec!["z".into()],
+        }
+    }
+
+    #[test]
+    fn table_quorum_line_and_places() {
+        let text = block(&verdict(false));
+        assert!(
+            text.contains(
+                "| OpenCode (op-a) | review | HIGH | 1/2/0 (+1 unrated) | 3/4 | grounded |\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("1 of 2 reviews is substantive and source-grounded; quorum 2 not met — PANEL DEGRADED.\n"), "{text}");
+        assert!(
+            text.contains(
+                "- `src/a|b.rs:3` — unrated — op-a, x (also raised by y, not substantive)\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("no section found (broken Markdown in an earlier review?): z\n"));
+        assert!(
+            !text.contains("\n## "),
+            "no heading a REVIEWS.md reader would take for a section"
+        );
+        assert!(block(&verdict(true)).contains("quorum 1 met.\n"));
+    }
+
+    #[test]
+    fn placed_below_the_title_and_in_the_consensus_summary() {
+        let doc = "# T\n\n## A Review\n\nx\n\n---\n\n## Consensus Summary\n\n### Agreed Strengths\n<!-- s -->\n\n### Agreed Concerns\n<!-- c -->\n\n### Divergent Views\n<!-- d -->\n";
+        let out = into_document(doc, 4, &verdict(true));
+        assert!(out.starts_with("# T\n\n**Panel verdict**"), "{out}");
+        assert!(out.contains("\n\n## A Review\n"), "{out}");
+        assert!(
+            out.contains("### Agreed Concerns\n<!-- c -->\n- `src/a|b.rs:3` — unrated"),
+            "{out}"
+        );
+        assert!(out.ends_with("### Divergent Views\n<!-- d -->\n"), "{out}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Risk: every LOW/MEDIUM/HIGH that follows a "Risk Assessment" or "Overall risk" label (a
-//! heading, or bold text) within its block; a label that ends its block (nothing after it but
-//! punctuation) reads the block after it. A review of several plans has several; the
+//! heading, or bold text) within its block. When that finds none, a heading label reads the
+//! block right after it, and so does a bold label that ends its block (nothing after it but
+//! punctuation). A review of several plans has several; the
 //! reviewer's risk is the highest.
 
 use super::blocks::{Block, Kind};
@@ -31,7 +32,8 @@ pub fn risk(blocks: &[Block]) -> Option<Level> {
         };
         let rest = block.text.get(end..).unwrap_or_default();
         let mut found = levels(rest).max();
-        if found.is_none() && !rest.chars().any(char::is_alphanumeric) {
+        let reads_on = block.kind != Kind::Text || !rest.chars().any(char::is_alphanumeric);
+        if found.is_none() && reads_on {
             found = blocks
                 .get(index + 1)
                 .filter(|next| next.kind == Kind::Text)
@@ -68,6 +70,11 @@ mod tests {
             Some(Level::Low)
         );
         assert_eq!(of("**Overall risk**\n\nmedium"), Some(Level::Medium));
+        assert_eq!(
+            of("### Risk Assessment (plan 1)\n\nhigh"),
+            Some(Level::High)
+        );
+        assert_eq!(of("**Overall risk** of plan 1\n\nhigh"), None);
         assert_eq!(of("Risk Assessment: HIGH (not a label)"), None);
         assert_eq!(of("LOW before **Overall risk:** none"), None);
         assert_eq!(
