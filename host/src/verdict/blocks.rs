@@ -77,11 +77,18 @@ struct Walker {
 impl Walker {
     /// Ends the current block, keeping it when it has text and a section is open.
     fn flush(&mut self) {
-        let text = std::mem::take(&mut self.text);
+        // The buffer keeps its capacity: each kept block costs one exact-size allocation.
+        let keep = !self.text.trim().is_empty();
+        let text = if keep {
+            self.text.as_str().to_owned()
+        } else {
+            String::new()
+        };
+        self.text.clear();
         let strong = std::mem::take(&mut self.strong);
         self.strong_open.clear();
         let lead_strong = std::mem::take(&mut self.lead_strong);
-        if text.trim().is_empty() {
+        if !keep {
             return;
         }
         if let Some(section) = self.sections.last_mut() {
