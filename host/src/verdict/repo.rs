@@ -9,13 +9,15 @@
 //! stay under the canonical root; the file is then opened without following a link
 //! (`O_NOFOLLOW`, `O_NONBLOCK`, so a FIFO never blocks) and must be a regular file.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-/// Most distinct files looked at for one verdict.
+/// Most distinct files read for one verdict.
 pub const MAX_FILES: usize = 4096;
+/// Most distinct path spellings resolved for one verdict.
+pub const MAX_PATHS: usize = 4 * MAX_FILES;
 /// Most bytes read from one file.
 pub const MAX_FILE_BYTES: u64 = 32 << 20;
 /// Most bytes read for one verdict.
@@ -59,15 +61,22 @@ impl Repo {
         }
         let mut paths: Vec<(&str, u64)> = needed.into_iter().collect();
         paths.sort_unstable();
+        // Spellings of one file (`a/b.rs`, `a//b.rs`, a link inside the root) share one read.
+        let mut files: BTreeMap<PathBuf, (u64, Vec<&str>)> = BTreeMap::new();
+        for (path, want) in paths.into_iter().take(MAX_PATHS) {
+            if let Some(resolved) = resolve(root, path) {
+                let entry = files.entry(resolved).or_default();
+                entry.0 = entry.0.max(want);
+                entry.1.push(path);
+            }
+        }
         let mut budget = MAX_TOTAL_BYTES;
-        let lines: HashMap<&str, u64> = paths
-            .into_iter()
-            .take(MAX_FILES)
-            .filter_map(|(path, want)| {
-                let count = line_count(root, path, want, &mut budget)?;
-                Some((path, count))
-            })
-            .collect();
+        let mut lines: HashMap<&str, u64> = HashMap::new();
+        for (file, (want, spellings)) in files.into_iter().take(MAX_FILES) {
+            if let Some(count) = line_count(&file, want, &mut budget) {
+                lines.extend(spellings.into_iter().map(|s| (s, count)));
+            }
+        }
         cited
             .iter()
             .map(|c| plausible(c) && lines.get(c.path).is_some_and(|&count| c.last <= count))
@@ -107,11 +116,11 @@ fn open(path: &Path) -> Option<File> {
     file.metadata().ok()?.is_file().then_some(file)
 }
 
-/// The file's line count, read until `want` lines are seen (or the end, or a bound); `None`
-/// when the file is not inside the root, cannot be read, or the bounds stop the read before
-/// the answer is known.
-fn line_count(root: &Path, path: &str, want: u64, budget: &mut u64) -> Option<u64> {
-    let file = open(&resolve(root, path)?)?;
+/// The line count of a resolved file, read until `want` lines are seen (or the end, or a
+/// bound); `None` when it cannot be read or the bounds stop the read before the answer is
+/// known.
+fn line_count(path: &Path, want: u64, budget: &mut u64) -> Option<u64> {
+    let file = open(path)?;
     let limit = MAX_FILE_BYTES.min(*budget);
     let mut reader = file.take(limit);
     let mut buffer = vec![0_u8; 64 << 10];
@@ -189,6 +198,28 @@ mod tests {
                 false,
                 cfg!(unix)
             ]
+        );
+    }
+
+    #[test]
+    fn spellings_of_one_file_share_one_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("a")).expect("mkdir");
+        std::fs::write(dir.path().join("a/b.rs"), "1\n2\n").expect("write");
+        let repo = Repo::new(dir.path());
+        let root = dir.path().canonicalize().expect("root");
+        let mut files = BTreeMap::new();
+        for path in ["a/b.rs", "a//b.rs", "./a/./b.rs"] {
+            files.insert(resolve(&root, path).expect("inside"), ());
+        }
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            repo.verify(&[
+                cite("a/b.rs", 2, 2),
+                cite("a//b.rs", 1, 2),
+                cite("a/./b.rs", 3, 3)
+            ]),
+            vec![true, true, false]
         );
     }
 
