@@ -130,7 +130,7 @@ fn reviewers(front: &str) -> Result<Vec<String>, NotReviews> {
 
 /// `(display, instance)` of a reviewer heading, `None` for any other heading.
 fn heading(text: &str) -> Option<(String, Option<String>)> {
-    if let Some(open) = text.strip_suffix(')').and_then(|t| t.find(" Review (")) {
+    if let Some(open) = text.strip_suffix(')').and_then(|t| t.rfind(" Review (")) {
         let section = text.get(..open)?;
         let instance = text.get(open + " Review (".len()..text.len() - 1)?;
         return Some((format!("{section} ({instance})"), Some(instance.to_owned())));
@@ -263,6 +263,10 @@ mod tests {
             Some(("OpenCode (op-a)".into(), Some("op-a".into())))
         );
         assert_eq!(heading("Consensus Summary"), None);
+        assert_eq!(
+            heading("A Review (x) Review (op)"),
+            Some(("A Review (x) (op)".into(), Some("op".into())))
+        );
     }
 
     #[test]

@@ -288,4 +288,27 @@ mod tests {
             Exit::Reviewed
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Any review text: no panic, and the written document recomputes to the same verdict.
+        #[test]
+        fn any_review_text_recomputes_identically(
+            a in "(\\PC|\n|`|\\*|-|#|\\||:|[0-9]|HIGH|low|Concerns|Risk Assessment|src/x.rs:2|```){0,120}",
+            b in "(\\PC|\n|`|\\*|-|#|:|[0-9]|MEDIUM|\\*\\*Concerns:\\*\\*|src/x.rs:4-9){0,120}",
+        ) {
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::create_dir_all(dir.path().join("src")).expect("src");
+            std::fs::write(dir.path().join("src/x.rs"), "1\n".repeat(20)).expect("x.rs");
+            let repo = Repo::new(dir.path());
+            let doc = format!(
+                "---\nphase: 3\nreviewers: [a, b]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## A Review\n\n{a}\n\n---\n\n## B Review\n\n{b}\n\n---\n\n## Consensus Summary\n\n### Agreed Concerns\n<!-- c -->\n"
+            );
+            let first = compute(&doc, &repo, 2).expect("parses");
+            let written = render::into_document(&doc, first.after_title, &first.verdict);
+            let second = compute(&written, &repo, 2).expect("parses");
+            proptest::prop_assert_eq!(second.verdict, first.verdict);
+        }
+    }
 }
