@@ -223,6 +223,20 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_never_blocks_and_never_verifies() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe.rs");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let repo = Repo::new(dir.path());
+        assert_eq!(repo.verify(&[cite("pipe.rs", 1, 1)]), vec![false]);
+    }
+
     #[test]
     fn a_missing_root_verifies_nothing() {
         let repo = Repo::new(Path::new("/nonexistent/gsd-lane-verdict-root"));
