@@ -17,6 +17,7 @@ fi
 cargo bench --locked -p gsd-lane --bench registry | tee "$target"/bench-registry.txt
 cargo bench --locked -p gsd-lane --bench stages | tee "$target"/bench-stages.txt
 cargo bench --locked -p gsd-lane --bench http_memory | tee "$target"/bench-http-memory.txt
+cargo bench --locked -p gsd-lane --bench verdict | tee "$target"/bench-verdict.txt
 {
   for n in 4 8; do
     GSD_LANE_BIN="$bin" bash examples/bench-review.sh "$n" 2

@@ -23,6 +23,14 @@ RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 
 # What the figures of a section mean; printed after it. Kept free of numbers, which go stale.
 NOTES = {
+    "bench-verdict.txt": """
+The whole verdict (`compute`: CommonMark parse, sections, risk, concerns, citations, the
+repository check reading each of the 100 cited files once, quorum, agreed places) of a generated
+REVIEWS.md: five reviewer sections of prose, bullet lists, fenced code holding look-alike tokens
+and a table every 20 blocks, 200 cited concerns each. Thread CPU time is what the computation
+used whatever else the machine runs; wall time includes waiting for a CPU. Peak RSS growth is
+the rise of `VmHWM` over one computation, the document already in memory.
+""",
     "bench-overhead.txt": """
 "Marginal" is what one more lane adds to a review, (T(8 lanes) - T(1 lane)) / 7, minus the lane
 alone; "amortised" also spreads review's one-time work (phase, prompt, run dir, REVIEWS.md) over
@@ -164,6 +172,7 @@ def main():
         ("bench-registry.txt", "In-process: registry load + validation (`cargo bench --bench registry`)", "median"),
         ("bench-stages.txt", "In-process: plan, signature, egress check (`cargo bench --bench stages`)", "µs"),
         ("bench-http-memory.txt", "HTTP engine against hostile responses, http and https (`cargo bench --bench http_memory`)", " "),
+        ("bench-verdict.txt", "Panel verdict of a 10 MB REVIEWS.md with 1,000 citations (`cargo bench --bench verdict`)", "verdict"),
         ("bench-review.txt", "Review of N lanes each taking S seconds (`examples/bench-review.sh N S`)", "N="),
         ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
         ("bench-sandbox.txt", "Sandbox cost per spawn: `--sandbox off|detect|enforce` (`bench/sandbox_cost.py`)", ""),

@@ -40,3 +40,4 @@ pub(crate) mod sandbox;
 pub(crate) mod suggest;
 pub(crate) mod textsafe;
 pub(crate) mod trust;
+pub(crate) mod verdict;

@@ -35,5 +35,6 @@ mod soak;
 mod terminal;
 mod trust;
 mod util;
+mod verdict;
 mod view;
 mod watchdog;

@@ -772,12 +772,14 @@ fn json_progress_is_one_object_per_event() {
             "lane_end",
             "lane_start",
             "lane_end",
+            "verdict",
             "complete"
         ]
     );
     assert_eq!(events[2]["outcome"], "review");
     assert_eq!(events[4]["outcome"], "stub");
-    assert_eq!(events[5]["count"], 1);
+    assert_eq!(events[5]["quorum"]["met"], false);
+    assert_eq!(events[6]["count"], 1);
 }
 
 // ---------------------------------------------------------------------------------------------

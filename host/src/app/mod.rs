@@ -19,6 +19,7 @@ pub(crate) mod runs;
 mod snippet;
 pub(crate) mod trust;
 pub(crate) mod validate;
+pub(crate) mod verdict;
 
 use std::path::{Path, PathBuf};
 

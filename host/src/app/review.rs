@@ -27,6 +27,9 @@ fn review(context: &Context, args: &ReviewArgs) -> Result<Exit, Failure> {
         Ok(request) => request,
         Err(exit) => return Ok(exit),
     };
+    // `review.quorum` is checked before any lane runs; `--require-quorum` is this
+    // invocation's (a resumed run does not record it).
+    let panel = crate::verdict::Panel::for_review(context, &request.config, args.require_quorum)?;
     // Detection and pre-flight may start processes (probes), the runner does: the lane
     // watchdog starts now, alongside.
     crate::sandbox::watchdog::start_early();
@@ -47,5 +50,11 @@ fn review(context: &Context, args: &ReviewArgs) -> Result<Exit, Failure> {
         Err(exit) => return Ok(exit),
     };
     let done = results::run(context, &request, &chosen, &prepared, &checked)?;
-    document::finish(&request.subject, &prepared.run_dir, &done, checked.not_run)
+    document::finish(
+        &request.subject,
+        &prepared.run_dir,
+        &done,
+        checked.not_run,
+        &panel,
+    )
 }

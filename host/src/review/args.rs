@@ -62,6 +62,9 @@ pub struct ReviewArgs {
     /// Progress and the result as one JSON object per event.
     #[arg(long)]
     pub json: bool,
+    /// Exit 2 when the panel verdict's quorum (`review.quorum`, default 2) is not met.
+    #[arg(long)]
+    pub require_quorum: bool,
     /// Continue a recorded run: re-run only the reviewers that did not finish with a real
     /// review (default: the latest run of the same phase or prompt file; `gsd-lane runs`).
     #[arg(long, value_name = "RUN_DIR", num_args = 0..=1, default_missing_value = "")]

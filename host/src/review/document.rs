@@ -18,6 +18,8 @@ use super::runner::{Done, Job, LaneResult};
 use super::subject::Subject;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
+use crate::verdict::model::Verdict as PanelVerdict;
+use crate::verdict::Panel;
 
 /// Writes REVIEWS.md and the summary; returns how the review ended.
 ///
@@ -29,6 +31,7 @@ pub fn finish(
     run_dir: &RunDir,
     done: &Results,
     not_run: Vec<Entry>,
+    panel: &Panel,
 ) -> Result<Exit, Failure> {
     // An explicitly named identity that could not run (§9): no REVIEWS.md.
     if report_explicit_failures(done) && !done.interrupted {
@@ -74,9 +77,13 @@ pub fn finish(
         entries,
         earlier,
     };
-    rundir::write_atomic(&output_path, &reviews_md::render(&doc))
-        .inspect_err(|_| say_kept(run_dir))?;
-    let exit = Exit::written(done.interrupted, real);
+    // The panel verdict (issue 23), computed from the very text written, at its top.
+    let (text, panel_verdict) = panel.apply(reviews_md::render(&doc));
+    rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(run_dir))?;
+    let exit = panel.exit(
+        Exit::written(done.interrupted, real),
+        panel_verdict.as_ref(),
+    );
     let mut verdict = Verdict::of(done.interrupted, real, done.jobs.len());
     if verdict == Verdict::Complete && (not_run > 0 || !doc.earlier.carried.is_empty()) {
         verdict = Verdict::Partial;
@@ -89,6 +96,7 @@ pub fn finish(
         exit,
         verdict,
         doc: &doc,
+        panel: panel_verdict.as_ref(),
     };
     summary.print(done);
     if output_path != wanted {
@@ -232,6 +240,8 @@ struct Summary<'a> {
     verdict: Verdict,
     /// The document written (what was not run, what was kept of the earlier file).
     doc: &'a Doc,
+    /// The panel verdict, when it could be computed.
+    panel: Option<&'a PanelVerdict>,
 }
 
 impl Summary<'_> {
@@ -246,6 +256,9 @@ impl Summary<'_> {
     }
 
     fn event(&self, interrupted: bool) {
+        if let Some(panel) = self.panel {
+            progress::event(&crate::verdict::event(panel));
+        }
         let status = self.exit.status();
         progress::event(&json!({
             "event": "complete",
@@ -302,6 +315,9 @@ impl Summary<'_> {
     fn banner(&self) -> String {
         let title = self.verdict.title();
         let mut text = format!("{RULE}\n GSD ► {title}\n{RULE}\n\n");
+        if let Some(line) = self.panel.and_then(crate::verdict::degraded_line) {
+            text.push_str(&line);
+        }
         text.push_str(&self.caveats());
         let reviewers = reviewers(self.count);
         match self.subject {

@@ -23,6 +23,8 @@ pub enum Exit {
     ExplicitFailed,
     /// No identity ran at all; no REVIEWS.md.
     NoneRan,
+    /// `--require-quorum`, and the panel verdict's quorum is not met; REVIEWS.md was written.
+    QuorumNotMet,
 }
 
 impl Exit {
@@ -36,7 +38,8 @@ impl Exit {
             | Exit::Selection
             | Exit::ExplicitBlocked
             | Exit::ExplicitFailed
-            | Exit::NoneRan => 2,
+            | Exit::NoneRan
+            | Exit::QuorumNotMet => 2,
             Exit::Interrupted => 130,
         }
     }
@@ -69,6 +72,7 @@ mod tests {
             Exit::ExplicitBlocked,
             Exit::ExplicitFailed,
             Exit::NoneRan,
+            Exit::QuorumNotMet,
         ] {
             assert_eq!(exit.status(), 2, "{exit:?}");
         }

@@ -15,6 +15,8 @@ Assertions per scenario (each failure names the check):
             invocation.md §10)
   model     with `--model`, the requested model reached the provider
   clean     no control bytes in REVIEWS.md (the run dir keeps the raw bytes)
+  verdict   REVIEWS.md has the panel verdict at its top, and `gsd-lane verdict --json`
+            recomputes it with outcome `review` for every lane that ran
 """
 
 import concurrent.futures
@@ -378,6 +380,7 @@ def review_scenario(suite, selected):
         if re.search(r"^## Summary$", text, re.MULTILINE):
             result.fail("nested", "a review's own `## Summary` heading sits at the level of the "
                         "reviewers' `## <Lane> Review` headings instead of under them")
+        verdict_check(suite, result, reviews, text, runnable, project, env)
         for lane in runnable:
             missing = missing_lines(text, lane.shape(answers[lane.slug]) if lane.shape
                                     else answers[lane.slug])
@@ -390,6 +393,26 @@ def review_scenario(suite, selected):
     finally:
         for p in providers.values():
             p.stop()
+
+
+def verdict_check(suite, result, reviews, text, runnable, project, env):
+    """The panel verdict (issue 23): at the top of REVIEWS.md, and `gsd-lane verdict --json`
+    recomputes it with one `review` entry per lane that ran."""
+    if "**Panel verdict**" not in text:
+        result.fail("verdict", "REVIEWS.md has no panel verdict at its top")
+        return
+    proc = subprocess.run([suite.gsd_lane, "verdict", reviews, "--json"], cwd=project, env=env,
+                          capture_output=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+    try:
+        verdict = json.loads(proc.stdout)
+    except ValueError:
+        result.fail("verdict", f"`gsd-lane verdict --json` exit {proc.returncode}: "
+                    f"{proc.stderr.decode('utf-8', 'replace')[-200:]!r}")
+        return
+    outcomes = {r["id"]: r["outcome"] for r in verdict.get("reviewers", [])}
+    for lane in runnable:
+        if outcomes.get(lane.slug) != "review":
+            result.fail("verdict", f"{lane.slug}: outcome {outcomes.get(lane.slug)!r}, not 'review'")
 
 
 def scenarios_for(lane):
