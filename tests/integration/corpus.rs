@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{self, read_json, str_of, validate, Report, TestEnv, FIRST_PARTY_IDS};
+use crate::util::{self, read_json, str_of, validate, Report, TestEnv};
 
 /// The reference's manifests, vendored with their provenance (`PROVENANCE.md` beside them).
 const UPSTREAM: &str = concat!(
@@ -82,27 +82,27 @@ fn upstream_corpus_validates_without_findings() {
     assert_clean(&out, &report, "upstream corpus");
 }
 
+/// Upstream lanes of the vendored (2026-08-08) corpus that the upstream deleted since
+/// (spec/upstream-since-2026-08.md §11), with the example overlay each lives on as.
+const RETIRED_SINCE: [(&str, &str); 1] = [("gemini", "examples/lanes/gemini")];
+
 #[test]
-fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
+fn upstream_lanes_are_the_first_party_lanes_and_the_retired_ones() {
     let Some(dir) = upstream() else { return };
     let lanes = upstream_lanes(&dir);
+    let first_party = util::first_party_ids();
+    let mut expected: Vec<&str> = first_party.iter().map(String::as_str).collect();
+    expected.extend(RETIRED_SINCE.iter().map(|(id, _)| *id));
+    expected.sort_unstable();
     assert_eq!(
-        lanes.len(),
-        12,
-        "upstream manifests with a reviewer object: {:?}",
-        lanes.keys().collect::<Vec<_>>()
+        lanes.keys().map(String::as_str).collect::<Vec<_>>(),
+        expected,
+        "upstream manifests with a reviewer object vs capabilities/descriptor-order.txt plus \
+         the retired lanes"
     );
-    let unknown: Vec<&String> = lanes
-        .keys()
-        .filter(|id| !FIRST_PARTY_IDS.contains(&id.as_str()))
-        .collect();
-    assert!(
-        unknown.is_empty(),
-        "upstream lanes outside §7a: {unknown:?}"
-    );
-    let upstream_slugs: Vec<String> = FIRST_PARTY_IDS
+    let upstream_slugs: Vec<String> = first_party
         .iter()
-        .filter_map(|id| lanes.get(*id))
+        .filter_map(|id| lanes.get(id))
         .map(|value| str_of(&value["reviewer"], "slug"))
         .collect();
 
@@ -115,6 +115,24 @@ fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
         .map(|line| line.split('\t').next().unwrap_or("").to_owned())
         .collect();
     assert_eq!(upstream_slugs, section_slugs);
+}
+
+/// A retired lane's example overlay declares the upstream lane as it was (body and config):
+/// installing it gives back the lane exactly.
+#[test]
+fn retired_lanes_live_on_unchanged_as_example_overlays() {
+    let Some(dir) = upstream() else { return };
+    let lanes = upstream_lanes(&dir);
+    for (id, folder) in RETIRED_SINCE {
+        let path = util::workspace_root().join(folder).join("capability.json");
+        let ours = read_json(&path);
+        let theirs = lanes.get(id).expect("the retired lane is in the corpus");
+        assert_eq!(ours.get("reviewer"), theirs.get("reviewer"), "{folder}");
+        assert_eq!(config_shape(&ours), config_shape(theirs), "{folder}");
+        let env = TestEnv::new();
+        let (out, report) = validate(&env, &[path]);
+        assert_clean(&out, &report, folder);
+    }
 }
 
 /// The shipped `capabilities/<id>/capability.json` files.
@@ -141,7 +159,7 @@ fn shipped_lanes_validate_without_findings() {
         .iter()
         .map(|path| str_of(&read_json(path), "id"))
         .collect();
-    let mut expected: Vec<String> = FIRST_PARTY_IDS.iter().map(|s| (*s).to_owned()).collect();
+    let mut expected = util::first_party_ids();
     expected.sort();
     assert_eq!(ids, expected, "shipped capabilities");
     let env = TestEnv::new();

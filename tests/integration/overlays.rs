@@ -10,8 +10,15 @@ use crate::util::{
     TestEnv,
 };
 
-const DEFAULT_FLAGS: &str = "--gemini\n--claude\n--codex\n--coderabbit\n--opencode\n--qwen\n\
---cursor\n--antigravity\n--agy\n--ollama\n--lm-studio\n--llama-cpp\n--kimi-code\n";
+/// The first-party `flags` output, from the manifests.
+fn default_flags() -> String {
+    crate::util::default_flags()
+}
+
+/// The number of first-party lanes (their rows lead every listing).
+fn first_party_count() -> usize {
+    crate::util::first_party().len()
+}
 
 /// Asserts a skipped row: not active, with `status` and `code`.
 fn assert_skipped(row: &Value, status: &str, code: &str) {
@@ -59,7 +66,9 @@ fn global_third_party_lane_is_active_after_first_party() {
     env.write_overlay_fixture(Scope::Global, "acme-review", "overlays/acme-review");
     let rows = env.list(&[]);
     assert_first_party_intact(&rows);
-    let acme_row = rows.get(12).expect("a 13th listing row");
+    let acme_row = rows
+        .get(first_party_count())
+        .expect("a row after the first-party ones");
     assert_eq!(str_of(acme_row, "id"), "acme-review");
     assert_eq!(str_of(acme_row, "scope"), "global");
     assert_eq!(str_of(acme_row, "slug"), "acme");
@@ -68,11 +77,11 @@ fn global_third_party_lane_is_active_after_first_party() {
     assert_eq!(str_of(acme_row, "status"), "active");
     assert_eq!(acme_row["code"], Value::Null);
     assert_eq!(acme_row["kind"], Value::Null);
-    assert_eq!(rows.len(), 13, "exactly one overlay row");
+    assert_eq!(rows.len(), first_party_count() + 1, "exactly one overlay row");
 
-    assert_eq!(flags_out(&env, &[]), format!("{DEFAULT_FLAGS}--acme\n"));
+    assert_eq!(flags_out(&env, &[]), format!("{}--acme\n", default_flags()));
     let sections = sections_out(&env, &[]);
-    assert_eq!(sections.lines().count(), 13);
+    assert_eq!(sections.lines().count(), first_party_count() + 1);
     assert_eq!(sections.lines().last(), Some("acme\tAcme"));
 }
 
@@ -86,7 +95,7 @@ fn project_lane_is_listed_inactive_until_consent_exists() {
     assert_skipped(acme_row, "inactive", "LD-UNCONSENTED");
     assert!(!has_row(&rows, "global", "acme-review"));
 
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
     assert!(!sections_out(&env, &[]).contains("acme"));
 }
 
@@ -111,8 +120,11 @@ fn assert_collision(edit: impl FnOnce(&mut Value), code: &str, field: &str, othe
         reason.contains("\"acme-review\"") && reason.contains(&format!("\"{other_id}\"")),
         "reason should name both capability ids (acme-review, {other_id}): {reason}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
-    assert_eq!(sections_out(&env, &[]).lines().count(), 12);
+    assert_eq!(flags_out(&env, &[]), default_flags());
+    assert_eq!(
+        sections_out(&env, &[]).lines().count(),
+        first_party_count()
+    );
 }
 
 #[test]
@@ -138,10 +150,10 @@ fn overlay_colliding_with_first_party_flag_is_skipped() {
 #[test]
 fn overlay_colliding_with_first_party_section_is_skipped() {
     assert_collision(
-        |m| m["reviewer"]["reviewsSection"] = json!("Gemini"),
+        |m| m["reviewer"]["reviewsSection"] = json!("Claude"),
         "X-SECTION-DUP",
         "reviewer.reviewsSection",
-        "gemini",
+        "claude",
     );
 }
 
@@ -161,7 +173,7 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
         reason.contains(">=99.0.0") && reason.contains("1.10.0"),
         "reason should quote the range and the host version: {reason}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 
     // The hidden global option works before and after the subcommand.
     for args in [
@@ -178,7 +190,7 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
     }
     assert_eq!(
         flags_out(&env, &["--compat-version", "99.1.0"]),
-        format!("{DEFAULT_FLAGS}--acme\n")
+        format!("{}--acme\n", default_flags())
     );
 }
 
@@ -201,7 +213,7 @@ fn reserved_id_prefixes_are_skipped() {
     for id in ["gsd-acme", "gsd-core-x", "anthropic-y"] {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-RESERVED");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -216,7 +228,7 @@ fn pending_ledger_entry_is_skipped() {
     let rows = env.list(&[]);
     assert_first_party_intact(&rows);
     assert_skipped(row(&rows, "global", "acme-review"), "skipped", "LD-PENDING");
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 /// A valid acme manifest padded with trailing whitespace to 9 MiB (valid JSON, too large).
@@ -247,7 +259,7 @@ fn missing_oversized_and_special_manifests_are_skipped_without_hanging() {
     for id in expected {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-MISSING");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -263,7 +275,7 @@ fn unparseable_manifests_are_skipped() {
     for id in ["acme-bom", "acme-empty", "acme-truncated"] {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-PARSE");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -283,8 +295,11 @@ fn invalid_manifest_is_skipped_and_first_party_unaffected() {
             .any(|(c, f)| c == "RB-TRANSPORT" && f == "reviewer.transport"),
         "expected RB-TRANSPORT at reviewer.transport among {codes:?}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
-    assert_eq!(sections_out(&env, &[]).lines().count(), 12);
+    assert_eq!(flags_out(&env, &[]), default_flags());
+    assert_eq!(
+        sections_out(&env, &[]).lines().count(),
+        first_party_count()
+    );
 }
 
 /// A lane `id` with its own slug and section and the given flags, no config.
@@ -319,7 +334,7 @@ fn earlier_folder_in_byte_order_wins_a_flag_collision() {
     assert_first_party_intact(&rows);
     let winner = row(&rows, "global", "acme-x");
     assert_eq!(winner["active"], json!(true), "{winner}");
-    assert_eq!(str_of(&rows[12], "id"), "acme-x");
+    assert_eq!(str_of(&rows[first_party_count()], "id"), "acme-x");
     let loser = row(&rows, "global", "acme2");
     assert_skipped(loser, "skipped", "LD-CROSS");
     let codes = row_diagnostic_codes(loser);
@@ -329,7 +344,7 @@ fn earlier_folder_in_byte_order_wins_a_flag_collision() {
             .any(|(c, f)| c == "X-FLAG-DUP" && f.starts_with("reviewer.flags")),
         "expected X-FLAG-DUP among {codes:?}"
     );
-    assert_eq!(flags_out(&env, &[]), format!("{DEFAULT_FLAGS}--acme\n"));
+    assert_eq!(flags_out(&env, &[]), format!("{}--acme\n", default_flags()));
     assert_eq!(
         sections_out(&env, &[]).lines().last(),
         Some("acme_x\tAcme X")

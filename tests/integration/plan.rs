@@ -162,15 +162,6 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
     let cat = |parts: Vec<Vec<String>>| -> Vec<String> { parts.concat() };
     vec![
         SpawnRow {
-            slug: "gemini",
-            binary: "gemini",
-            argv: cat(vec![model("-m", "G"), strings(&["-p", "-"])]),
-            stdin: true,
-            file: None,
-            timeout_ms: 900_000,
-            handler: None,
-        },
-        SpawnRow {
             slug: "claude",
             binary: "claude",
             argv: cat(vec![
@@ -327,20 +318,31 @@ fn assert_http_rows(entries: &[Value], model: Option<&str>) {
     }
 }
 
-const DESCRIPTOR_ORDER: [&str; 12] = [
-    "gemini",
-    "claude",
-    "codex",
-    "coderabbit",
-    "opencode",
-    "qwen",
-    "cursor",
-    "antigravity",
-    "ollama",
-    "lm_studio",
-    "llama_cpp",
-    "kimi-code",
-];
+/// The golden table's slugs: one row per first-party lane, spawn rows then HTTP rows.
+fn golden_slugs() -> Vec<String> {
+    let mut slugs: Vec<String> = spawn_rows(false)
+        .iter()
+        .map(|row| row.slug.to_owned())
+        .collect();
+    slugs.extend(HTTP_ROWS.iter().map(|(slug, _, _)| (*slug).to_owned()));
+    slugs
+}
+
+/// Adding or removing a first-party lane is its manifest (with its line in
+/// `capabilities/descriptor-order.txt`) plus its row here: the table must hold exactly one row
+/// per first-party lane.
+#[test]
+fn the_golden_table_has_one_row_per_first_party_lane() {
+    let mut golden = golden_slugs();
+    golden.sort();
+    let mut roster = util::first_party_slugs();
+    roster.sort();
+    assert_eq!(
+        golden, roster,
+        "the golden plan table (spawn_rows, HTTP_ROWS) and capabilities/ disagree: add or \
+         remove the lane's golden row"
+    );
+}
 
 fn slugs(entries: &[Value]) -> Vec<String> {
     entries.iter().map(|e| util::str_of(e, "slug")).collect()
@@ -352,7 +354,7 @@ fn golden_table_with_golden_config() {
     let entries = plan(&env, &[]);
     assert_eq!(
         slugs(&entries),
-        DESCRIPTOR_ORDER,
+        util::first_party_slugs(),
         "every lane, descriptor order"
     );
     for row in spawn_rows(true) {
@@ -365,7 +367,7 @@ fn golden_table_with_golden_config() {
 fn golden_table_without_a_config_file() {
     let env = project(None);
     let entries = plan(&env, &[]);
-    assert_eq!(slugs(&entries), DESCRIPTOR_ORDER);
+    assert_eq!(slugs(&entries), util::first_party_slugs());
     for row in spawn_rows(false) {
         assert_spawn_row(&entries, &row);
     }
@@ -376,7 +378,7 @@ fn golden_table_without_a_config_file() {
 fn golden_table_with_unset_model_values() {
     // §3.2: blank, sentinel and non-string values are all "unset" → same as the empty config.
     let config = json!({"review": {"models": {
-        "gemini": "   ", "claude": "null", "codex": "  undefined ", "opencode": 0,
+        "qwen": "   ", "claude": "null", "codex": "  undefined ", "opencode": 0,
         "agy": false, "kimi-code": [], "ollama": {}, "lm_studio": null, "llama_cpp": "\t\n"
     }}});
     let env = project(Some(&config.to_string()));
@@ -389,10 +391,10 @@ fn golden_table_with_unset_model_values() {
 
 #[test]
 fn model_values_are_trimmed_and_case_kept() {
-    let config = json!({"review": {"models": {"gemini": " G ", "claude": "NULL"}}});
+    let config = json!({"review": {"models": {"qwen": " Q ", "claude": "NULL"}}});
     let env = project(Some(&config.to_string()));
-    let entries = plan(&env, &["--selected", "gemini,claude"]);
-    assert_eq!(argv(entry(&entries, "gemini")), ["-m", "G", "-p", "-"]);
+    let entries = plan(&env, &["--selected", "qwen,claude"]);
+    assert_eq!(argv(entry(&entries, "qwen")), ["-m", "Q", "-"]);
     assert_eq!(
         argv(entry(&entries, "claude")),
         ["--model", "NULL", "--effort", "low", "-p", "-"]
@@ -623,8 +625,8 @@ fn unknown_selected_slug_is_malformed_lane() {
 #[test]
 fn selected_list_is_trimmed_ordered_as_given_and_unknowns_are_refused_in_place() {
     let env = project(None);
-    let entries = plan(&env, &["--selected", " qwen, ,nope,../evil,gemini,"]);
-    assert_eq!(slugs(&entries), ["qwen", "nope", "../evil", "gemini"]);
+    let entries = plan(&env, &["--selected", " qwen, ,nope,../evil,claude,"]);
+    assert_eq!(slugs(&entries), ["qwen", "nope", "../evil", "claude"]);
     let oks: Vec<&Value> = entries.iter().map(|e| &e["ok"]).collect();
     assert_eq!(
         oks,
@@ -641,8 +643,7 @@ fn prompt_budget_per_lane_number_else_global_fallback() {
         "max_prompt_tokens": 8000,
         "max_prompt_tokens_per_reviewer": {
             "ollama": 5000,
-            "lm_studio": -1,
-            "gemini": 123
+            "lm_studio": -1
         }
     }});
     let env = project(Some(&config.to_string()));
@@ -698,13 +699,13 @@ fn prompt_budget_zero_never_falls_back_and_no_global_means_null() {
 #[test]
 fn hostile_model_value_stays_one_argv_element() {
     let config = json!({"review": {"models": {
-        "gemini": HOSTILE, "claude": HOSTILE, "codex": HOSTILE, "opencode": HOSTILE,
+        "qwen": HOSTILE, "claude": HOSTILE, "codex": HOSTILE, "opencode": HOSTILE,
         "agy": HOSTILE, "kimi-code": HOSTILE, "ollama": HOSTILE
     }}});
     let env = project(Some(&config.to_string()));
     let entries = plan(&env, &[]);
     for (slug, flag) in [
-        ("gemini", "-m"),
+        ("qwen", "-m"),
         ("claude", "--model"),
         ("codex", "--model"),
         ("opencode", "--model"),
@@ -742,7 +743,7 @@ fn plan_is_deterministic_and_never_probes() {
     let second = gsd(&env, &["plan", "--run-dir", RUN, "--repo-root", REPO]);
     first.assert_status(0);
     assert_eq!(first.stdout, second.stdout);
-    assert!(!Path::new(RUN).join("gsd-review-gemini.md").exists());
+    assert!(!Path::new(RUN).join("gsd-review-claude.md").exists());
 }
 
 /// `gsd-lane run qwen` against `tests/fixtures/qwen/bin/qwen` (a replay of qwen-code 0.24.4's

@@ -7,6 +7,7 @@ mod first_party;
 pub(crate) mod handlers;
 mod overlay;
 pub(crate) mod read;
+pub(crate) mod retired;
 mod validate_set;
 
 use std::path::PathBuf;

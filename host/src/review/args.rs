@@ -181,7 +181,8 @@ pub struct LaneFlags {
     pub active: bool,
 }
 
-/// Every lane's flags from the registry: active lanes, then inactive ones.
+/// Every lane's flags from the registry: active lanes, then inactive ones, then the flags of
+/// retired first-party lanes nothing declares now.
 pub fn lane_flags(registry: &Registry) -> Vec<LaneFlags> {
     let active = registry.lanes.iter().map(|lane| LaneFlags {
         slug: lane.slug.clone(),
@@ -199,7 +200,14 @@ pub fn lane_flags(registry: &Registry) -> Vec<LaneFlags> {
             flags: entry.flags.clone(),
             active: false,
         });
-    active.chain(inactive).collect()
+    // Retired first-party lanes (registry::retired): hidden flags, answered with the reason.
+    let retired = crate::registry::retired::unclaimed(registry).map(|r| LaneFlags {
+        slug: r.slug.to_owned(),
+        section: String::new(),
+        flags: r.flags.iter().map(|f| (*f).to_owned()).collect(),
+        active: false,
+    });
+    active.chain(inactive).chain(retired).collect()
 }
 
 /// Whether `flag` can be a clap long option: `--` then a letter or digit, then letters,
