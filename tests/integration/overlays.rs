@@ -77,7 +77,11 @@ fn global_third_party_lane_is_active_after_first_party() {
     assert_eq!(str_of(acme_row, "status"), "active");
     assert_eq!(acme_row["code"], Value::Null);
     assert_eq!(acme_row["kind"], Value::Null);
-    assert_eq!(rows.len(), first_party_count() + 1, "exactly one overlay row");
+    assert_eq!(
+        rows.len(),
+        first_party_count() + 1,
+        "exactly one overlay row"
+    );
 
     assert_eq!(flags_out(&env, &[]), format!("{}--acme\n", default_flags()));
     let sections = sections_out(&env, &[]);
@@ -121,10 +125,7 @@ fn assert_collision(edit: impl FnOnce(&mut Value), code: &str, field: &str, othe
         "reason should name both capability ids (acme-review, {other_id}): {reason}"
     );
     assert_eq!(flags_out(&env, &[]), default_flags());
-    assert_eq!(
-        sections_out(&env, &[]).lines().count(),
-        first_party_count()
-    );
+    assert_eq!(sections_out(&env, &[]).lines().count(), first_party_count());
 }
 
 #[test]
@@ -191,6 +192,71 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
     assert_eq!(
         flags_out(&env, &["--compat-version", "99.1.0"]),
         format!("{}--acme\n", default_flags())
+    );
+}
+
+/// Version truth (issue 22 item 5): `--version` names the GSD lane-vocabulary version
+/// `engines.gsd` is checked against, and `validate` warns, in `list`'s words, about a range that
+/// excludes it, instead of accepting what `list` then shows as incompatible.
+#[test]
+fn version_names_the_gsd_vocabulary_and_validate_warns_as_list_refuses() {
+    let env = TestEnv::new();
+    let out = env.run(&["--version"]);
+    out.assert_status(0);
+    let version = out.stdout.trim_end().to_owned();
+    let host = version
+        .split("GSD lane vocabulary ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("--version names no GSD vocabulary: {version}"))
+        .to_owned();
+    assert!(version.starts_with("gsd-lane "), "{version}");
+    assert!(version.contains("engines.gsd"), "{version}");
+
+    let mut manifest = acme();
+    manifest["engines"]["gsd"] = json!(">=1.42.0");
+    let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
+    let (out, report) = crate::util::validate(&env, &[path.clone()]);
+    out.assert_status(0);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w["code"] == "LD-ENGINES")
+        .unwrap_or_else(|| panic!("no LD-ENGINES warning: {:?}", report.warnings));
+    assert_eq!(str_of(warning, "field"), "engines.gsd");
+    let rows = env.list(&[]);
+    let listed = str_of(row(&rows, "global", "acme-review"), "reason");
+    assert_eq!(
+        listed,
+        format!("engines.gsd \">=1.42.0\" is not satisfied by host version {host}")
+    );
+    let words = listed
+        .strip_prefix("engines.gsd ")
+        .expect("list names the field");
+    assert!(
+        str_of(warning, "message").starts_with(&format!("engines.gsd: {words}; ")),
+        "validate must use list's words: {warning} vs {listed}"
+    );
+
+    // A range that admits the host version: no warning; with --compat-version, checked
+    // against that version instead.
+    manifest["engines"]["gsd"] = json!(format!(">={host}"));
+    let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
+    let (_, report) = crate::util::validate(&env, &[path.clone()]);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let out = env.run(&[
+        "--compat-version",
+        "0.9.0",
+        "validate",
+        "--json",
+        path.to_str().expect("utf-8"),
+    ]);
+    let report = crate::util::Report::of(&out.json());
+    assert!(
+        report.warnings.iter().any(|w| w["code"] == "LD-ENGINES"),
+        "{:?}",
+        report.warnings
     );
 }
 
@@ -296,10 +362,7 @@ fn invalid_manifest_is_skipped_and_first_party_unaffected() {
         "expected RB-TRANSPORT at reviewer.transport among {codes:?}"
     );
     assert_eq!(flags_out(&env, &[]), default_flags());
-    assert_eq!(
-        sections_out(&env, &[]).lines().count(),
-        first_party_count()
-    );
+    assert_eq!(sections_out(&env, &[]).lines().count(), first_party_count());
 }
 
 /// A lane `id` with its own slug and section and the given flags, no config.

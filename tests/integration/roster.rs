@@ -54,7 +54,10 @@ fn selecting_only_unknown_slugs_prints_nothing() {
 #[test]
 fn empty_selection_means_every_lane() {
     let env = TestEnv::new();
-    assert_eq!(stdout_of(&env, &["flags", "--selected", ""]), default_flags());
+    assert_eq!(
+        stdout_of(&env, &["flags", "--selected", ""]),
+        default_flags()
+    );
     assert_eq!(
         stdout_of(&env, &["sections", "--selected", " , "]),
         default_sections()
@@ -217,7 +220,10 @@ fn the_roster_follows_the_upstream_without_gemini() {
     assert!(!stdout_of(&env, &["sections"]).contains("Gemini"));
     // No first-party manifest declares a key of the retired lane (upstream's #4716 test).
     for lane in util::first_party() {
-        let keys = lane.manifest["config"].as_object().cloned().unwrap_or_default();
+        let keys = lane.manifest["config"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         assert!(
             !keys.keys().any(|k| k.ends_with(".gemini")),
             "{}: {keys:?}",

@@ -352,7 +352,7 @@ mod tests {
         assert!(r.resuming());
         assert_eq!(r.retry, vec!["gemini", "claude"]);
         assert!(parse(&["--resume", "--all"]).is_err());
-        assert!(parse(&["--resume", "--gemini"])
+        assert!(parse(&["--resume", "--qwen"])
             .expect("parses")
             .check()
             .is_err());
@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn the_recorded_selection_parses_back_to_the_same_request() {
         let registry = Registry::first_party();
-        let r = parse(&["--phase", "3", "--gemini", "--agy", "--self", "claude"]).expect("parses");
+        let r = parse(&["--phase", "3", "--qwen", "--agy", "--self", "claude"]).expect("parses");
         let again = super::parse(
             crate::cli::Cli::command(),
             &r.selection_argv(&registry),
@@ -400,15 +400,22 @@ mod tests {
             "--phase",
             "3",
             "--agy",
-            "--gemini",
+            "--claude",
             "--antigravity",
             "--jobs=2",
         ])
         .expect("parses");
         assert_eq!(r.phase.as_deref(), Some("3"));
-        assert_eq!(r.lanes, vec!["gemini", "antigravity"]);
+        assert_eq!(r.lanes, vec!["claude", "antigravity"]);
         assert_eq!(r.jobs, Some(2));
         assert_eq!(r.sandbox, None);
+    }
+
+    #[test]
+    fn a_retired_lane_flag_parses_as_an_inactive_flag_to_be_answered() {
+        let r = parse(&["--phase", "3", "--gemini", "--claude"]).expect("parses");
+        assert_eq!(r.lanes, vec!["claude"]);
+        assert_eq!(r.inactive_flags, vec!["--gemini"]);
     }
 
     #[test]
