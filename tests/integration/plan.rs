@@ -786,3 +786,124 @@ fn qwen_run_sends_the_configured_model_to_the_cli() {
         assert_eq!(review, format!("## Summary\n\nReviewed by {model}.\n"));
     }
 }
+
+/// Writes an executable sh script `name` into `dir`.
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("write script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// `gsd-lane run cursor --json` with `bin` (then `/usr/bin:/bin`) on PATH.
+fn run_cursor(env: &TestEnv, bin: &Path) -> (util::Outcome, std::path::PathBuf) {
+    let run_dir = env.root.path().join("run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run_arg = run_dir.display().to_string();
+    let args = [
+        "run",
+        "cursor",
+        "--json",
+        "--run-dir",
+        &run_arg,
+        "--repo-root",
+        ".",
+    ];
+    let command = util::gsd_command(env, &path, &env.project, &args);
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic();
+    (out, run_dir)
+}
+
+/// A fake program called `agent`: `--help` prints `help`, otherwise it logs its argv and
+/// prints a review.
+fn fake_agent(bin: &Path, help: &str) {
+    script(
+        bin,
+        "agent",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --help ]; then printf '%s\\n' '{help}'; exit 0; fi\n\
+             printf '%s\\n' \"$*\" >> \"$HOME/agent.log\"\nprintf '## Summary\\n\\nvia agent\\n'\n"
+        ),
+    );
+}
+
+/// CLI drift (issue 22 item 6): Cursor renamed `cursor-agent` to `agent`. The cursor lane runs
+/// `agent` when `cursor-agent` is missing, but only the `agent` whose help is Cursor's.
+#[test]
+fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    fake_agent(
+        &bin,
+        "Usage: agent [options] [command] [prompt...]\n\nStart the Cursor Agent",
+    );
+    let (out, run_dir) = run_cursor(&env, &bin);
+    out.assert_status(0);
+    assert_eq!(
+        out.json(),
+        json!({"slug": "cursor", "ok": true, "stubbed": false})
+    );
+    let log = std::fs::read_to_string(env.home.join("agent.log")).expect("agent ran");
+    assert!(
+        log.starts_with("-p --mode ask --trust --output-format text Read the file at "),
+        "{log}"
+    );
+    assert_eq!(
+        util::read_text(&run_dir.join("gsd-review-cursor.md")),
+        "## Summary\n\nvia agent\n"
+    );
+}
+
+#[test]
+fn another_program_called_agent_never_gets_the_prompt() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    fake_agent(&bin, "agent: a build agent for CI runners");
+    let (out, _) = run_cursor(&env, &bin);
+    let result = out.json();
+    assert_eq!(result["ok"], false, "{result}");
+    assert_eq!(result["reason"], "probe_failed", "{result}");
+    let detail = util::str_of(&result, "detail");
+    assert!(
+        detail.contains("the `agent` found is another program"),
+        "{detail}"
+    );
+    assert!(
+        !env.home.join("agent.log").exists(),
+        "the other agent ran with the prompt"
+    );
+}
+
+#[test]
+fn cursor_agent_wins_when_both_names_are_installed_and_both_are_named_when_none_is() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let (out, _) = run_cursor(&env, &bin);
+    let result = out.json();
+    assert_eq!(result["reason"], "missing_binary", "{result}");
+    assert!(
+        util::str_of(&result, "detail").contains("cursor-agent is not on PATH (nor is agent"),
+        "{result}"
+    );
+
+    fake_agent(&bin, "Start the Cursor Agent");
+    script(
+        &bin,
+        "cursor-agent",
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$HOME/cursor-agent.log\"\nprintf 'old name\\n'\n",
+    );
+    let (out, run_dir) = run_cursor(&env, &bin);
+    out.assert_status(0);
+    assert!(env.home.join("cursor-agent.log").exists());
+    assert!(!env.home.join("agent.log").exists());
+    assert_eq!(
+        util::read_text(&run_dir.join("gsd-review-cursor.md")),
+        "old name\n"
+    );
+}

@@ -115,7 +115,8 @@ pub struct Admitted<'h> {
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
     check_posture(lane, setup)?;
-    let plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
+    let mut plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
+    tool_identity::follow_rename(&mut plan, setup.path_var.as_deref());
     admit_plan(plan, setup)
 }
 
