@@ -144,6 +144,20 @@ class Suite:
         env.update(lanedefs.common_env())
         return env
 
+    def install_overlays(self, lanes, env):
+        """`gsd-lane install <folder> --yes` (global) of each lane's example overlay, as a user
+        would; an install that fails raises with gsd-lane's output."""
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+        for lane in lanes:
+            if not lane.overlay:
+                continue
+            proc = subprocess.run([self.gsd_lane, "install", os.path.join(root, lane.overlay),
+                                   "--yes"], env=env, capture_output=True, timeout=60,
+                                  stdin=subprocess.DEVNULL)
+            if proc.returncode != 0:
+                raise RuntimeError(f"gsd-lane install {lane.overlay} failed: "
+                                   f"{proc.stdout[-300:]!r} {proc.stderr[-300:]!r}")
+
     def project(self, where, config):
         """A fresh copy of the sample project (a git repository root) with a config."""
         shutil.copytree(self.sample, where)
@@ -235,6 +249,7 @@ def run_scenario(suite, lane, scenario, effort=None):
         with open(prompt, "w") as f:
             f.write(f"Review this plan.\n\n{plan_marker}\n\n# Plan 03-01: invoice model\n")
         env = suite.base_env(home, lane)
+        suite.install_overlays([lane], env)
         env.update(lane.configure(home, provider.url, project))
         if lane.slug == "antigravity":
             env["CONFORMANCE_AGY_MODE"] = "transcript" if scenario == "transcript" else "stdout"
@@ -321,6 +336,7 @@ def review_scenario(suite, selected):
     with open(plan, "a") as f:
         f.write(f"\n{plan_marker}\n")
     env = suite.base_env(home)
+    suite.install_overlays(runnable, env)
     # The user-facing untrusted-folder case is gemini's `default` scenario; here the
     # folder is trusted so gemini's review is proven inside REVIEWS.md too.
     lanedefs.gemini_trust(home, project)
