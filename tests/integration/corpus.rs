@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::util::{self, read_json, str_of, validate, Report, TestEnv};
 
@@ -189,10 +189,88 @@ fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
         .unwrap_or_default()
 }
 
-/// The upstream manifest of `id` with the deviations README.md § "First-party lanes: where
-/// they differ from upstream" documents applied; every other field must stay identical.
-fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
+/// The upstream's merged changes after the vendored state (spec/upstream-since-2026-08.md §11,
+/// the table of first-party lanes): every lane gets a prompt budget key, eight a timeout key,
+/// claude/codex/opencode effort keys with default `high`, cursor a model, antigravity the
+/// `{{nativeTimeout}}` placeholder. The declared types and defaults of the new keys are not
+/// stated upstream; these are gsd-lane's (a number of seconds, 0 = no override; the seven
+/// effort values with the lane default; -1 = unset budget; an empty model).
+fn upstream_since_2026_08(upstream: &Value) -> Value {
     let mut expected = upstream.clone();
+    let slug = str_of(&upstream["reviewer"], "slug");
+    let timeout_keyed = [
+        "claude",
+        "codex",
+        "opencode",
+        "antigravity",
+        "kimi-code",
+        "ollama",
+        "lm_studio",
+        "llama_cpp",
+    ];
+    let effort_keyed = ["claude", "codex", "opencode"];
+    let mut config = expected["config"].as_object().cloned().unwrap_or_default();
+    let reviewer = &mut expected["reviewer"];
+    let budget = format!("review.max_prompt_tokens_per_reviewer.{slug}");
+    if reviewer["promptBudgetKey"].is_null() {
+        reviewer["promptBudgetKey"] = json!(budget);
+        config.insert(budget, json!({"type": "number", "default": -1}));
+    }
+    if timeout_keyed.contains(&slug.as_str()) {
+        let key = format!("review.timeouts.{slug}");
+        reviewer["timeoutConfigKey"] = json!(key);
+        config.insert(key, json!({"type": "number", "default": 0}));
+    } else {
+        reviewer["timeoutConfigKey"] = Value::Null;
+    }
+    if effort_keyed.contains(&slug.as_str()) {
+        let key = format!("review.effort.{slug}");
+        reviewer["effortConfigKey"] = json!(key);
+        reviewer["defaultEffort"] = json!("high");
+        config.insert(key, json!({"type": "enum", "default": "high"}));
+    } else {
+        reviewer["effortConfigKey"] = Value::Null;
+        reviewer["defaultEffort"] = Value::Null;
+    }
+    match slug.as_str() {
+        "cursor" => {
+            reviewer["modelConfigKey"] = json!("review.models.cursor");
+            reviewer["invoke"]["modelArg"] = json!("--model");
+            reviewer["invoke"]["args"] = json!([
+                "-p",
+                "{{model}}",
+                "--mode",
+                "ask",
+                "--trust",
+                "--output-format",
+                "text",
+                "{{prompt}}"
+            ]);
+            config.insert(
+                "review.models.cursor".to_owned(),
+                json!({"type": "string", "default": ""}),
+            );
+        }
+        "antigravity" => {
+            reviewer["invoke"]["args"] = json!([
+                "--print-timeout",
+                "{{nativeTimeout}}",
+                "{{model}}",
+                "-p",
+                "{{prompt}}"
+            ]);
+        }
+        _ => {}
+    }
+    expected["config"] = Value::Object(config);
+    expected
+}
+
+/// The upstream manifest of `id` moved to the upstream's current state
+/// ([`upstream_since_2026_08`]), with the deviations README.md § "First-party lanes: where they
+/// differ from upstream" documents applied; every other field must stay identical.
+fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
+    let mut expected = upstream_since_2026_08(upstream);
     let reviewer = &mut expected["reviewer"];
     match id {
         // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
@@ -200,9 +278,7 @@ fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
             reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
             reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
             reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
-            expected["config"] = serde_json::json!({
-                "review.models.qwen": {"type": "string", "default": ""}
-            });
+            expected["config"]["review.models.qwen"] = json!({"type": "string", "default": ""});
         }
         // Kimi Code 2.x: stream-json output read by the kimi-code handler; the probe needle
         // only Kimi Code's help prints (the legacy kimi-cli also has `--output-format`).

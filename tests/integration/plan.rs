@@ -106,7 +106,7 @@ fn assert_spawn_row(entries: &[Value], row: &SpawnRow) {
     assert_eq!(
         entry["promptBudget"],
         Value::Null,
-        "{slug}: spawn lanes have no budget"
+        "{slug}: no budget configured"
     );
     let plan = &entry["plan"];
     assert_eq!(plan["binary"], row.binary, "{slug}: binary");
@@ -148,8 +148,9 @@ fn assert_spawn_row(entries: &[Value], row: &SpawnRow) {
     }
 }
 
-/// The spawn rows; `golden` selects the §15 config, else the empty config. Effort comes from
-/// the config (no `effort` object → built-in `low`), not §15's `--effort high`.
+/// The spawn rows; `golden` selects the §15 config, else the empty config. claude, codex and
+/// opencode run at their declared `defaultEffort` `high` (upstream #4275; the golden config
+/// sets no `review.effort.*`).
 fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
     let fr = file_ref(PROMPT, REPO);
     let model = |flag: &str, value: &str| -> Vec<String> {
@@ -166,7 +167,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
             binary: "claude",
             argv: cat(vec![
                 model("--model", "C"),
-                strings(&["--effort", "low", "-p", "-"]),
+                strings(&["--effort", "high", "-p", "-"]),
             ]),
             stdin: true,
             file: None,
@@ -181,7 +182,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
                 model("--model", "X"),
                 strings(&[
                     "-c",
-                    "model_reasoning_effort=low",
+                    "model_reasoning_effort=high",
                     "--skip-git-repo-check",
                     "-o",
                     "/run/gsd-review-codex.md",
@@ -208,7 +209,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
             argv: cat(vec![
                 strings(&["run"]),
                 model("--model", "O"),
-                strings(&["--variant", "low", "--format", "json", "-"]),
+                strings(&["--variant", "high", "--format", "json", "-"]),
             ]),
             stdin: true,
             file: None,
@@ -227,8 +228,11 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
         SpawnRow {
             slug: "cursor",
             binary: "cursor-agent",
+            // upstream #4160: `--model` right after `-p`, only when review.models.cursor is set.
             argv: cat(vec![
-                strings(&["-p", "--mode", "ask", "--trust", "--output-format", "text"]),
+                strings(&["-p"]),
+                model("--model", "U"),
+                strings(&["--mode", "ask", "--trust", "--output-format", "text"]),
                 vec![fr.clone()],
             ]),
             stdin: false,
@@ -397,7 +401,7 @@ fn model_values_are_trimmed_and_case_kept() {
     assert_eq!(argv(entry(&entries, "qwen")), ["-m", "Q", "-"]);
     assert_eq!(
         argv(entry(&entries, "claude")),
-        ["--model", "NULL", "--effort", "low", "-p", "-"]
+        ["--model", "NULL", "--effort", "high", "-p", "-"]
     );
 }
 
@@ -460,17 +464,22 @@ fn run_dir_trailing_slash_is_removed_and_repo_root_reaches_file_ref() {
 
 #[test]
 fn effort_reaches_exactly_claude_codex_and_opencode() {
-    let config = json!({"effort": {"default": "medium"}});
+    // upstream #4275: each lane's own key decides; agents' effort settings never leak in.
+    let config = json!({
+        "review": {"effort": {"claude": "medium", "codex": "medium", "opencode": "medium"}},
+        "effort": {"default": "minimal", "agent_overrides": {"gsd-plan-checker": "max"}}
+    });
     let env = project(Some(&config.to_string()));
     let entries = plan(&env, &[]);
     let effort_args = |slug: &str| -> Vec<String> {
         argv(entry(&entries, slug))
             .into_iter()
             .filter(|a| {
-                a.contains("medium")
+                ["medium", "minimal", "max", "high", "low"]
+                    .iter()
+                    .any(|level| a.contains(level))
                     || a == "--effort"
                     || a == "--variant"
-                    || a.contains("reasoning_effort")
                     || a == "-c"
             })
             .collect()
@@ -508,10 +517,40 @@ fn effort_reaches_exactly_claude_codex_and_opencode() {
 }
 
 #[test]
+fn effort_resolution_configured_then_lane_default_then_none() {
+    let effort_of = |value: Value| -> Vec<String> {
+        let env = project(Some(
+            &json!({"review": {"effort": {"claude": value}}}).to_string(),
+        ));
+        argv(entry(&plan(&env, &["--selected", "claude"]), "claude"))
+    };
+    assert_eq!(effort_of(json!("xhigh")), ["--effort", "xhigh", "-p", "-"]);
+    // claude clamps minimal to low (the level that ran is what is recorded).
+    assert_eq!(effort_of(json!("minimal")), ["--effort", "low", "-p", "-"]);
+    // inherit: no effort argument, even over the lane default.
+    assert_eq!(effort_of(json!("inherit")), ["-p", "-"]);
+    // Invalid configured values fall back to the lane default, never reach the CLI.
+    for invalid in [
+        json!("hihg"),
+        json!("HIGH"),
+        json!(""),
+        json!("null"),
+        json!(7),
+    ] {
+        assert_eq!(
+            effort_of(invalid.clone()),
+            ["--effort", "high", "-p", "-"],
+            "{invalid}"
+        );
+    }
+}
+
+#[test]
 fn effort_clamps_per_host() {
-    // §3.5: claude clamps minimal→low, codex clamps max→xhigh.
+    // §3.5 clamps: claude minimal→low, codex max→xhigh, opencode none.
     let env = project(Some(
-        &json!({"effort": {"agent_overrides": {"gsd-plan-checker": "minimal"}}}).to_string(),
+        &json!({"review": {"effort": {"claude": "minimal", "codex": "minimal", "opencode": "minimal"}}})
+            .to_string(),
     ));
     let entries = plan(&env, &["--selected", "claude,codex,opencode"]);
     assert_eq!(
@@ -522,7 +561,8 @@ fn effort_clamps_per_host() {
     assert!(argv(entry(&entries, "opencode")).contains(&"minimal".to_owned()));
 
     let env = project(Some(
-        &json!({"effort": {"routing_tier_defaults": {"light": "max"}}}).to_string(),
+        &json!({"review": {"effort": {"claude": "max", "codex": "max", "opencode": "max"}}})
+            .to_string(),
     ));
     let entries = plan(&env, &["--selected", "claude,codex,opencode"]);
     assert_eq!(
@@ -531,6 +571,37 @@ fn effort_clamps_per_host() {
     );
     assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=xhigh".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"max".to_owned()));
+}
+
+/// upstream #4083: `review.timeouts.<slug>` (seconds) replaces the floor for both transports,
+/// and antigravity's `{{nativeTimeout}}` follows it; a lane without the key ignores it.
+#[test]
+fn timeout_keys_set_the_outer_bound_and_the_native_timeout() {
+    let config = json!({"review": {"timeouts": {
+        "antigravity": 900, "claude": 0.5, "ollama": 30, "qwen": 5, "codex": "900", "opencode": -1
+    }}});
+    let env = project(Some(&config.to_string()));
+    let entries = plan(&env, &[]);
+    let timeout = |slug: &str| entry(&entries, slug)["plan"]["timeoutMs"].clone();
+    assert_eq!(timeout("antigravity"), 900_000);
+    assert_eq!(
+        argv(entry(&entries, "antigravity"))[..2],
+        strings(&["--print-timeout", "840s"])
+    );
+    assert_eq!(timeout("claude"), 500);
+    assert_eq!(timeout("ollama"), 30_000);
+    assert_eq!(timeout("qwen"), 900_000, "qwen declares no timeout key");
+    assert_eq!(
+        timeout("codex"),
+        1_200_000,
+        "a numeric string is not a number"
+    );
+    assert_eq!(timeout("opencode"), 660_000, "negative means unset");
+    // The override leaves every other argv unchanged.
+    assert_eq!(
+        argv(entry(&entries, "claude")),
+        ["--effort", "high", "-p", "-"]
+    );
 }
 
 #[test]
@@ -549,14 +620,14 @@ fn third_party_lane_with_argv_effort_channel_gets_no_effort() {
 
 #[test]
 fn lanes_without_a_model_key_emit_no_model_argument() {
-    // golden-config.json also sets review.models.{coderabbit,cursor,antigravity}.
+    // golden-config.json also sets review.models.{coderabbit,antigravity}.
     let env = project(Some(&golden_config()));
     let entries = plan(&env, &["--selected", "coderabbit,cursor,antigravity"]);
     assert_eq!(
         argv(entry(&entries, "coderabbit")),
         ["review", "--prompt-only"]
     );
-    for slug in ["coderabbit", "cursor", "antigravity"] {
+    for slug in ["coderabbit", "antigravity"] {
         let args = argv(entry(&entries, slug));
         assert!(
             !args.iter().any(|a| a.contains("SHOULD-NOT-APPEAR")),
@@ -568,13 +639,11 @@ fn lanes_without_a_model_key_emit_no_model_argument() {
         argv(entry(&entries, "antigravity"))[2..4],
         strings(&["--model", "A"])
     );
-    for slug in ["coderabbit", "cursor"] {
-        let args = argv(entry(&entries, slug));
-        assert!(
-            !args.iter().any(|a| a == "--model" || a == "-m"),
-            "{slug}: {args:?}"
-        );
-    }
+    let args = argv(entry(&entries, "coderabbit"));
+    assert!(
+        !args.iter().any(|a| a == "--model" || a == "-m"),
+        "{args:?}"
+    );
 }
 
 #[test]
@@ -660,11 +729,12 @@ fn prompt_budget_per_lane_number_else_global_fallback() {
         Some(8000.0),
         "absent → global"
     );
+    // upstream #3832: every lane declares a budget key, so the global cap reaches CLI lanes.
     for row in spawn_rows(false) {
         assert_eq!(
-            budget(row.slug),
-            Value::Null,
-            "{}: spawn lanes have none",
+            budget(row.slug).as_f64(),
+            Some(8000.0),
+            "{}: review.max_prompt_tokens applies",
             row.slug
         );
     }
@@ -730,7 +800,7 @@ fn hostile_model_value_stays_one_argv_element() {
     }
     assert_eq!(
         argv(entry(&entries, "claude")),
-        ["--model", HOSTILE, "--effort", "low", "-p", "-"]
+        ["--model", HOSTILE, "--effort", "high", "-p", "-"]
     );
     assert_eq!(entry(&entries, "ollama")["plan"]["model"], HOSTILE);
 }

@@ -61,6 +61,8 @@ pub struct LaneSpec {
     pub posture: Posture,
     /// The config keys the capability owns (`config`), in manifest order.
     pub config_keys: Vec<String>,
+    /// The lane-declared timeout and effort policy (upstream-since-2026-08.md §5, §7).
+    pub policy: super::lane_policy::LanePolicy,
 }
 
 /// `reviewer.invoke`, by transport.
@@ -132,6 +134,7 @@ impl LaneSpec {
             rate_limit: Rule::of(lane),
             posture: member(body.get("posture")).unwrap_or_default(),
             config_keys: Vec::new(),
+            policy: super::lane_policy::LanePolicy::of(body),
         })
     }
 
