@@ -29,5 +29,6 @@ mod screens;
 mod soak;
 mod terminal;
 mod trust;
+mod upstream;
 mod util;
 mod watchdog;

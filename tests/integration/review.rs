@@ -147,7 +147,7 @@ impl Lab {
     }
 
     /// (start, end) of every run of `slug`, in start order.
-    fn intervals(&self, slug: &str) -> Vec<(u128, u128)> {
+    pub(crate) fn intervals(&self, slug: &str) -> Vec<(u128, u128)> {
         let marks = self.marks(slug);
         let mut out: Vec<(u128, u128)> = marks
             .iter()

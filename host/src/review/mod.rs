@@ -15,6 +15,7 @@ pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;
 pub(crate) mod nest;
+pub(crate) mod parallel;
 pub(crate) mod phase;
 pub(crate) mod preflight;
 pub(crate) mod prepared;

@@ -70,10 +70,12 @@ pub fn run(
         &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path}),
     );
     let shared = shared(context, request, prepared, decision)?;
-    let max_jobs = request
-        .args
-        .jobs
-        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let concurrency = super::parallel::concurrency(request.args.jobs, &request.config);
+    if let Some(warning) = &concurrency.warning {
+        crate::output::eprint_line(&format!("warning: {}", crate::output::neutralize(warning)));
+    }
+    context.verbose(&concurrency.why);
+    let max_jobs = concurrency.max_jobs;
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
         show(context, &mut display, event, jobs);
     });

@@ -240,7 +240,8 @@ def run_scenario(suite, lane, scenario, effort=None):
     answer = answer_for(lane.slug, nonce)
     provider = Provider(os.path.join(work, "provider"), answer)
     try:
-        config = {"effort": {"default": effort}} if effort else {}
+        # Each lane reads its own key (upstream #4275), never the agents' effort settings.
+        config = {"review": {"effort": {lane.slug: effort}}} if effort else {}
         project = suite.project(os.path.join(work, "project"), config)
         run_dir = os.path.join(work, "run")
         os.makedirs(run_dir)
