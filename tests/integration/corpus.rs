@@ -192,9 +192,10 @@ fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
 /// The upstream's merged changes after the vendored state (spec/upstream-since-2026-08.md §11,
 /// the table of first-party lanes): every lane gets a prompt budget key, eight a timeout key,
 /// claude/codex/opencode effort keys with default `high`, cursor a model, antigravity the
-/// `{{nativeTimeout}}` placeholder. The declared types and defaults of the new keys are not
-/// stated upstream; these are gsd-lane's (a number of seconds, 0 = no override; the seven
-/// effort values with the lane default; -1 = unset budget; an empty model).
+/// `{{nativeTimeout}}` placeholder, claude its `invoke.env` pair (§9.4). The declared types and
+/// defaults of the new keys are not stated upstream; these are gsd-lane's (a number of seconds,
+/// 0 = no override; the seven effort values with the lane default; -1 = unset budget; an empty
+/// model).
 fn upstream_since_2026_08(upstream: &Value) -> Value {
     let mut expected = upstream.clone();
     let slug = str_of(&upstream["reviewer"], "slug");
@@ -233,6 +234,13 @@ fn upstream_since_2026_08(upstream: &Value) -> Value {
         reviewer["defaultEffort"] = Value::Null;
     }
     match slug.as_str() {
+        // #2493 (taken: decisions.md row 18), §9.4.
+        "claude" => {
+            reviewer["invoke"]["env"] = json!({
+                "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+                "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"
+            });
+        }
         "cursor" => {
             reviewer["modelConfigKey"] = json!("review.models.cursor");
             reviewer["invoke"]["modelArg"] = json!("--model");

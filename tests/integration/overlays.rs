@@ -216,7 +216,7 @@ fn version_names_the_gsd_vocabulary_and_validate_warns_as_list_refuses() {
     let mut manifest = acme();
     manifest["engines"]["gsd"] = json!(">=1.42.0");
     let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
-    let (out, report) = crate::util::validate(&env, &[path.clone()]);
+    let (out, report) = crate::util::validate(&env, std::slice::from_ref(&path));
     out.assert_status(0);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let warning = report
@@ -243,7 +243,7 @@ fn version_names_the_gsd_vocabulary_and_validate_warns_as_list_refuses() {
     // against that version instead.
     manifest["engines"]["gsd"] = json!(format!(">={host}"));
     let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
-    let (_, report) = crate::util::validate(&env, &[path.clone()]);
+    let (_, report) = crate::util::validate(&env, std::slice::from_ref(&path));
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let out = env.run(&[
         "--compat-version",

@@ -69,3 +69,51 @@ fn a_non_boolean_parallel_lanes_is_sequential_with_a_warning() {
         out.stderr
     );
 }
+
+/// `gsd-lane run <slug> --json` in `lab` with its bin dir on PATH; the lane's review text.
+fn run_lane(lab: &Lab, slug: &str) -> (serde_json::Value, String) {
+    let run_dir = lab.env.root.path().join("run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    let run = run_dir.display().to_string();
+    let out = lab.gsd(&["run", slug, "--json", "--run-dir", &run, "--repo-root", "."]);
+    out.assert_no_panic();
+    let review =
+        std::fs::read_to_string(run_dir.join(format!("gsd-review-{slug}.md"))).unwrap_or_default();
+    (out.json(), review)
+}
+
+/// upstream #2493 (decisions.md row 18): the first-party claude lane's child gets its two
+/// `invoke.env` pairs on top of the inherited environment, and only that child.
+#[test]
+fn invoke_env_reaches_the_first_party_claude_child() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    let claude = lab.bin.join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\ncat >/dev/null\nprintf 'mds=%s memory=%s home=%s\\n' \
+         \"$CLAUDE_CODE_DISABLE_CLAUDE_MDS\" \"$CLAUDE_CODE_DISABLE_AUTO_MEMORY\" \"${HOME:+set}\"\n",
+    )
+    .expect("fake claude");
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (result, review) = run_lane(&lab, "claude");
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(review, "mds=1 memory=1 home=set\n");
+}
+
+#[test]
+fn a_third_party_lane_declaring_invoke_env_is_refused_until_disclosed() {
+    let lab = Lab::new();
+    lab.lane("alpha", |lane| {
+        lane["reviewer"]["invoke"]["env"] = json!({"HTTPS_PROXY": "http://127.0.0.1:9"});
+    });
+    let (result, _) = run_lane(&lab, "alpha");
+    assert_eq!(result["ok"], false, "{result}");
+    assert_eq!(result["reason"], "malformed_lane", "{result}");
+    assert!(
+        crate::util::str_of(&result, "detail").contains("invoke.env"),
+        "{result}"
+    );
+    assert!(!lab.started("alpha"), "the lane must not run");
+}

@@ -263,6 +263,7 @@ fn spawn_invoke(invoke: &Map<String, Value>) -> Result<SpawnInvoke, Refusal> {
         output_arg: owned(invoke, "outputArg").filter(|arg| !arg.is_empty()),
         model_arg: owned(invoke, "modelArg").filter(|arg| !arg.is_empty()),
         effort_channel: member(invoke.get("effortChannel")).unwrap_or(EffortChannel::None),
+        env: super::invoke_env::pairs(invoke),
     })
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod cross;
 pub(crate) mod diagnostic;
 pub(crate) mod facts;
 mod invoke;
+pub(crate) mod invoke_env;
 pub(crate) mod lane;
 pub(crate) mod lane_policy;
 mod lint;

@@ -211,6 +211,9 @@ pub struct SpawnInvoke {
     pub model_arg: Option<String>,
     /// How reasoning effort is delivered.
     pub effort_channel: EffortChannel,
+    /// Environment pairs added for this lane's child process only (upstream #2493).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// `invoke` of an HTTP lane: the document shape and the typed lane's field, one type.

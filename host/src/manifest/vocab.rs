@@ -128,6 +128,7 @@ pub const SPAWN_ONLY: &[&str] = &[
     "outputChannel",
     "outputArg",
     "modelArg",
+    "env",
 ];
 
 /// `invoke` fields only an HTTP lane may use.
