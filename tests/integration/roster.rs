@@ -243,10 +243,13 @@ fn gemini_flag_without_the_overlay_exits_2_and_explains() {
     assert_explains_the_retirement(&out.stderr);
     assert!(!lab.started("alpha"), "nothing runs");
     assert!(!lab.reviews_path().exists());
-    // `run gemini` names the same reason.
+    // `run gemini` and `doctor gemini` name the same reason.
     let out = lab.gsd(&["run", "gemini"]);
     out.assert_no_panic();
     assert_ne!(out.code, Some(0));
+    assert_explains_the_retirement(&out.stderr);
+    let out = lab.gsd(&["doctor", "gemini"]);
+    out.assert_no_panic().assert_status(2);
     assert_explains_the_retirement(&out.stderr);
 }
 
