@@ -580,7 +580,7 @@ fn prompt_file_form_reports_a_budget_below_the_estimate() {
     out.assert_no_panic().assert_status(0);
     let reviews = std::fs::read_to_string(lab.env.project.join("out/REVIEWS.md")).expect("out");
     assert!(reviews.starts_with("---\nphase: design.md\nreviewers: [alpha]\n"));
-    assert!(reviews.contains("plans_reviewed: [design.md]\ntrimmed_reviewers:\n  tiny:\n    budget: 20\n    effective_budget: 18\n    estimated_tokens: 128\n"));
+    assert!(reviews.contains("plans_reviewed: [design.md]\nmodels:\n  alpha: \"unknown\"\nmodel_sources:\n  alpha: \"unknown\"\ntrimmed_reviewers:\n  tiny:\n    budget: 20\n    effective_budget: 18\n    estimated_tokens: 128\n"));
     assert!(reviews.contains("## Tiny Review\n\ntiny review skipped: prompt budget (20 tokens) too small for the minimum review set.\n"));
     assert!(!lab.started("tiny"));
     assert_eq!(

@@ -117,3 +117,29 @@ fn a_third_party_lane_declaring_invoke_env_is_refused_until_disclosed() {
     );
     assert!(!lab.started("alpha"), "the lane must not run");
 }
+
+/// upstream #3649: `models:` / `model_sources:` between `plans_reviewed` and the rest, one
+/// double-quoted entry per reviewer; a configured model with a newline is refused (unknown),
+/// never written into the frontmatter.
+#[test]
+fn reviews_md_records_each_reviewers_model() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta"] {
+        lab.lane(slug, |_| {});
+    }
+    lab.config(&json!({"review": {"models": {
+        "alpha": "model-a:7b",
+        "beta": "x\nreviewers: [evil]"
+    }}}));
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains(
+            "\nmodels:\n  alpha: \"model-a:7b\"\n  beta: \"unknown\"\nmodel_sources:\n  \
+             alpha: \"pinned\"\n  beta: \"unknown\"\n---\n"
+        ),
+        "{reviews}"
+    );
+    assert!(!reviews.contains("reviewers: [evil]"), "{reviews}");
+}

@@ -143,7 +143,9 @@ fn entry_of(run_dir: &RunDir, job: &Job, result: &LaneResult) -> Entry {
             ),
         },
     };
-    lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate)
+    let mut entry = lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate);
+    entry.model = Some(super::model_record::of_plan(&job.cleared.plan, &job.lane));
+    entry
 }
 
 fn read_review(run_dir: &RunDir, id: &str) -> String {

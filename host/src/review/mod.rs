@@ -14,6 +14,7 @@ pub(crate) mod exit;
 pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;
+pub(crate) mod model_record;
 pub(crate) mod nest;
 pub(crate) mod parallel;
 pub(crate) mod phase;
