@@ -15,7 +15,12 @@ use crate::review::args::LaneFlags;
 
 /// gsd-lane: run GSD's cross-AI reviewer lanes, declared as data, under hard bounds.
 #[derive(Debug, Parser)]
-#[command(name = "gsd-lane", version, about, max_term_width = 100)]
+#[command(
+    name = "gsd-lane",
+    version = crate::manifest::semver::version_line(),
+    about,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// Project root (default: the nearest directory holding `.planning/`, else the git top
     /// level, else the working directory).

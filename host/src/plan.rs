@@ -5,6 +5,7 @@
 use gsd_lane_sdk::{HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan};
 use serde_json::Value;
 
+use crate::config::effort::{render_effort, EffortLevel};
 use crate::config::{configured, effort_argv, normalize_host, ProjectConfig};
 use crate::manifest::lane::{HttpInvoke, Invoke, SpawnInvoke};
 use crate::manifest::model::{EffortChannel, ModelDiscovery, OutputChannel, PromptChannel};
@@ -99,10 +100,13 @@ pub fn resolve_lane(
         .map_or_else(|| lane.slug.clone(), safe_instance_name);
     let paths = Paths::of(&identity, inputs);
     let model = resolve_model(lane, config, &inputs.instance);
+    // Outer timeout (upstream #4083): the lane's timeout key in seconds, else the floor; for
+    // both transports.
+    let timeout_ms = lane.policy.timeout_ms(lane.timeout_floor_ms, config);
     let shape = match &lane.invoke {
-        Invoke::Spawn(invoke) => {
-            PlanShape::Spawn(spawn_plan(invoke, lane, &paths, model, config, inputs)?)
-        }
+        Invoke::Spawn(invoke) => PlanShape::Spawn(spawn_plan(
+            invoke, lane, &paths, model, config, inputs, timeout_ms,
+        )?),
         Invoke::Http(invoke) => PlanShape::Http(http_plan(invoke, &lane.probe, model, config)?),
     };
     Ok(LanePlan {
@@ -112,7 +116,7 @@ pub fn resolve_lane(
         prompt_path: paths.prompt,
         review_path: paths.review,
         err_path: paths.err,
-        timeout_ms: lane.timeout_floor_ms,
+        timeout_ms,
         empty_output: lane.empty_output,
         handler: lane.handler,
         requires_binaries: lane.requires_binaries.clone(),
@@ -159,6 +163,8 @@ struct Expansions {
     effort: Vec<String>,
     output: Vec<String>,
     prompt: Vec<String>,
+    /// `{{nativeTimeout}}` (upstream #4083): always one element.
+    native_timeout: String,
 }
 
 impl Expansions {
@@ -169,6 +175,7 @@ impl Expansions {
             "{{effort}}" => self.effort.clone(),
             "{{output}}" => self.output.clone(),
             "{{prompt}}" => self.prompt.clone(),
+            "{{nativeTimeout}}" => vec![self.native_timeout.clone()],
             literal => vec![literal.to_owned()],
         }
     }
@@ -181,6 +188,7 @@ fn spawn_plan(
     model: Option<String>,
     config: &ProjectConfig,
     inputs: &PlanInputs,
+    timeout_ms: u64,
 ) -> Result<SpawnPlan, Refusal> {
     let binary = invoke.binary.trim();
     if binary.is_empty() {
@@ -198,9 +206,10 @@ fn spawn_plan(
             (Some(arg), Some(model)) => vec![arg.clone(), model],
             _ => Vec::new(),
         },
-        effort: effort_of(invoke, &lane.slug, config, inputs),
+        effort: effort_of(invoke, lane, config, inputs),
         output,
         prompt,
+        native_timeout: crate::manifest::lane_policy::native_timeout(timeout_ms),
     };
     let mut argv: Vec<String> = invoke
         .args
@@ -242,20 +251,26 @@ fn output_of(
 /// The effort argv `{{effort}}` expands to (`effortChannel: argv` only).
 fn effort_of(
     invoke: &SpawnInvoke,
-    slug: &str,
+    lane: &LaneSpec,
     config: &ProjectConfig,
     inputs: &PlanInputs,
 ) -> Vec<String> {
     if invoke.effort_channel != EffortChannel::Argv {
         return Vec::new();
     }
-    inputs
-        .effort
-        .clone()
-        .unwrap_or_else(|| effort_argv(config, slug))
-        .into_iter()
-        .filter(|arg| !arg.is_empty())
-        .collect()
+    let argv = match (&inputs.effort, &lane.policy.effort_config_key) {
+        (Some(injected), _) => injected.clone(),
+        // A lane that declares its effort key (upstream #4275): configured valid value → lane
+        // default → none; never an agent's effort settings.
+        (None, Some(_)) => lane
+            .policy
+            .effort(config)
+            .and_then(|(level, _)| EffortLevel::parse(&level))
+            .map(|level| render_effort(level, &lane.slug))
+            .unwrap_or_default(),
+        (None, None) => effort_argv(config, &lane.slug),
+    };
+    argv.into_iter().filter(|arg| !arg.is_empty()).collect()
 }
 
 /// Resolves the destination of an `openai-http` lane (trust.md §6.2): the configured value at

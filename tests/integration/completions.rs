@@ -68,7 +68,7 @@ fn bash_completes_every_word_lane_flags_included_hidden_options_never() {
     let lanes = complete(&path, &["gsd-lane", "review", "--phase", "3", "--"]);
     for flag in [
         "--acme",
-        "--gemini",
+        "--claude",
         "--agy",
         "--all",
         "--jobs",

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::util::{self, read_json, str_of, validate, Report, TestEnv, FIRST_PARTY_IDS};
+use crate::util::{self, read_json, str_of, validate, Report, TestEnv};
 
 /// The reference's manifests, vendored with their provenance (`PROVENANCE.md` beside them).
 const UPSTREAM: &str = concat!(
@@ -82,27 +82,27 @@ fn upstream_corpus_validates_without_findings() {
     assert_clean(&out, &report, "upstream corpus");
 }
 
+/// Upstream lanes of the vendored (2026-08-08) corpus that the upstream deleted since
+/// (spec/upstream-since-2026-08.md §11), with the example overlay each lives on as.
+const RETIRED_SINCE: [(&str, &str); 1] = [("gemini", "examples/lanes/gemini")];
+
 #[test]
-fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
+fn upstream_lanes_are_the_first_party_lanes_and_the_retired_ones() {
     let Some(dir) = upstream() else { return };
     let lanes = upstream_lanes(&dir);
+    let first_party = util::first_party_ids();
+    let mut expected: Vec<&str> = first_party.iter().map(String::as_str).collect();
+    expected.extend(RETIRED_SINCE.iter().map(|(id, _)| *id));
+    expected.sort_unstable();
     assert_eq!(
-        lanes.len(),
-        12,
-        "upstream manifests with a reviewer object: {:?}",
-        lanes.keys().collect::<Vec<_>>()
+        lanes.keys().map(String::as_str).collect::<Vec<_>>(),
+        expected,
+        "upstream manifests with a reviewer object vs capabilities/descriptor-order.txt plus \
+         the retired lanes"
     );
-    let unknown: Vec<&String> = lanes
-        .keys()
-        .filter(|id| !FIRST_PARTY_IDS.contains(&id.as_str()))
-        .collect();
-    assert!(
-        unknown.is_empty(),
-        "upstream lanes outside §7a: {unknown:?}"
-    );
-    let upstream_slugs: Vec<String> = FIRST_PARTY_IDS
+    let upstream_slugs: Vec<String> = first_party
         .iter()
-        .filter_map(|id| lanes.get(*id))
+        .filter_map(|id| lanes.get(id))
         .map(|value| str_of(&value["reviewer"], "slug"))
         .collect();
 
@@ -115,6 +115,24 @@ fn upstream_lanes_are_the_twelve_first_party_lanes_in_descriptor_order() {
         .map(|line| line.split('\t').next().unwrap_or("").to_owned())
         .collect();
     assert_eq!(upstream_slugs, section_slugs);
+}
+
+/// A retired lane's example overlay declares the upstream lane as it was (body and config):
+/// installing it gives back the lane exactly.
+#[test]
+fn retired_lanes_live_on_unchanged_as_example_overlays() {
+    let Some(dir) = upstream() else { return };
+    let lanes = upstream_lanes(&dir);
+    for (id, folder) in RETIRED_SINCE {
+        let path = util::workspace_root().join(folder).join("capability.json");
+        let ours = read_json(&path);
+        let theirs = lanes.get(id).expect("the retired lane is in the corpus");
+        assert_eq!(ours.get("reviewer"), theirs.get("reviewer"), "{folder}");
+        assert_eq!(config_shape(&ours), config_shape(theirs), "{folder}");
+        let env = TestEnv::new();
+        let (out, report) = validate(&env, &[path]);
+        assert_clean(&out, &report, folder);
+    }
 }
 
 /// The shipped `capabilities/<id>/capability.json` files.
@@ -141,7 +159,7 @@ fn shipped_lanes_validate_without_findings() {
         .iter()
         .map(|path| str_of(&read_json(path), "id"))
         .collect();
-    let mut expected: Vec<String> = FIRST_PARTY_IDS.iter().map(|s| (*s).to_owned()).collect();
+    let mut expected = util::first_party_ids();
     expected.sort();
     assert_eq!(ids, expected, "shipped capabilities");
     let env = TestEnv::new();
@@ -171,10 +189,96 @@ fn config_shape(manifest: &Value) -> BTreeMap<String, (Value, Value)> {
         .unwrap_or_default()
 }
 
-/// The upstream manifest of `id` with the deviations README.md § "First-party lanes: where
-/// they differ from upstream" documents applied; every other field must stay identical.
-fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
+/// The upstream's merged changes after the vendored state (spec/upstream-since-2026-08.md §11,
+/// the table of first-party lanes): every lane gets a prompt budget key, eight a timeout key,
+/// claude/codex/opencode effort keys with default `high`, cursor a model, antigravity the
+/// `{{nativeTimeout}}` placeholder, claude its `invoke.env` pair (§9.4). The declared types and
+/// defaults of the new keys are not stated upstream; these are gsd-lane's (a number of seconds,
+/// 0 = no override; the seven effort values with the lane default; -1 = unset budget; an empty
+/// model).
+fn upstream_since_2026_08(upstream: &Value) -> Value {
     let mut expected = upstream.clone();
+    let slug = str_of(&upstream["reviewer"], "slug");
+    let timeout_keyed = [
+        "claude",
+        "codex",
+        "opencode",
+        "antigravity",
+        "kimi-code",
+        "ollama",
+        "lm_studio",
+        "llama_cpp",
+    ];
+    let effort_keyed = ["claude", "codex", "opencode"];
+    let mut config = expected["config"].as_object().cloned().unwrap_or_default();
+    let reviewer = &mut expected["reviewer"];
+    let budget = format!("review.max_prompt_tokens_per_reviewer.{slug}");
+    if reviewer["promptBudgetKey"].is_null() {
+        reviewer["promptBudgetKey"] = json!(budget);
+        config.insert(budget, json!({"type": "number", "default": -1}));
+    }
+    if timeout_keyed.contains(&slug.as_str()) {
+        let key = format!("review.timeouts.{slug}");
+        reviewer["timeoutConfigKey"] = json!(key);
+        config.insert(key, json!({"type": "number", "default": 0}));
+    } else {
+        reviewer["timeoutConfigKey"] = Value::Null;
+    }
+    if effort_keyed.contains(&slug.as_str()) {
+        let key = format!("review.effort.{slug}");
+        reviewer["effortConfigKey"] = json!(key);
+        reviewer["defaultEffort"] = json!("high");
+        config.insert(key, json!({"type": "enum", "default": "high"}));
+    } else {
+        reviewer["effortConfigKey"] = Value::Null;
+        reviewer["defaultEffort"] = Value::Null;
+    }
+    match slug.as_str() {
+        // #2493 (taken: decisions.md row 18), §9.4.
+        "claude" => {
+            reviewer["invoke"]["env"] = json!({
+                "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+                "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"
+            });
+        }
+        "cursor" => {
+            reviewer["modelConfigKey"] = json!("review.models.cursor");
+            reviewer["invoke"]["modelArg"] = json!("--model");
+            reviewer["invoke"]["args"] = json!([
+                "-p",
+                "{{model}}",
+                "--mode",
+                "ask",
+                "--trust",
+                "--output-format",
+                "text",
+                "{{prompt}}"
+            ]);
+            config.insert(
+                "review.models.cursor".to_owned(),
+                json!({"type": "string", "default": ""}),
+            );
+        }
+        "antigravity" => {
+            reviewer["invoke"]["args"] = json!([
+                "--print-timeout",
+                "{{nativeTimeout}}",
+                "{{model}}",
+                "-p",
+                "{{prompt}}"
+            ]);
+        }
+        _ => {}
+    }
+    expected["config"] = Value::Object(config);
+    expected
+}
+
+/// The upstream manifest of `id` moved to the upstream's current state
+/// ([`upstream_since_2026_08`]), with the deviations README.md § "First-party lanes: where they
+/// differ from upstream" documents applied; every other field must stay identical.
+fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
+    let mut expected = upstream_since_2026_08(upstream);
     let reviewer = &mut expected["reviewer"];
     match id {
         // qwen-code takes `-m`: a model is sent only when `review.models.qwen` is set.
@@ -182,9 +286,7 @@ fn with_documented_deviations(id: &str, upstream: &Value) -> Value {
             reviewer["invoke"]["args"] = serde_json::json!(["{{model}}", "-"]);
             reviewer["invoke"]["modelArg"] = serde_json::json!("-m");
             reviewer["modelConfigKey"] = serde_json::json!("review.models.qwen");
-            expected["config"] = serde_json::json!({
-                "review.models.qwen": {"type": "string", "default": ""}
-            });
+            expected["config"]["review.models.qwen"] = json!({"type": "string", "default": ""});
         }
         // Kimi Code 2.x: stream-json output read by the kimi-code handler; the probe needle
         // only Kimi Code's help prints (the legacy kimi-cli also has `--output-format`).

@@ -1,6 +1,8 @@
-//! gemini's folder-trust gate (issue 10 point 2), end to end: the real binary, the first-party
-//! gemini lane, and `tests/fixtures/gemini/bin/gemini`, a replay of gemini-cli 0.61 (its exit
-//! 55 and red "not running in a trusted directory" message when it distrusts the folder).
+//! gemini's folder-trust gate (issue 10 point 2), end to end: the real binary, the gemini lane
+//! of the example overlay `examples/lanes/gemini` (installed globally; the gate follows the
+//! program, not the roster), and `tests/fixtures/gemini/bin/gemini`, a replay of gemini-cli
+//! 0.61 (its exit 55 and red "not running in a trusted directory" message when it distrusts
+//! the folder).
 //!
 //! gsd-lane reads gemini's own trust configuration (settings, environment, trusted-folders
 //! file) before anything runs, says how to fix it, and never trusts a folder itself.
@@ -28,6 +30,8 @@ impl Lab {
         let run_dir = env.root.path().join("run");
         std::fs::create_dir_all(&run_dir).expect("run dir");
         std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review PLAN-1.\n").expect("prompt");
+        // gemini is retired from the first-party roster; its example overlay keeps it.
+        env.install_example_lane("gemini");
         Lab { env, run_dir }
     }
 
@@ -202,12 +206,15 @@ fn the_longest_rule_wins_so_do_not_trust_inside_a_trusted_parent_refuses() {
     assert!(lab.starts().is_empty());
 }
 
+/// The overlay lane is third-party, so gemini starts from the minimal environment (trust.md
+/// §7.9): gemini's own variables in gsd-lane's environment never reach it, and the gate, which
+/// decides on the environment the child will see, is not swayed by them either way.
 #[test]
-fn gemini_s_environment_variables_decide_as_gemini_does() {
+fn gemini_s_environment_variables_in_gsd_lane_s_environment_do_not_reach_the_overlay_lane() {
     let lab = Lab::new();
     let (_, result) = lab.run_json(&[("GEMINI_CLI_TRUST_WORKSPACE", "true")]);
-    assert_eq!(result["stubbed"], false, "{result}");
-    assert_eq!(lab.starts(), ["start -p -"]);
+    assert_untrusted(&result);
+    assert!(lab.starts().is_empty());
 
     let lab = Lab::new();
     lab.trust(&json!({ lab.project(): "TRUST_FOLDER" }));
@@ -216,9 +223,9 @@ fn gemini_s_environment_variables_decide_as_gemini_does() {
         [("GEMINI_RESTRICTED_MODE", "true")],
     ] {
         let (_, result) = lab.run_json(&vars);
-        assert_untrusted(&result);
+        assert_eq!(result["stubbed"], false, "{result}");
     }
-    assert!(lab.starts().is_empty());
+    assert_eq!(lab.starts(), ["start -p -", "start -p -"]);
 }
 
 #[test]
@@ -230,7 +237,8 @@ fn folder_trust_disabled_in_user_settings_means_no_gate() {
     );
     let (_, result) = lab.run_json(&[]);
     assert_eq!(result["stubbed"], false, "{result}");
-    // A system settings file (later in gemini's merge) turns the gate back on.
+    // A system settings file named only in gsd-lane's environment does not reach the overlay
+    // lane's gemini (minimal environment), so it does not turn the gate back on.
     let system = lab.env.root.path().join("system-settings.json");
     std::fs::write(
         &system,
@@ -241,8 +249,8 @@ fn folder_trust_disabled_in_user_settings_means_no_gate() {
         "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
         system.to_str().expect("utf-8"),
     )]);
-    assert_untrusted(&result);
-    assert_eq!(lab.starts().len(), 1);
+    assert_eq!(result["stubbed"], false, "{result}");
+    assert_eq!(lab.starts().len(), 2);
 }
 
 #[test]

@@ -34,6 +34,7 @@ mod screens;
 mod soak;
 mod terminal;
 mod trust;
+mod upstream;
 mod util;
 mod verdict;
 mod view;

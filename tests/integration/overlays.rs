@@ -10,8 +10,15 @@ use crate::util::{
     TestEnv,
 };
 
-const DEFAULT_FLAGS: &str = "--gemini\n--claude\n--codex\n--coderabbit\n--opencode\n--qwen\n\
---cursor\n--antigravity\n--agy\n--ollama\n--lm-studio\n--llama-cpp\n--kimi-code\n";
+/// The first-party `flags` output, from the manifests.
+fn default_flags() -> String {
+    crate::util::default_flags()
+}
+
+/// The number of first-party lanes (their rows lead every listing).
+fn first_party_count() -> usize {
+    crate::util::first_party().len()
+}
 
 /// Asserts a skipped row: not active, with `status` and `code`.
 fn assert_skipped(row: &Value, status: &str, code: &str) {
@@ -59,7 +66,9 @@ fn global_third_party_lane_is_active_after_first_party() {
     env.write_overlay_fixture(Scope::Global, "acme-review", "overlays/acme-review");
     let rows = env.list(&[]);
     assert_first_party_intact(&rows);
-    let acme_row = rows.get(12).expect("a 13th listing row");
+    let acme_row = rows
+        .get(first_party_count())
+        .expect("a row after the first-party ones");
     assert_eq!(str_of(acme_row, "id"), "acme-review");
     assert_eq!(str_of(acme_row, "scope"), "global");
     assert_eq!(str_of(acme_row, "slug"), "acme");
@@ -68,11 +77,15 @@ fn global_third_party_lane_is_active_after_first_party() {
     assert_eq!(str_of(acme_row, "status"), "active");
     assert_eq!(acme_row["code"], Value::Null);
     assert_eq!(acme_row["kind"], Value::Null);
-    assert_eq!(rows.len(), 13, "exactly one overlay row");
+    assert_eq!(
+        rows.len(),
+        first_party_count() + 1,
+        "exactly one overlay row"
+    );
 
-    assert_eq!(flags_out(&env, &[]), format!("{DEFAULT_FLAGS}--acme\n"));
+    assert_eq!(flags_out(&env, &[]), format!("{}--acme\n", default_flags()));
     let sections = sections_out(&env, &[]);
-    assert_eq!(sections.lines().count(), 13);
+    assert_eq!(sections.lines().count(), first_party_count() + 1);
     assert_eq!(sections.lines().last(), Some("acme\tAcme"));
 }
 
@@ -86,7 +99,7 @@ fn project_lane_is_listed_inactive_until_consent_exists() {
     assert_skipped(acme_row, "inactive", "LD-UNCONSENTED");
     assert!(!has_row(&rows, "global", "acme-review"));
 
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
     assert!(!sections_out(&env, &[]).contains("acme"));
 }
 
@@ -111,8 +124,8 @@ fn assert_collision(edit: impl FnOnce(&mut Value), code: &str, field: &str, othe
         reason.contains("\"acme-review\"") && reason.contains(&format!("\"{other_id}\"")),
         "reason should name both capability ids (acme-review, {other_id}): {reason}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
-    assert_eq!(sections_out(&env, &[]).lines().count(), 12);
+    assert_eq!(flags_out(&env, &[]), default_flags());
+    assert_eq!(sections_out(&env, &[]).lines().count(), first_party_count());
 }
 
 #[test]
@@ -138,10 +151,10 @@ fn overlay_colliding_with_first_party_flag_is_skipped() {
 #[test]
 fn overlay_colliding_with_first_party_section_is_skipped() {
     assert_collision(
-        |m| m["reviewer"]["reviewsSection"] = json!("Gemini"),
+        |m| m["reviewer"]["reviewsSection"] = json!("Claude"),
         "X-SECTION-DUP",
         "reviewer.reviewsSection",
-        "gemini",
+        "claude",
     );
 }
 
@@ -161,7 +174,7 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
         reason.contains(">=99.0.0") && reason.contains("1.10.0"),
         "reason should quote the range and the host version: {reason}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 
     // The hidden global option works before and after the subcommand.
     for args in [
@@ -178,7 +191,72 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
     }
     assert_eq!(
         flags_out(&env, &["--compat-version", "99.1.0"]),
-        format!("{DEFAULT_FLAGS}--acme\n")
+        format!("{}--acme\n", default_flags())
+    );
+}
+
+/// Version truth (issue 22 item 5): `--version` names the GSD lane-vocabulary version
+/// `engines.gsd` is checked against, and `validate` warns, in `list`'s words, about a range that
+/// excludes it, instead of accepting what `list` then shows as incompatible.
+#[test]
+fn version_names_the_gsd_vocabulary_and_validate_warns_as_list_refuses() {
+    let env = TestEnv::new();
+    let out = env.run(&["--version"]);
+    out.assert_status(0);
+    let version = out.stdout.trim_end().to_owned();
+    let host = version
+        .split("GSD lane vocabulary ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("--version names no GSD vocabulary: {version}"))
+        .to_owned();
+    assert!(version.starts_with("gsd-lane "), "{version}");
+    assert!(version.contains("engines.gsd"), "{version}");
+
+    let mut manifest = acme();
+    manifest["engines"]["gsd"] = json!(">=1.42.0");
+    let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
+    let (out, report) = crate::util::validate(&env, std::slice::from_ref(&path));
+    out.assert_status(0);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w["code"] == "LD-ENGINES")
+        .unwrap_or_else(|| panic!("no LD-ENGINES warning: {:?}", report.warnings));
+    assert_eq!(str_of(warning, "field"), "engines.gsd");
+    let rows = env.list(&[]);
+    let listed = str_of(row(&rows, "global", "acme-review"), "reason");
+    assert_eq!(
+        listed,
+        format!("engines.gsd \">=1.42.0\" is not satisfied by host version {host}")
+    );
+    let words = listed
+        .strip_prefix("engines.gsd ")
+        .expect("list names the field");
+    assert!(
+        str_of(warning, "message").starts_with(&format!("engines.gsd: {words}; ")),
+        "validate must use list's words: {warning} vs {listed}"
+    );
+
+    // A range that admits the host version: no warning; with --compat-version, checked
+    // against that version instead.
+    manifest["engines"]["gsd"] = json!(format!(">={host}"));
+    let path = env.write_overlay(Scope::Global, "acme-review", &manifest);
+    let (_, report) = crate::util::validate(&env, std::slice::from_ref(&path));
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let out = env.run(&[
+        "--compat-version",
+        "0.9.0",
+        "validate",
+        "--json",
+        path.to_str().expect("utf-8"),
+    ]);
+    let report = crate::util::Report::of(&out.json());
+    assert!(
+        report.warnings.iter().any(|w| w["code"] == "LD-ENGINES"),
+        "{:?}",
+        report.warnings
     );
 }
 
@@ -201,7 +279,7 @@ fn reserved_id_prefixes_are_skipped() {
     for id in ["gsd-acme", "gsd-core-x", "anthropic-y"] {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-RESERVED");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -216,7 +294,7 @@ fn pending_ledger_entry_is_skipped() {
     let rows = env.list(&[]);
     assert_first_party_intact(&rows);
     assert_skipped(row(&rows, "global", "acme-review"), "skipped", "LD-PENDING");
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 /// A valid acme manifest padded with trailing whitespace to 9 MiB (valid JSON, too large).
@@ -247,7 +325,7 @@ fn missing_oversized_and_special_manifests_are_skipped_without_hanging() {
     for id in expected {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-MISSING");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -263,7 +341,7 @@ fn unparseable_manifests_are_skipped() {
     for id in ["acme-bom", "acme-empty", "acme-truncated"] {
         assert_skipped(row(&rows, "global", id), "skipped", "LD-PARSE");
     }
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
+    assert_eq!(flags_out(&env, &[]), default_flags());
 }
 
 #[test]
@@ -283,8 +361,8 @@ fn invalid_manifest_is_skipped_and_first_party_unaffected() {
             .any(|(c, f)| c == "RB-TRANSPORT" && f == "reviewer.transport"),
         "expected RB-TRANSPORT at reviewer.transport among {codes:?}"
     );
-    assert_eq!(flags_out(&env, &[]), DEFAULT_FLAGS);
-    assert_eq!(sections_out(&env, &[]).lines().count(), 12);
+    assert_eq!(flags_out(&env, &[]), default_flags());
+    assert_eq!(sections_out(&env, &[]).lines().count(), first_party_count());
 }
 
 /// A lane `id` with its own slug and section and the given flags, no config.
@@ -319,7 +397,7 @@ fn earlier_folder_in_byte_order_wins_a_flag_collision() {
     assert_first_party_intact(&rows);
     let winner = row(&rows, "global", "acme-x");
     assert_eq!(winner["active"], json!(true), "{winner}");
-    assert_eq!(str_of(&rows[12], "id"), "acme-x");
+    assert_eq!(str_of(&rows[first_party_count()], "id"), "acme-x");
     let loser = row(&rows, "global", "acme2");
     assert_skipped(loser, "skipped", "LD-CROSS");
     let codes = row_diagnostic_codes(loser);
@@ -329,7 +407,7 @@ fn earlier_folder_in_byte_order_wins_a_flag_collision() {
             .any(|(c, f)| c == "X-FLAG-DUP" && f.starts_with("reviewer.flags")),
         "expected X-FLAG-DUP among {codes:?}"
     );
-    assert_eq!(flags_out(&env, &[]), format!("{DEFAULT_FLAGS}--acme\n"));
+    assert_eq!(flags_out(&env, &[]), format!("{}--acme\n", default_flags()));
     assert_eq!(
         sections_out(&env, &[]).lines().last(),
         Some("acme_x\tAcme X")

@@ -106,7 +106,7 @@ fn assert_spawn_row(entries: &[Value], row: &SpawnRow) {
     assert_eq!(
         entry["promptBudget"],
         Value::Null,
-        "{slug}: spawn lanes have no budget"
+        "{slug}: no budget configured"
     );
     let plan = &entry["plan"];
     assert_eq!(plan["binary"], row.binary, "{slug}: binary");
@@ -148,8 +148,9 @@ fn assert_spawn_row(entries: &[Value], row: &SpawnRow) {
     }
 }
 
-/// The spawn rows; `golden` selects the §15 config, else the empty config. Effort comes from
-/// the config (no `effort` object → built-in `low`), not §15's `--effort high`.
+/// The spawn rows; `golden` selects the §15 config, else the empty config. claude, codex and
+/// opencode run at their declared `defaultEffort` `high` (upstream #4275; the golden config
+/// sets no `review.effort.*`).
 fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
     let fr = file_ref(PROMPT, REPO);
     let model = |flag: &str, value: &str| -> Vec<String> {
@@ -162,20 +163,11 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
     let cat = |parts: Vec<Vec<String>>| -> Vec<String> { parts.concat() };
     vec![
         SpawnRow {
-            slug: "gemini",
-            binary: "gemini",
-            argv: cat(vec![model("-m", "G"), strings(&["-p", "-"])]),
-            stdin: true,
-            file: None,
-            timeout_ms: 900_000,
-            handler: None,
-        },
-        SpawnRow {
             slug: "claude",
             binary: "claude",
             argv: cat(vec![
                 model("--model", "C"),
-                strings(&["--effort", "low", "-p", "-"]),
+                strings(&["--effort", "high", "-p", "-"]),
             ]),
             stdin: true,
             file: None,
@@ -190,7 +182,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
                 model("--model", "X"),
                 strings(&[
                     "-c",
-                    "model_reasoning_effort=low",
+                    "model_reasoning_effort=high",
                     "--skip-git-repo-check",
                     "-o",
                     "/run/gsd-review-codex.md",
@@ -217,7 +209,7 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
             argv: cat(vec![
                 strings(&["run"]),
                 model("--model", "O"),
-                strings(&["--variant", "low", "--format", "json", "-"]),
+                strings(&["--variant", "high", "--format", "json", "-"]),
             ]),
             stdin: true,
             file: None,
@@ -236,8 +228,11 @@ fn spawn_rows(golden: bool) -> Vec<SpawnRow> {
         SpawnRow {
             slug: "cursor",
             binary: "cursor-agent",
+            // upstream #4160: `--model` right after `-p`, only when review.models.cursor is set.
             argv: cat(vec![
-                strings(&["-p", "--mode", "ask", "--trust", "--output-format", "text"]),
+                strings(&["-p"]),
+                model("--model", "U"),
+                strings(&["--mode", "ask", "--trust", "--output-format", "text"]),
                 vec![fr.clone()],
             ]),
             stdin: false,
@@ -327,20 +322,31 @@ fn assert_http_rows(entries: &[Value], model: Option<&str>) {
     }
 }
 
-const DESCRIPTOR_ORDER: [&str; 12] = [
-    "gemini",
-    "claude",
-    "codex",
-    "coderabbit",
-    "opencode",
-    "qwen",
-    "cursor",
-    "antigravity",
-    "ollama",
-    "lm_studio",
-    "llama_cpp",
-    "kimi-code",
-];
+/// The golden table's slugs: one row per first-party lane, spawn rows then HTTP rows.
+fn golden_slugs() -> Vec<String> {
+    let mut slugs: Vec<String> = spawn_rows(false)
+        .iter()
+        .map(|row| row.slug.to_owned())
+        .collect();
+    slugs.extend(HTTP_ROWS.iter().map(|(slug, _, _)| (*slug).to_owned()));
+    slugs
+}
+
+/// Adding or removing a first-party lane is its manifest (with its line in
+/// `capabilities/descriptor-order.txt`) plus its row here: the table must hold exactly one row
+/// per first-party lane.
+#[test]
+fn the_golden_table_has_one_row_per_first_party_lane() {
+    let mut golden = golden_slugs();
+    golden.sort();
+    let mut roster = util::first_party_slugs();
+    roster.sort();
+    assert_eq!(
+        golden, roster,
+        "the golden plan table (spawn_rows, HTTP_ROWS) and capabilities/ disagree: add or \
+         remove the lane's golden row"
+    );
+}
 
 fn slugs(entries: &[Value]) -> Vec<String> {
     entries.iter().map(|e| util::str_of(e, "slug")).collect()
@@ -352,7 +358,7 @@ fn golden_table_with_golden_config() {
     let entries = plan(&env, &[]);
     assert_eq!(
         slugs(&entries),
-        DESCRIPTOR_ORDER,
+        util::first_party_slugs(),
         "every lane, descriptor order"
     );
     for row in spawn_rows(true) {
@@ -365,7 +371,7 @@ fn golden_table_with_golden_config() {
 fn golden_table_without_a_config_file() {
     let env = project(None);
     let entries = plan(&env, &[]);
-    assert_eq!(slugs(&entries), DESCRIPTOR_ORDER);
+    assert_eq!(slugs(&entries), util::first_party_slugs());
     for row in spawn_rows(false) {
         assert_spawn_row(&entries, &row);
     }
@@ -376,7 +382,7 @@ fn golden_table_without_a_config_file() {
 fn golden_table_with_unset_model_values() {
     // §3.2: blank, sentinel and non-string values are all "unset" → same as the empty config.
     let config = json!({"review": {"models": {
-        "gemini": "   ", "claude": "null", "codex": "  undefined ", "opencode": 0,
+        "qwen": "   ", "claude": "null", "codex": "  undefined ", "opencode": 0,
         "agy": false, "kimi-code": [], "ollama": {}, "lm_studio": null, "llama_cpp": "\t\n"
     }}});
     let env = project(Some(&config.to_string()));
@@ -389,13 +395,13 @@ fn golden_table_with_unset_model_values() {
 
 #[test]
 fn model_values_are_trimmed_and_case_kept() {
-    let config = json!({"review": {"models": {"gemini": " G ", "claude": "NULL"}}});
+    let config = json!({"review": {"models": {"qwen": " Q ", "claude": "NULL"}}});
     let env = project(Some(&config.to_string()));
-    let entries = plan(&env, &["--selected", "gemini,claude"]);
-    assert_eq!(argv(entry(&entries, "gemini")), ["-m", "G", "-p", "-"]);
+    let entries = plan(&env, &["--selected", "qwen,claude"]);
+    assert_eq!(argv(entry(&entries, "qwen")), ["-m", "Q", "-"]);
     assert_eq!(
         argv(entry(&entries, "claude")),
-        ["--model", "NULL", "--effort", "low", "-p", "-"]
+        ["--model", "NULL", "--effort", "high", "-p", "-"]
     );
 }
 
@@ -458,17 +464,22 @@ fn run_dir_trailing_slash_is_removed_and_repo_root_reaches_file_ref() {
 
 #[test]
 fn effort_reaches_exactly_claude_codex_and_opencode() {
-    let config = json!({"effort": {"default": "medium"}});
+    // upstream #4275: each lane's own key decides; agents' effort settings never leak in.
+    let config = json!({
+        "review": {"effort": {"claude": "medium", "codex": "medium", "opencode": "medium"}},
+        "effort": {"default": "minimal", "agent_overrides": {"gsd-plan-checker": "max"}}
+    });
     let env = project(Some(&config.to_string()));
     let entries = plan(&env, &[]);
     let effort_args = |slug: &str| -> Vec<String> {
         argv(entry(&entries, slug))
             .into_iter()
             .filter(|a| {
-                a.contains("medium")
+                ["medium", "minimal", "max", "high", "low"]
+                    .iter()
+                    .any(|level| a.contains(level))
                     || a == "--effort"
                     || a == "--variant"
-                    || a.contains("reasoning_effort")
                     || a == "-c"
             })
             .collect()
@@ -506,10 +517,40 @@ fn effort_reaches_exactly_claude_codex_and_opencode() {
 }
 
 #[test]
+fn effort_resolution_configured_then_lane_default_then_none() {
+    let effort_of = |value: Value| -> Vec<String> {
+        let env = project(Some(
+            &json!({"review": {"effort": {"claude": value}}}).to_string(),
+        ));
+        argv(entry(&plan(&env, &["--selected", "claude"]), "claude"))
+    };
+    assert_eq!(effort_of(json!("xhigh")), ["--effort", "xhigh", "-p", "-"]);
+    // claude clamps minimal to low (the level that ran is what is recorded).
+    assert_eq!(effort_of(json!("minimal")), ["--effort", "low", "-p", "-"]);
+    // inherit: no effort argument, even over the lane default.
+    assert_eq!(effort_of(json!("inherit")), ["-p", "-"]);
+    // Invalid configured values fall back to the lane default, never reach the CLI.
+    for invalid in [
+        json!("hihg"),
+        json!("HIGH"),
+        json!(""),
+        json!("null"),
+        json!(7),
+    ] {
+        assert_eq!(
+            effort_of(invalid.clone()),
+            ["--effort", "high", "-p", "-"],
+            "{invalid}"
+        );
+    }
+}
+
+#[test]
 fn effort_clamps_per_host() {
-    // §3.5: claude clamps minimal→low, codex clamps max→xhigh.
+    // §3.5 clamps: claude minimal→low, codex max→xhigh, opencode none.
     let env = project(Some(
-        &json!({"effort": {"agent_overrides": {"gsd-plan-checker": "minimal"}}}).to_string(),
+        &json!({"review": {"effort": {"claude": "minimal", "codex": "minimal", "opencode": "minimal"}}})
+            .to_string(),
     ));
     let entries = plan(&env, &["--selected", "claude,codex,opencode"]);
     assert_eq!(
@@ -520,7 +561,8 @@ fn effort_clamps_per_host() {
     assert!(argv(entry(&entries, "opencode")).contains(&"minimal".to_owned()));
 
     let env = project(Some(
-        &json!({"effort": {"routing_tier_defaults": {"light": "max"}}}).to_string(),
+        &json!({"review": {"effort": {"claude": "max", "codex": "max", "opencode": "max"}}})
+            .to_string(),
     ));
     let entries = plan(&env, &["--selected", "claude,codex,opencode"]);
     assert_eq!(
@@ -529,6 +571,37 @@ fn effort_clamps_per_host() {
     );
     assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=xhigh".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"max".to_owned()));
+}
+
+/// upstream #4083: `review.timeouts.<slug>` (seconds) replaces the floor for both transports,
+/// and antigravity's `{{nativeTimeout}}` follows it; a lane without the key ignores it.
+#[test]
+fn timeout_keys_set_the_outer_bound_and_the_native_timeout() {
+    let config = json!({"review": {"timeouts": {
+        "antigravity": 900, "claude": 0.5, "ollama": 30, "qwen": 5, "codex": "900", "opencode": -1
+    }}});
+    let env = project(Some(&config.to_string()));
+    let entries = plan(&env, &[]);
+    let timeout = |slug: &str| entry(&entries, slug)["plan"]["timeoutMs"].clone();
+    assert_eq!(timeout("antigravity"), 900_000);
+    assert_eq!(
+        argv(entry(&entries, "antigravity"))[..2],
+        strings(&["--print-timeout", "840s"])
+    );
+    assert_eq!(timeout("claude"), 500);
+    assert_eq!(timeout("ollama"), 30_000);
+    assert_eq!(timeout("qwen"), 900_000, "qwen declares no timeout key");
+    assert_eq!(
+        timeout("codex"),
+        1_200_000,
+        "a numeric string is not a number"
+    );
+    assert_eq!(timeout("opencode"), 660_000, "negative means unset");
+    // The override leaves every other argv unchanged.
+    assert_eq!(
+        argv(entry(&entries, "claude")),
+        ["--effort", "high", "-p", "-"]
+    );
 }
 
 #[test]
@@ -547,14 +620,14 @@ fn third_party_lane_with_argv_effort_channel_gets_no_effort() {
 
 #[test]
 fn lanes_without_a_model_key_emit_no_model_argument() {
-    // golden-config.json also sets review.models.{coderabbit,cursor,antigravity}.
+    // golden-config.json also sets review.models.{coderabbit,antigravity}.
     let env = project(Some(&golden_config()));
     let entries = plan(&env, &["--selected", "coderabbit,cursor,antigravity"]);
     assert_eq!(
         argv(entry(&entries, "coderabbit")),
         ["review", "--prompt-only"]
     );
-    for slug in ["coderabbit", "cursor", "antigravity"] {
+    for slug in ["coderabbit", "antigravity"] {
         let args = argv(entry(&entries, slug));
         assert!(
             !args.iter().any(|a| a.contains("SHOULD-NOT-APPEAR")),
@@ -566,13 +639,11 @@ fn lanes_without_a_model_key_emit_no_model_argument() {
         argv(entry(&entries, "antigravity"))[2..4],
         strings(&["--model", "A"])
     );
-    for slug in ["coderabbit", "cursor"] {
-        let args = argv(entry(&entries, slug));
-        assert!(
-            !args.iter().any(|a| a == "--model" || a == "-m"),
-            "{slug}: {args:?}"
-        );
-    }
+    let args = argv(entry(&entries, "coderabbit"));
+    assert!(
+        !args.iter().any(|a| a == "--model" || a == "-m"),
+        "{args:?}"
+    );
 }
 
 #[test]
@@ -623,8 +694,8 @@ fn unknown_selected_slug_is_malformed_lane() {
 #[test]
 fn selected_list_is_trimmed_ordered_as_given_and_unknowns_are_refused_in_place() {
     let env = project(None);
-    let entries = plan(&env, &["--selected", " qwen, ,nope,../evil,gemini,"]);
-    assert_eq!(slugs(&entries), ["qwen", "nope", "../evil", "gemini"]);
+    let entries = plan(&env, &["--selected", " qwen, ,nope,../evil,claude,"]);
+    assert_eq!(slugs(&entries), ["qwen", "nope", "../evil", "claude"]);
     let oks: Vec<&Value> = entries.iter().map(|e| &e["ok"]).collect();
     assert_eq!(
         oks,
@@ -641,8 +712,7 @@ fn prompt_budget_per_lane_number_else_global_fallback() {
         "max_prompt_tokens": 8000,
         "max_prompt_tokens_per_reviewer": {
             "ollama": 5000,
-            "lm_studio": -1,
-            "gemini": 123
+            "lm_studio": -1
         }
     }});
     let env = project(Some(&config.to_string()));
@@ -659,11 +729,12 @@ fn prompt_budget_per_lane_number_else_global_fallback() {
         Some(8000.0),
         "absent → global"
     );
+    // upstream #3832: every lane declares a budget key, so the global cap reaches CLI lanes.
     for row in spawn_rows(false) {
         assert_eq!(
-            budget(row.slug),
-            Value::Null,
-            "{}: spawn lanes have none",
+            budget(row.slug).as_f64(),
+            Some(8000.0),
+            "{}: review.max_prompt_tokens applies",
             row.slug
         );
     }
@@ -698,13 +769,13 @@ fn prompt_budget_zero_never_falls_back_and_no_global_means_null() {
 #[test]
 fn hostile_model_value_stays_one_argv_element() {
     let config = json!({"review": {"models": {
-        "gemini": HOSTILE, "claude": HOSTILE, "codex": HOSTILE, "opencode": HOSTILE,
+        "qwen": HOSTILE, "claude": HOSTILE, "codex": HOSTILE, "opencode": HOSTILE,
         "agy": HOSTILE, "kimi-code": HOSTILE, "ollama": HOSTILE
     }}});
     let env = project(Some(&config.to_string()));
     let entries = plan(&env, &[]);
     for (slug, flag) in [
-        ("gemini", "-m"),
+        ("qwen", "-m"),
         ("claude", "--model"),
         ("codex", "--model"),
         ("opencode", "--model"),
@@ -729,7 +800,7 @@ fn hostile_model_value_stays_one_argv_element() {
     }
     assert_eq!(
         argv(entry(&entries, "claude")),
-        ["--model", HOSTILE, "--effort", "low", "-p", "-"]
+        ["--model", HOSTILE, "--effort", "high", "-p", "-"]
     );
     assert_eq!(entry(&entries, "ollama")["plan"]["model"], HOSTILE);
 }
@@ -742,7 +813,7 @@ fn plan_is_deterministic_and_never_probes() {
     let second = gsd(&env, &["plan", "--run-dir", RUN, "--repo-root", REPO]);
     first.assert_status(0);
     assert_eq!(first.stdout, second.stdout);
-    assert!(!Path::new(RUN).join("gsd-review-gemini.md").exists());
+    assert!(!Path::new(RUN).join("gsd-review-claude.md").exists());
 }
 
 /// `gsd-lane run qwen` against `tests/fixtures/qwen/bin/qwen` (a replay of qwen-code 0.24.4's
@@ -784,4 +855,125 @@ fn qwen_run_sends_the_configured_model_to_the_cli() {
         let review = util::read_text(&run_dir.join("gsd-review-qwen.md"));
         assert_eq!(review, format!("## Summary\n\nReviewed by {model}.\n"));
     }
+}
+
+/// Writes an executable sh script `name` into `dir`.
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("write script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// `gsd-lane run cursor --json` with `bin` (then `/usr/bin:/bin`) on PATH.
+fn run_cursor(env: &TestEnv, bin: &Path) -> (util::Outcome, std::path::PathBuf) {
+    let run_dir = env.root.path().join("run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run_arg = run_dir.display().to_string();
+    let args = [
+        "run",
+        "cursor",
+        "--json",
+        "--run-dir",
+        &run_arg,
+        "--repo-root",
+        ".",
+    ];
+    let command = util::gsd_command(env, &path, &env.project, &args);
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic();
+    (out, run_dir)
+}
+
+/// A fake program called `agent`: `--help` prints `help`, otherwise it logs its argv and
+/// prints a review.
+fn fake_agent(bin: &Path, help: &str) {
+    script(
+        bin,
+        "agent",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --help ]; then printf '%s\\n' '{help}'; exit 0; fi\n\
+             printf '%s\\n' \"$*\" >> \"$HOME/agent.log\"\nprintf '## Summary\\n\\nvia agent\\n'\n"
+        ),
+    );
+}
+
+/// CLI drift (issue 22 item 6): Cursor renamed `cursor-agent` to `agent`. The cursor lane runs
+/// `agent` when `cursor-agent` is missing, but only the `agent` whose help is Cursor's.
+#[test]
+fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    fake_agent(
+        &bin,
+        "Usage: agent [options] [command] [prompt...]\n\nStart the Cursor Agent",
+    );
+    let (out, run_dir) = run_cursor(&env, &bin);
+    out.assert_status(0);
+    assert_eq!(
+        out.json(),
+        json!({"slug": "cursor", "ok": true, "stubbed": false})
+    );
+    let log = std::fs::read_to_string(env.home.join("agent.log")).expect("agent ran");
+    assert!(
+        log.starts_with("-p --mode ask --trust --output-format text Read the file at "),
+        "{log}"
+    );
+    assert_eq!(
+        util::read_text(&run_dir.join("gsd-review-cursor.md")),
+        "## Summary\n\nvia agent\n"
+    );
+}
+
+#[test]
+fn another_program_called_agent_never_gets_the_prompt() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    fake_agent(&bin, "agent: a build agent for CI runners");
+    let (out, _) = run_cursor(&env, &bin);
+    let result = out.json();
+    assert_eq!(result["ok"], false, "{result}");
+    assert_eq!(result["reason"], "probe_failed", "{result}");
+    let detail = util::str_of(&result, "detail");
+    assert!(
+        detail.contains("the `agent` found is another program"),
+        "{detail}"
+    );
+    assert!(
+        !env.home.join("agent.log").exists(),
+        "the other agent ran with the prompt"
+    );
+}
+
+#[test]
+fn cursor_agent_wins_when_both_names_are_installed_and_both_are_named_when_none_is() {
+    let env = project(None);
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let (out, _) = run_cursor(&env, &bin);
+    let result = out.json();
+    assert_eq!(result["reason"], "missing_binary", "{result}");
+    assert!(
+        util::str_of(&result, "detail").contains("cursor-agent is not on PATH (nor is agent"),
+        "{result}"
+    );
+
+    fake_agent(&bin, "Start the Cursor Agent");
+    script(
+        &bin,
+        "cursor-agent",
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$HOME/cursor-agent.log\"\nprintf 'old name\\n'\n",
+    );
+    let (out, run_dir) = run_cursor(&env, &bin);
+    out.assert_status(0);
+    assert!(env.home.join("cursor-agent.log").exists());
+    assert!(!env.home.join("agent.log").exists());
+    assert_eq!(
+        util::read_text(&run_dir.join("gsd-review-cursor.md")),
+        "old name\n"
+    );
 }

@@ -30,7 +30,7 @@ fn man_page_comes_from_the_clap_model() {
         let heading = format!(".SH \"GSD\\-LANE {}\"", name.to_uppercase());
         assert!(page.contains(&heading), "no section for {name}");
     }
-    assert!(page.contains("--gemini"), "review's lane flags are missing");
+    assert!(page.contains("--claude"), "review's lane flags are missing");
     assert!(page.contains("--phase <N>"), "review's options are missing");
     assert!(
         !page.contains("compat-version"),

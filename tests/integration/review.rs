@@ -147,7 +147,7 @@ impl Lab {
     }
 
     /// (start, end) of every run of `slug`, in start order.
-    fn intervals(&self, slug: &str) -> Vec<(u128, u128)> {
+    pub(crate) fn intervals(&self, slug: &str) -> Vec<(u128, u128)> {
         let marks = self.marks(slug);
         let mut out: Vec<(u128, u128)> = marks
             .iter()
@@ -283,7 +283,7 @@ fn default_reviewers_pick_listed_lanes_and_report_the_undetected() {
     for slug in ["alpha", "beta"] {
         lab.lane(slug, |_| {});
     }
-    lab.config(&json!({"review": {"default_reviewers": ["Beta", "gemini", "nosuch"]}}));
+    lab.config(&json!({"review": {"default_reviewers": ["Beta", "claude", "nosuch"]}}));
     let out = lab.review(&["--phase", "3"]);
     out.assert_no_panic().assert_status(0);
     assert_eq!(
@@ -291,7 +291,7 @@ fn default_reviewers_pick_listed_lanes_and_report_the_undetected() {
         "review: selection source=config_default reviewers=beta"
     );
     assert!(out.stderr.contains(
-        "warning: configured default reviewer gemini is skipped: not available on this host ("
+        "warning: configured default reviewer claude is skipped: not available on this host ("
     ));
     assert!(out
         .stderr
@@ -329,7 +329,7 @@ fn default_reviewers_errors_fail_before_anything_runs() {
     let out = lab.review(&["--phase", "3"]);
     out.assert_status(2);
     assert!(out.stderr.contains("error: reviewer instance 'ghost' referenced in review.default_reviewers is not defined in review.reviewer_instances\n"));
-    lab.config(&json!({"review": {"default_reviewers": ["gemini"]}}));
+    lab.config(&json!({"review": {"default_reviewers": ["claude"]}}));
     let out = lab.review(&["--phase", "3"]);
     out.assert_status(2);
     assert!(out
@@ -580,7 +580,7 @@ fn prompt_file_form_reports_a_budget_below_the_estimate() {
     out.assert_no_panic().assert_status(0);
     let reviews = std::fs::read_to_string(lab.env.project.join("out/REVIEWS.md")).expect("out");
     assert!(reviews.starts_with("---\nphase: design.md\nreviewers: [alpha]\n"));
-    assert!(reviews.contains("plans_reviewed: [design.md]\ntrimmed_reviewers:\n  tiny:\n    budget: 20\n    effective_budget: 18\n    estimated_tokens: 128\n"));
+    assert!(reviews.contains("plans_reviewed: [design.md]\nmodels:\n  alpha: \"unknown\"\nmodel_sources:\n  alpha: \"unknown\"\ntrimmed_reviewers:\n  tiny:\n    budget: 20\n    effective_budget: 18\n    estimated_tokens: 128\n"));
     assert!(reviews.contains("## Tiny Review\n\ntiny review skipped: prompt budget (20 tokens) too small for the minimum review set.\n"));
     assert!(!lab.started("tiny"));
     assert_eq!(
@@ -715,7 +715,7 @@ fn mixed_lab() -> Lab {
     lab.behave("gamma", "diff");
     lab.behave("delta", "blind");
     lab.config(&json!({"review": {
-        "default_reviewers": ["alpha", "beta", "gamma", "delta", "tiny", "alpha-x", "alpha-y", "gemini"],
+        "default_reviewers": ["alpha", "beta", "gamma", "delta", "tiny", "alpha-x", "alpha-y", "claude"],
         "reviewer_instances": {"alpha-x": {"cli": "alpha", "model": "m-x"},
                                "alpha-y": {"cli": "alpha", "model": "m-y"}},
         "max_prompt_tokens_per_reviewer": {"tiny": 50}}}));
@@ -860,34 +860,27 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
 fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
     let lab = Lab::new();
     lab.lane("alpha", |_| {});
-    let gemini = lab.bin.join("gemini");
-    std::fs::write(&gemini, "#!/bin/sh\ncat >/dev/null\n").expect("fake gemini");
+    let qwen = lab.bin.join("qwen");
+    std::fs::write(&qwen, "#!/bin/sh\ncat >/dev/null\n").expect("fake qwen");
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::set_permissions(&qwen, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    // gemini's folder-trust gate (see gemini_trust.rs): the user trusted this project.
-    std::fs::create_dir_all(lab.env.home.join(".gemini")).expect("mkdir .gemini");
-    std::fs::write(
-        lab.env.home.join(".gemini/trustedFolders.json"),
-        json!({ lab.env.project.display().to_string(): "TRUST_FOLDER" }).to_string(),
-    )
-    .expect("trust the project");
-    let out = lab.review(&["--phase", "3", "--gemini", "--alpha"]);
+    let out = lab.review(&["--phase", "3", "--qwen", "--alpha"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    assert!(reviews.contains("reviewers: [gemini, alpha]\n"));
+    assert!(reviews.contains("reviewers: [qwen, alpha]\n"));
     assert!(reviews.contains(
-        "## Gemini Review\n\ngemini review failed or returned empty output. stderr:\n\n---\n"
+        "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\n---\n"
     ));
-    assert!(reviews.contains("- Gemini — failed (diagnostic stub, no review)\n"));
+    assert!(reviews.contains("- Qwen — failed (diagnostic stub, no review)\n"));
     // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
     // existing one holds alpha's real review, it is written beside it (decisions.md #14).
-    let out = lab.review(&["--phase", "3", "--gemini"]);
+    let out = lab.review(&["--phase", "3", "--qwen"]);
     out.assert_status(2);
-    assert!(lab.reviews().contains("reviewers: [gemini, alpha]\n"));
+    assert!(lab.reviews().contains("reviewers: [qwen, alpha]\n"));
     let failed = lab.reviews_path().with_file_name("03-REVIEWS.failed.md");
-    assert!(util::read_text(&failed).contains("reviewers: [gemini]\n"));
+    assert!(util::read_text(&failed).contains("reviewers: [qwen]\n"));
 }
 
 /// The README's main command, minus the release build: the example lane reviews the sample
@@ -1100,7 +1093,10 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
         .collect();
     assert_eq!(lines.len(), 1, "{}", out.stderr);
     assert!(
-        lines[0].starts_with("info: 12 lanes not detected on this host"),
+        lines[0].starts_with(&format!(
+            "info: {} lanes not detected on this host",
+            util::first_party().len()
+        )),
         "{}",
         lines[0]
     );
@@ -1111,12 +1107,12 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
         .lines()
         .filter(|l| l.starts_with("info: reviewer ") && l.contains(" not detected ("))
         .count();
-    assert_eq!(listed, 12, "{}", out.stderr);
+    assert_eq!(listed, util::first_party().len(), "{}", out.stderr);
     let out = lab.gsd(&["-q", "review", "--phase", "3"]);
     out.assert_status(0);
     assert!(!out.stderr.contains("not detected"), "{}", out.stderr);
     assert!(!out.stderr.contains("info:"), "{}", out.stderr);
-    lab.config(&json!({"review": {"default_reviewers": ["alpha", "gemini"]}}));
+    lab.config(&json!({"review": {"default_reviewers": ["alpha", "claude"]}}));
     let out = lab.review(&["--phase", "3", "--quiet"]);
     out.assert_status(0);
     assert!(
@@ -1152,7 +1148,7 @@ fn review_help_is_clap_help_with_every_lane_flag() {
     for flag in [
         "--phase <N>",
         "--alpha",
-        "--gemini",
+        "--claude",
         "--antigravity",
         "--agy",
         "Lane flags:",
@@ -1250,8 +1246,8 @@ fn a_flag_of_an_inactive_lane_says_why_where_and_how_to_fix() {
             "clash",
             Scope::Global,
             |l| {
-                l["reviewer"]["modelConfigKey"] = json!("review.models.gemini");
-                l["config"] = json!({"review.models.gemini":
+                l["reviewer"]["modelConfigKey"] = json!("review.models.claude");
+                l["config"] = json!({"review.models.claude":
                     {"type": "string", "default": "", "description": "Model."}});
             },
             "rejected by cross-capability checks",
@@ -1338,7 +1334,7 @@ fn verbose_says_what_was_used_and_why_each_lane_was_or_was_not_selected() {
     let out = lab.review(&["--phase", "3", "-v"]);
     assert!(
         out.stderr
-            .contains("verbose: lane gemini: not selected: not detected ("),
+            .contains("verbose: lane claude: not selected: not detected ("),
         "{}",
         out.stderr
     );

@@ -389,7 +389,11 @@ fn disclose_json_carries_records_and_signature_for_every_lane() {
     out.assert_status(0);
     let all = out.json();
     let rows = all.as_array().expect("array");
-    assert_eq!(rows.len(), 12, "the twelve first-party lanes");
+    assert_eq!(
+        rows.len(),
+        util::first_party().len(),
+        "the first-party lanes"
+    );
     let ollama = rows.iter().find(|r| r["id"] == "ollama").expect("ollama");
     let lane = &ollama["disclosure"]["reviewerLanes"][0];
     assert_eq!(lane["hostConfigKey"], "review.ollama_host");

@@ -136,6 +136,18 @@ impl TestEnv {
         self.write_overlay_bytes(scope, folder, &bytes)
     }
 
+    /// Installs `examples/lanes/<name>/capability.json` (an example lane overlay, such as the
+    /// retired gemini lane) as a global overlay, as `gsd-lane install` would place it.
+    pub fn install_example_lane(&self, name: &str) -> PathBuf {
+        let path = workspace_root()
+            .join("examples")
+            .join("lanes")
+            .join(name)
+            .join("capability.json");
+        let bytes = std::fs::read(&path).expect("read example lane");
+        self.write_overlay_bytes(Scope::Global, name, &bytes)
+    }
+
     /// A command in this environment (working directory: the project).
     pub fn cmd(&self, args: &[&str]) -> Cmd {
         let mut command = Command::new(bin());
@@ -433,34 +445,108 @@ pub fn row_diagnostic_codes(row: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The twelve first-party capability ids in descriptor order (manifest.md §7a).
-pub const FIRST_PARTY_IDS: [&str; 12] = [
-    "gemini",
-    "claude",
-    "codex",
-    "coderabbit",
-    "opencode",
-    "qwen",
-    "cursor",
-    "antigravity",
-    "ollama",
-    "lm-studio",
-    "llama-cpp",
-    "kimi-code",
-];
+/// One first-party lane as its manifest in `capabilities/` declares it.
+#[derive(Debug, Clone)]
+pub struct FirstPartyLane {
+    /// Capability id (its folder).
+    pub id: String,
+    /// Lane slug.
+    pub slug: String,
+    /// Lane flags, in declared order.
+    pub flags: Vec<String>,
+    /// REVIEWS.md section.
+    pub section: String,
+    /// The whole manifest.
+    pub manifest: Value,
+}
 
-/// Asserts the 12 first-party lanes lead the listing in descriptor order, none skipped.
+/// The first-party roster read from `capabilities_dir`: the ids of its `descriptor-order.txt`
+/// (blank and `#` lines ignored), in that order, each with its `<id>/capability.json`. The one
+/// reader of the roster every test derives ids, flags, sections and counts from (the host's
+/// `build.rs` compiles the same list).
+pub fn roster_in(capabilities_dir: &Path) -> Vec<FirstPartyLane> {
+    let order = std::fs::read_to_string(capabilities_dir.join("descriptor-order.txt"))
+        .unwrap_or_else(|err| panic!("reading {}: {err}", capabilities_dir.display()));
+    order
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|id| {
+            let manifest = read_json(&capabilities_dir.join(id).join("capability.json"));
+            let body = &manifest["reviewer"];
+            let flags = body["flags"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
+            FirstPartyLane {
+                id: id.to_owned(),
+                slug: str_of(body, "slug"),
+                flags,
+                section: str_of(body, "reviewsSection"),
+                manifest,
+            }
+        })
+        .collect()
+}
+
+/// The shipped first-party roster (`capabilities/` of the workspace), in descriptor order.
+pub fn first_party() -> Vec<FirstPartyLane> {
+    roster_in(&workspace_root().join("capabilities"))
+}
+
+/// The first-party capability ids in descriptor order.
+pub fn first_party_ids() -> Vec<String> {
+    first_party().into_iter().map(|lane| lane.id).collect()
+}
+
+/// The first-party slugs in descriptor order.
+pub fn first_party_slugs() -> Vec<String> {
+    first_party().into_iter().map(|lane| lane.slug).collect()
+}
+
+/// `gsd-lane flags` of `lanes`: every flag, one per line.
+pub fn flags_text(lanes: &[FirstPartyLane]) -> String {
+    lanes
+        .iter()
+        .flat_map(|lane| lane.flags.iter())
+        .map(|flag| format!("{flag}\n"))
+        .collect()
+}
+
+/// `gsd-lane sections` of `lanes`: `<slug>\t<section>` per line.
+pub fn sections_text(lanes: &[FirstPartyLane]) -> String {
+    lanes
+        .iter()
+        .map(|lane| format!("{}\t{}\n", lane.slug, lane.section))
+        .collect()
+}
+
+/// The default `gsd-lane flags` output (the first-party roster only).
+pub fn default_flags() -> String {
+    flags_text(&first_party())
+}
+
+/// The default `gsd-lane sections` output (the first-party roster only).
+pub fn default_sections() -> String {
+    sections_text(&first_party())
+}
+
+/// Asserts the first-party lanes lead the listing in descriptor order, none skipped.
 ///
 /// A first-party lane is `active`, or `unavailable` only because this build does not
 /// implement its handler yet (manifest.md §3.2: accepted; fails closed at run time). Any
 /// skip code (`LD-*`) on a first-party lane fails.
 pub fn assert_first_party_intact(rows: &[Value]) {
+    let first_party = first_party_ids();
     let ids: Vec<String> = rows
         .iter()
-        .take(FIRST_PARTY_IDS.len())
+        .take(first_party.len())
         .map(|row| format!("{}:{}", str_of(row, "scope"), str_of(row, "id")))
         .collect();
-    let expected: Vec<String> = FIRST_PARTY_IDS
+    let expected: Vec<String> = first_party
         .iter()
         .map(|id| format!("first-party:{id}"))
         .collect();
@@ -469,8 +555,12 @@ pub fn assert_first_party_intact(rows: &[Value]) {
         .iter()
         .filter(|row| row["scope"] == "first-party")
         .count();
-    assert_eq!(first_party_rows, 12, "exactly 12 first-party rows");
-    for row in rows.iter().take(FIRST_PARTY_IDS.len()) {
+    assert_eq!(
+        first_party_rows,
+        first_party.len(),
+        "exactly one row per first-party manifest"
+    );
+    for row in rows.iter().take(first_party.len()) {
         let status = str_of(row, "status");
         let accepted = row["code"].is_null()
             && row["kind"].is_null()

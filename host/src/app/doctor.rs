@@ -275,6 +275,8 @@ fn selected<'r>(registry: &'r Registry, slugs: &[String]) -> Result<Vec<Target<'
                 Ok(Target::Active(lane))
             } else if let Some(entry) = super::inactive::by_slug(registry, slug) {
                 Ok(Target::Inactive(entry))
+            } else if let Some(retired) = crate::registry::retired::by_slug(registry, slug) {
+                Err(Failure::usage(retired.explain()))
             } else {
                 let hint = super::inactive::suggest_slug(registry, slug)
                     .map_or(String::new(), |h| format!(" (did you mean {h:?}?)"));

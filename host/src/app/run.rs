@@ -114,11 +114,14 @@ fn given(value: &Option<String>) -> Option<String> {
     value.clone().filter(|v| !v.trim().is_empty())
 }
 
-/// A slug that names no active lane: the inactive lane's reason and fix when it exists, else
-/// a did-you-mean.
+/// A slug that names no active lane: the inactive lane's reason and fix when it exists, a
+/// retired lane's explanation, else a did-you-mean.
 fn unknown_slug(registry: &crate::registry::Registry, slug: &str) -> String {
     if let Some(entry) = super::inactive::by_slug(registry, slug) {
         return super::inactive::explain(entry);
+    }
+    if let Some(retired) = crate::registry::retired::by_slug(registry, slug) {
+        return retired.explain();
     }
     match super::inactive::suggest_slug(registry, slug) {
         Some(hint) => format!(

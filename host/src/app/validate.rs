@@ -53,7 +53,8 @@ pub fn run(context: &Context, args: &super::ValidateArgs) -> Result<u8, Failure>
     } else {
         args.paths.iter().map(|p| context.env.cwd.join(p)).collect()
     };
-    let report: ValidationReport = registry::validate_files(&paths);
+    let report: ValidationReport =
+        registry::validate_files_for_host(&paths, &context.compat_version);
     if args.json {
         output::print_json(&json!({
             "errors": report.errors.iter().map(output::diagnostic_json).collect::<Vec<_>>(),

@@ -5,7 +5,7 @@
 //! [`normalize_host`] implements §3.4 / trust.md §6.3; [`effort_argv`] implements §3.5. Nothing
 //! here reads environment variables: the caller passes the workstream name in.
 
-mod effort;
+pub(crate) mod effort;
 mod host;
 mod load;
 mod merge;

@@ -76,6 +76,7 @@ fn forbid(
 
 /// The spawn fields, in the order the spec gives.
 fn check_spawn(checker: &mut Checker, object: &Map<String, Value>, at: &FieldPath) {
+    super::invoke_env::check(checker, object, at);
     checker.non_empty_string(
         object,
         "binary",

@@ -64,6 +64,8 @@ pub struct LaneSpec {
     /// The declared default of each owned key that has one (`config.<key>.default`), in
     /// manifest order: what the key resolves to when no config sets it (ADR-2782 D9).
     pub config_defaults: Vec<(String, Value)>,
+    /// The lane-declared timeout and effort policy (upstream-since-2026-08.md §5, §7).
+    pub policy: super::lane_policy::LanePolicy,
 }
 
 /// `reviewer.invoke`, by transport.
@@ -147,6 +149,7 @@ impl LaneSpec {
             posture: member(body.get("posture")).unwrap_or_default(),
             config_keys: Vec::new(),
             config_defaults: Vec::new(),
+            policy: super::lane_policy::LanePolicy::of(body),
         })
     }
 
@@ -295,6 +298,7 @@ fn spawn_invoke(invoke: &Map<String, Value>) -> Result<SpawnInvoke, Refusal> {
         output_arg: owned(invoke, "outputArg").filter(|arg| !arg.is_empty()),
         model_arg: owned(invoke, "modelArg").filter(|arg| !arg.is_empty()),
         effort_channel: member(invoke.get("effortChannel")).unwrap_or(EffortChannel::None),
+        env: super::invoke_env::pairs(invoke),
     })
 }
 

@@ -80,6 +80,8 @@ fn check_key_references(
     let references = [
         (Some(body), "modelConfigKey", at.key("modelConfigKey")),
         (Some(body), "promptBudgetKey", at.key("promptBudgetKey")),
+        (Some(body), "timeoutConfigKey", at.key("timeoutConfigKey")),
+        (Some(body), "effortConfigKey", at.key("effortConfigKey")),
         (
             invoke,
             "hostConfigKey",

@@ -7,7 +7,9 @@ pub(crate) mod cross;
 pub(crate) mod diagnostic;
 pub(crate) mod facts;
 mod invoke;
+pub(crate) mod invoke_env;
 pub(crate) mod lane;
+pub(crate) mod lane_policy;
 mod lint;
 // The schema's descriptive structs: `gsd-lane schema` (schemars) reads their fields, code reads
 // only their enums (the vocabulary).

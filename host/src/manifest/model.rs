@@ -119,6 +119,34 @@ pub struct ReviewerBody {
     /// `review.allow_repository_writes`.
     #[serde(default)]
     pub posture: Option<Posture>,
+    /// Dotted config key whose positive number of seconds overrides `timeoutFloorMs` (both
+    /// transports; absent or null: no override).
+    #[serde(default)]
+    pub timeout_config_key: Option<String>,
+    /// Dotted config key holding the lane's review effort level (`minimal` … `max`, `inherit`).
+    #[serde(default)]
+    pub effort_config_key: Option<String>,
+    /// The lane's effort level when the config sets none; needs `effortConfigKey`.
+    #[serde(default)]
+    pub default_effort: Option<DefaultEffort>,
+}
+
+/// `reviewer.defaultEffort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultEffort {
+    /// `minimal`.
+    Minimal,
+    /// `low`.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`.
+    High,
+    /// `xhigh`.
+    Xhigh,
+    /// `max`.
+    Max,
 }
 
 /// `reviewer.rateLimit`: an attempt that wrote no review is rate-limited when its exit status
@@ -183,6 +211,9 @@ pub struct SpawnInvoke {
     pub model_arg: Option<String>,
     /// How reasoning effort is delivered.
     pub effort_channel: EffortChannel,
+    /// Environment pairs added for this lane's child process only (upstream #2493).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// `invoke` of an HTTP lane: the document shape and the typed lane's field, one type.

@@ -6,6 +6,15 @@
 /// The host's GSD-compatibility version that `engines.gsd` ranges are checked against.
 pub const HOST_COMPAT_VERSION: &str = "1.10.0";
 
+/// What `gsd-lane --version` prints after the program name: this build's version and the GSD
+/// lane-vocabulary version it implements, the one `engines.gsd` ranges are checked against.
+pub fn version_line() -> String {
+    format!(
+        "{} (GSD lane vocabulary {HOST_COMPAT_VERSION}: manifests' engines.gsd is checked against it)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// A version as `(major, minor, patch)`, widened so that "next major/minor/patch" never overflows.
 type Tuple = (u128, u128, u128);
 

@@ -323,6 +323,7 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     check_handler(checker, object, &at);
     check_handler_transport(checker, object, transport, &at);
     check_host_options(checker, object, &at);
+    super::lane_policy::check(checker, object, &at);
     warn_unknown_fields(checker, object, &at);
     lint::check_body(checker, object, manifest.get("config"), &at);
 }
@@ -500,7 +501,7 @@ fn check_required_binaries(checker: &mut Checker, object: &Map<String, Value>, a
     }
 }
 
-fn check_config_key(
+pub(super) fn check_config_key(
     checker: &mut Checker,
     object: &Map<String, Value>,
     key: &str,

@@ -83,7 +83,8 @@ pub fn handler(text: &str) -> Option<gsd_lane_sdk::HandlerName> {
 }
 
 /// The known `reviewer` body fields, canonical order (the 13 of manifest.md §2.5, then the
-/// optional `rateLimit` declaration of `run::rate_limit` and the optional `posture`).
+/// optional `rateLimit` declaration of `run::rate_limit`, the optional `posture`, and the three
+/// optional fields upstream added after 2026-08 (upstream-since-2026-08.md §1)).
 pub const BODY_FIELDS: &[&str] = &[
     "slug",
     "flags",
@@ -100,7 +101,14 @@ pub const BODY_FIELDS: &[&str] = &[
     "handler",
     "rateLimit",
     "posture",
+    "timeoutConfigKey",
+    "effortConfigKey",
+    "defaultEffort",
 ];
+
+/// `reviewer.defaultEffort` (upstream #4275): the declarable levels; `inherit` is a config
+/// value only, never a lane's default.
+pub const DEFAULT_EFFORT: [&str; 6] = ["minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// Known `probe` keys.
 pub const PROBE_FIELDS: &[&str] = &[
@@ -120,6 +128,7 @@ pub const SPAWN_ONLY: &[&str] = &[
     "outputChannel",
     "outputArg",
     "modelArg",
+    "env",
 ];
 
 /// `invoke` fields only an HTTP lane may use.
@@ -143,7 +152,13 @@ pub const FEATURE_ONLY: &[&str] = &[
 ];
 
 /// The four argv placeholders.
-pub const PLACEHOLDERS: &[&str] = &["{{model}}", "{{effort}}", "{{output}}", "{{prompt}}"];
+pub const PLACEHOLDERS: &[&str] = &[
+    "{{model}}",
+    "{{effort}}",
+    "{{output}}",
+    "{{prompt}}",
+    "{{nativeTimeout}}",
+];
 
 /// Words that are never valid slugs or config keys.
 pub const RESERVED_WORDS: &[&str] = &["__proto__", "constructor", "prototype"];

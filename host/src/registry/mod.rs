@@ -7,6 +7,7 @@ mod first_party;
 pub(crate) mod handlers;
 mod overlay;
 pub(crate) mod read;
+pub(crate) mod retired;
 mod validate_set;
 
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use crate::manifest::facts::CapabilityFacts;
 use crate::manifest::{self, Diagnostic, LaneSpec};
 
 pub use overlay::{installed_manifests, ConsentGate};
-pub use validate_set::{validate_files, ValidationReport};
+pub use validate_set::{validate_files, validate_files_for_host, ValidationReport};
 
 /// Where a capability came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

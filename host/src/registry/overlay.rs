@@ -9,7 +9,7 @@ use super::read::{self, ManifestFile};
 use super::{join_errors, LoadOptions, Registry, Scope, Skip};
 use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
-use crate::manifest::{self, semver, Diagnostic};
+use crate::manifest::{self, semver, Diagnostic, FieldPath};
 
 /// Id prefixes reserved for first-party capabilities.
 const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
@@ -271,8 +271,40 @@ fn engines_gate(manifest: &Value, host_version: &str) -> Option<Skip> {
     if range.trim().is_empty() || semver::range_satisfied(range, host_version) {
         return None;
     }
-    let reason = format!("engines.gsd \"{range}\" is not satisfied by host version {host_version}");
-    skip(Code::LdEngines, reason)
+    skip(
+        Code::LdEngines,
+        format!("engines.gsd {}", engines_unsatisfied(range, host_version)),
+    )
+}
+
+/// Why `engines.gsd` `range` excludes `host_version`, after the field name: the words `list`
+/// shows for an incompatible overlay (`engines.gsd "…" is not …`) and `validate` warns with
+/// (`engines.gsd: "…" is not …`).
+pub(crate) fn engines_unsatisfied(range: &str, host_version: &str) -> String {
+    format!("\"{range}\" is not satisfied by host version {host_version}")
+}
+
+/// The `LD-ENGINES` warning `validate` gives a manifest whose `engines.gsd` excludes
+/// `host_version` (it would load as `incompatible`); `None` when it admits it or is unusable
+/// (the validator reports an unusable range itself).
+pub(crate) fn engines_warning(manifest: &Value, host_version: &str) -> Option<Diagnostic> {
+    let range = manifest.get("engines")?.get("gsd")?.as_str()?;
+    if range.trim().is_empty() || semver::range_satisfied(range, host_version) {
+        return None;
+    }
+    let mut warning = Diagnostic::warning(
+        Code::LdEngines,
+        FieldPath::root().key("engines").key("gsd"),
+        format!(
+            "{}; this gsd-lane speaks the GSD lane vocabulary {host_version} (`gsd-lane --version`), \
+             so the lane would load as incompatible",
+            engines_unsatisfied(range, host_version)
+        ),
+    );
+    if let Some(id) = manifest.get("id").and_then(Value::as_str) {
+        id.clone_into(&mut warning.capability);
+    }
+    Some(warning)
 }
 
 /// Step 8: a project-scope overlay needs the user's consent.

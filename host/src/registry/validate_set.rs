@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::first_party;
 use super::read::{self, ManifestFile};
 use crate::manifest::cross;
+use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::{self, CapabilityFacts};
 use crate::manifest::{self, Diagnostic};
 
@@ -48,6 +49,16 @@ fn folder_name(path: &Path) -> Option<String> {
 /// Validates `paths` as one merged set with the first-party capabilities; a given manifest
 /// whose id equals a first-party id replaces that capability.
 pub fn validate_files(paths: &[PathBuf]) -> ValidationReport {
+    validate_files_with(paths, None)
+}
+
+/// [`validate_files`] for `gsd-lane validate`: also warns (`LD-ENGINES`) about each given
+/// manifest whose `engines.gsd` excludes `host_version`, with the words `list` uses.
+pub fn validate_files_for_host(paths: &[PathBuf], host_version: &str) -> ValidationReport {
+    validate_files_with(paths, Some(host_version))
+}
+
+fn validate_files_with(paths: &[PathBuf], host_version: Option<&str>) -> ValidationReport {
     let mut report = ValidationReport::default();
     let mut given: Vec<ManifestFile> = Vec::new();
     for path in paths.iter().map(|p| manifest_path(p)) {
@@ -55,6 +66,14 @@ pub fn validate_files(paths: &[PathBuf]) -> ValidationReport {
             Ok(file) => {
                 let folder = folder_name(&path);
                 let mut diagnostics = manifest::validate_value(&file.value, folder.as_deref());
+                let range_refused = diagnostics
+                    .iter()
+                    .any(|d| matches!(d.code, Code::EnvEngines | Code::EnvEnginesGsd));
+                if !range_refused {
+                    diagnostics.extend(
+                        host_version.and_then(|v| super::overlay::engines_warning(&file.value, v)),
+                    );
+                }
                 read::locate(&mut diagnostics, &file);
                 diagnostics.into_iter().for_each(|d| report.add(d));
                 given.push(file);

@@ -185,7 +185,8 @@ pub struct LaneFlags {
     pub active: bool,
 }
 
-/// Every lane's flags from the registry: active lanes, then inactive ones.
+/// Every lane's flags from the registry: active lanes, then inactive ones, then the flags of
+/// retired first-party lanes nothing declares now.
 pub fn lane_flags(registry: &Registry) -> Vec<LaneFlags> {
     let active = registry.lanes.iter().map(|lane| LaneFlags {
         slug: lane.slug.clone(),
@@ -203,7 +204,14 @@ pub fn lane_flags(registry: &Registry) -> Vec<LaneFlags> {
             flags: entry.flags.clone(),
             active: false,
         });
-    active.chain(inactive).collect()
+    // Retired first-party lanes (registry::retired): hidden flags, answered with the reason.
+    let retired = crate::registry::retired::unclaimed(registry).map(|r| LaneFlags {
+        slug: r.slug.to_owned(),
+        section: String::new(),
+        flags: r.flags.iter().map(|f| (*f).to_owned()).collect(),
+        active: false,
+    });
+    active.chain(inactive).chain(retired).collect()
 }
 
 /// Whether `flag` can be a clap long option: `--` then a letter or digit, then letters,
@@ -351,7 +359,7 @@ mod tests {
         assert_eq!(r.retry, vec!["gemini", "claude"]);
         assert!(parse(&["--resume", "--all"]).is_err());
         // Lane flags are compared with the recorded run's later (selection::same_lanes).
-        assert!(parse(&["--resume", "--gemini"])
+        assert!(parse(&["--resume", "--qwen"])
             .expect("parses")
             .check()
             .is_ok());
@@ -365,7 +373,7 @@ mod tests {
     #[test]
     fn the_recorded_selection_parses_back_to_the_same_request() {
         let registry = Registry::first_party();
-        let r = parse(&["--phase", "3", "--gemini", "--agy", "--self", "claude"]).expect("parses");
+        let r = parse(&["--phase", "3", "--qwen", "--agy", "--self", "claude"]).expect("parses");
         let again = super::parse(
             crate::cli::Cli::command(),
             &r.selection_argv(&registry),
@@ -399,15 +407,22 @@ mod tests {
             "--phase",
             "3",
             "--agy",
-            "--gemini",
+            "--claude",
             "--antigravity",
             "--jobs=2",
         ])
         .expect("parses");
         assert_eq!(r.phase.as_deref(), Some("3"));
-        assert_eq!(r.lanes, vec!["gemini", "antigravity"]);
+        assert_eq!(r.lanes, vec!["claude", "antigravity"]);
         assert_eq!(r.jobs, Some(2));
         assert_eq!(r.sandbox, None);
+    }
+
+    #[test]
+    fn a_retired_lane_flag_parses_as_an_inactive_flag_to_be_answered() {
+        let r = parse(&["--phase", "3", "--gemini", "--claude"]).expect("parses");
+        assert_eq!(r.lanes, vec!["claude"]);
+        assert_eq!(r.inactive_flags, vec!["--gemini"]);
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
         selection::apply_self_skip(&mut sel, me.as_deref(), explicit);
     }
     explain_inactive_defaults(&mut sel, &normalized, registry);
+    explain_retired_defaults(&mut sel, &normalized, registry);
     for warning in &sel.warnings {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
@@ -195,22 +196,38 @@ fn explain_inactive_defaults(sel: &mut Selection, normalized: &Normalized, regis
         if registry.lane(slug).is_some() {
             continue;
         }
-        let explained = format!(
-            "review.default_reviewers names {slug}: {}",
-            crate::app::inactive::explain(entry)
-        );
-        let unknown = format!("unknown reviewer slug in review.default_reviewers: {slug}");
-        for warning in &mut sel.warnings {
-            if *warning == unknown {
-                warning.clone_from(&explained);
-            }
+        let explained = crate::app::inactive::explain(entry);
+        explain_default(sel, slug, &explained);
+    }
+}
+
+/// Replaces the selection's "unknown slug" warning (or "undefined instance" error) about the
+/// `review.default_reviewers` entry `slug` with `explained`, the real reason.
+fn explain_default(sel: &mut Selection, slug: &str, explained: &str) {
+    let explained = format!("review.default_reviewers names {slug}: {explained}");
+    let unknown = format!("unknown reviewer slug in review.default_reviewers: {slug}");
+    for warning in &mut sel.warnings {
+        if *warning == unknown {
+            warning.clone_from(&explained);
         }
-        let undefined = format!("reviewer instance '{slug}' referenced in");
-        for (_, error) in &mut sel.errors {
-            if error.starts_with(&undefined) {
-                error.clone_from(&explained);
-            }
+    }
+    let undefined = format!("reviewer instance '{slug}' referenced in");
+    for (_, error) in &mut sel.errors {
+        if error.starts_with(&undefined) {
+            error.clone_from(&explained);
         }
+    }
+}
+
+/// `review.default_reviewers` entries naming a retired first-party lane nothing declares now
+/// (registry::retired): the "unknown slug" warning (or, with instances, the "undefined
+/// instance" error) becomes why it was retired, its successor and how to keep it.
+fn explain_retired_defaults(sel: &mut Selection, normalized: &Normalized, registry: &Registry) {
+    for slug in normalized.defaults.iter().flatten() {
+        let Some(retired) = crate::registry::retired::by_slug(registry, slug) else {
+            continue;
+        };
+        explain_default(sel, slug, &retired.explain());
     }
 }
 

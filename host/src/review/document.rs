@@ -171,7 +171,9 @@ fn entry_of(done: &Results, job: &Job, result: &LaneResult) -> Entry {
             ),
         },
     };
-    lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate)
+    let mut entry = lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate);
+    entry.model = Some(super::model_record::of_plan(&job.cleared.plan, &job.lane));
+    entry
 }
 
 /// A clean review removes its run dir; any other keeps it, with the way to resume.

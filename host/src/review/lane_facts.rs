@@ -38,5 +38,6 @@ pub fn entry(identity: &Identity, lane: &Lane, metadata: Option<Metadata>, fate:
         diff_only: lane.evidence_class == crate::manifest::model::EvidenceClass::DiffOnly,
         metadata,
         fate,
+        model: None,
     }
 }

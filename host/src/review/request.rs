@@ -43,6 +43,9 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
     }
     given.check().map_err(|m| usage(&m))?;
     let config = crate::app::with_lane_defaults(context.config_checked()?, &registry);
+    for warning in crate::registry::retired::leftover_config_keys(&registry, config.value()) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    }
     let (args, past) = if given.resuming() {
         let (args, past) = resumed(context, given, &registry, &config)?;
         (args, Some(past))
@@ -108,6 +111,12 @@ fn refuse_inactive_flags(registry: &Registry, request: &ReviewArgs) -> bool {
             output::eprint_line(&format!(
                 "error: {flag}: {}; nothing was invoked",
                 crate::app::inactive::explain(entry)
+            ));
+            any = true;
+        } else if let Some(retired) = crate::registry::retired::by_flag(registry, flag) {
+            output::eprint_line(&format!(
+                "error: {flag}: {}; nothing was invoked",
+                retired.explain()
             ));
             any = true;
         }

@@ -78,12 +78,12 @@ pub fn run(
         .iter()
         .map(|i| i.id.as_str())
         .collect();
-    let max_jobs = request
-        .args
-        .jobs
-        .map_or_else(crate::limits::default_jobs_here, |n| {
-            usize::try_from(n).unwrap_or(usize::MAX)
-        });
+    let concurrency = super::parallel::concurrency(request.args.jobs, &request.config);
+    if let Some(warning) = &concurrency.warning {
+        crate::output::eprint_line(&format!("warning: {}", crate::output::neutralize(warning)));
+    }
+    context.verbose(&concurrency.why);
+    let max_jobs = concurrency.max_jobs;
     display.banner(
         &request.subject.label(),
         &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path, "jobs": max_jobs}),

@@ -56,6 +56,8 @@ pub struct Entry {
     pub metadata: Option<Metadata>,
     /// What happened.
     pub fate: Fate,
+    /// The reviewer's resolved model (`None`: not recorded, written as unknown).
+    pub model: Option<super::model_record::ModelRecord>,
 }
 
 impl Entry {
@@ -224,6 +226,14 @@ fn frontmatter(doc: &Doc) -> String {
     out.push_str(&format!("reviewers: {}\n", list(&reviewers)));
     out.push_str(&format!("reviewed_at: {}\n", doc.reviewed_at));
     out.push_str(&format!("plans_reviewed: {}\n", list(&doc.plans)));
+    let unknown = super::model_record::ModelRecord::unknown();
+    let models: Vec<(&str, &super::model_record::ModelRecord)> = doc
+        .entries
+        .iter()
+        .filter(|e| matches!(e.fate, Fate::Ran { .. }))
+        .map(|e| (e.id.as_str(), e.model.as_ref().unwrap_or(&unknown)))
+        .collect();
+    out.push_str(&super::model_record::frontmatter(&models, scalar));
     let trimmed: Vec<(&Entry, &Metadata)> = doc
         .entries
         .iter()
@@ -366,6 +376,7 @@ mod tests {
             diff_only: false,
             metadata: None,
             fate,
+            model: None,
         }
     }
 
@@ -434,7 +445,7 @@ mod tests {
             earlier: Kept::default(),
         };
         let text = render(&doc);
-        assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");
+        assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\nmodels:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\nmodel_sources:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");
         assert!(!text.contains("Do not count"));
     }
 }

@@ -114,8 +114,10 @@ pub struct Admitted<'h> {
 /// The first [`Refusal`], in pipeline order.
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
+    refuse_undisclosed_env(lane)?;
     check_posture(lane, setup)?;
-    let plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
+    let mut plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
+    tool_identity::follow_rename(&mut plan, setup.path_var.as_deref());
     admit_plan(plan, setup)
 }
 
@@ -419,11 +421,46 @@ fn check_posture(lane: &Lane, setup: &RunSetup<'_>) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The environment a lane's child starts with: first-party lanes inherit (with their
+/// `invoke.env` pairs on top, upstream #2493), third-party lanes get the minimal one.
+fn child_env(lane: &Lane) -> ChildEnv {
+    let declared = lane
+        .spawn()
+        .map(|spawn| &spawn.env)
+        .filter(|env| !env.is_empty());
+    match (lane.scope, declared) {
+        (Scope::FirstParty, None) => ChildEnv::Inherit,
+        (Scope::FirstParty, Some(pairs)) => {
+            let mut vars: Vec<(String, String)> = std::env::vars_os()
+                .filter_map(|(name, value)| {
+                    Some((name.into_string().ok()?, value.into_string().ok()?))
+                })
+                .filter(|(name, _)| !pairs.contains_key(name))
+                .collect();
+            vars.extend(pairs.iter().map(|(k, v)| (k.clone(), v.clone())));
+            ChildEnv::Minimal { vars }
+        }
+        (Scope::Global | Scope::Project, _) => spawn::minimal_env_from_current(),
+    }
+}
+
+/// `invoke.env` on a third-party lane: refused until consent discloses it (decisions.md row
+/// 18 asks for disclosure and a signature object first), so no undisclosed variable reaches a
+/// child.
+fn refuse_undisclosed_env(lane: &Lane) -> Result<(), Refusal> {
+    if lane.scope != Scope::FirstParty && lane.spawn().is_some_and(|spawn| !spawn.env.is_empty()) {
+        return Err(Refusal::new(
+            Reason::MalformedLane,
+            "third-party lane refused: it declares invoke.env, which this gsd-lane does not yet \
+             disclose before consent, so no child would get it with your approval; remove \
+             invoke.env from the manifest",
+        ));
+    }
+    Ok(())
+}
+
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
-    let mut env = match lane.scope {
-        Scope::FirstParty => ChildEnv::Inherit,
-        Scope::Global | Scope::Project => spawn::minimal_env_from_current(),
-    };
+    let mut env = child_env(lane);
     // The child is looked up and started with the same PATH the probe used.
     if let (ChildEnv::Minimal { vars }, Some(path)) = (&mut env, &setup.path_var) {
         vars.retain(|(name, _)| name != "PATH");

@@ -1,6 +1,6 @@
-"""How each first-party lane's CLI is pointed at a loopback fake provider.
+"""How each lane's CLI is pointed at a loopback fake provider.
 
-One `Lane` per first-party spawn lane. `configure` writes the CLI's own config files
+One `Lane` per first-party spawn lane, plus the gemini example overlay. `configure` writes the CLI's own config files
 into a throw-away HOME and returns the environment variables that send the CLI to
 the provider on 127.0.0.1 and switch off its telemetry, update checks and other
 non-essential traffic. Everything here was read from the installed packages'
@@ -57,7 +57,12 @@ def gemini(home, url, _project):
             }
         ),
     )
-    return {"GEMINI_API_KEY": "conformance-key", "GOOGLE_GEMINI_BASE_URL": url}
+    # gemini is a third-party lane now (the example overlay examples/lanes/gemini): it starts
+    # from gsd-lane's minimal environment, so its key and base URL go where a user puts them
+    # for it, gemini-cli's own ~/.gemini/.env, which it loads at start.
+    variables = {"GEMINI_API_KEY": "conformance-key", "GOOGLE_GEMINI_BASE_URL": url}
+    write(f"{home}/.gemini/.env", "".join(f"{k}={v}\n" for k, v in variables.items()))
+    return variables
 
 
 def gemini_trust(home, folder):
@@ -231,6 +236,10 @@ class Lane:
     # kimi-cli told apart from Kimi Code, point 3). None: the lane must run.
     unavailable_ok: str = None
     in_review: bool = True  # part of the multi-lane review scenario
+    # An example overlay (repository-relative folder) installed with `gsd-lane install`
+    # before the lane runs: the lane is not first-party (gemini, retired upstream by #4716,
+    # is proven as one third-party data-only lane on its real CLI).
+    overlay: str = ""
 
     @property
     def label(self):
@@ -239,7 +248,7 @@ class Lane:
 
 LANES = [
     Lane("gemini", "gemini", "gemini", gemini, model_arg=OVERRIDE, flag="--gemini",
-         scenarios=["trusted"],
+         scenarios=["trusted"], overlay="examples/lanes/gemini",
          unavailable_ok=r"^untrusted_workspace: .*GEMINI_CLI_TRUST_WORKSPACE"),
     # claude-code sends the level as output_config.effort; codex as reasoning.effort.
     Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude",

@@ -152,6 +152,20 @@ class Suite:
         env.update(lanedefs.common_env())
         return env
 
+    def install_overlays(self, lanes, env):
+        """`gsd-lane install <folder> --yes` (global) of each lane's example overlay, as a user
+        would; an install that fails raises with gsd-lane's output."""
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+        for lane in lanes:
+            if not lane.overlay:
+                continue
+            proc = subprocess.run([self.gsd_lane, "install", os.path.join(root, lane.overlay),
+                                   "--yes"], env=env, capture_output=True, timeout=60,
+                                  stdin=subprocess.DEVNULL)
+            if proc.returncode != 0:
+                raise RuntimeError(f"gsd-lane install {lane.overlay} failed: "
+                                   f"{proc.stdout[-300:]!r} {proc.stderr[-300:]!r}")
+
     def project(self, where, config):
         """A fresh copy of the sample project (a git repository root) with a config."""
         shutil.copytree(self.sample, where)
@@ -234,7 +248,8 @@ def run_scenario(suite, lane, scenario, effort=None):
     answer = answer_for(lane.slug, nonce)
     provider = Provider(os.path.join(work, "provider"), answer)
     try:
-        config = {"effort": {"default": effort}} if effort else {}
+        # Each lane reads its own key (upstream #4275), never the agents' effort settings.
+        config = {"review": {"effort": {lane.slug: effort}}} if effort else {}
         project = suite.project(os.path.join(work, "project"), config)
         run_dir = os.path.join(work, "run")
         os.makedirs(run_dir)
@@ -243,6 +258,7 @@ def run_scenario(suite, lane, scenario, effort=None):
         with open(prompt, "w") as f:
             f.write(f"Review this plan.\n\n{plan_marker}\n\n# Plan 03-01: invoice model\n")
         env = suite.base_env(home, lane)
+        suite.install_overlays([lane], env)
         env.update(lane.configure(home, provider.url, project))
         if lane.slug == "antigravity":
             env["CONFORMANCE_AGY_MODE"] = "transcript" if scenario == "transcript" else "stdout"
@@ -329,6 +345,7 @@ def review_scenario(suite, selected):
     with open(plan, "a") as f:
         f.write(f"\n{plan_marker}\n")
     env = suite.base_env(home)
+    suite.install_overlays(runnable, env)
     # The user-facing untrusted-folder case is gemini's `default` scenario; here the
     # folder is trusted so gemini's review is proven inside REVIEWS.md too.
     lanedefs.gemini_trust(home, project)

@@ -98,6 +98,10 @@ catalogue! {
     RbInternal = "RB-INTERNAL", Spec, "Validation of the reviewer body failed internally.";
     RbRatelimit = "RB-RATELIMIT", Host, "`reviewer.rateLimit` is not a valid rate limit.";
     RbPosture = "RB-POSTURE", Host, "`reviewer.posture` is not a known posture.";
+    SpEnv = "SP-ENV", Host, "`reviewer.invoke.env` is not an object of string values under acceptable variable names.";
+    RbTimeoutkey = "RB-TIMEOUTKEY", Host, "`reviewer.timeoutConfigKey` is neither null nor a dotted configuration key.";
+    RbEffortkey = "RB-EFFORTKEY", Host, "`reviewer.effortConfigKey` is neither null nor a dotted configuration key.";
+    RbDefaulteffort = "RB-DEFAULTEFFORT", Host, "`reviewer.defaultEffort` is not a declarable effort level, or is declared without `reviewer.effortConfigKey`.";
     // manifest.md §8.3 Probe.
     PrType = "PR-TYPE", Spec, "`reviewer.probe` is not an object with a known kind.";
     PrKind = "PR-KIND", Spec, "`reviewer.probe.kind` is not a known probe kind.";
