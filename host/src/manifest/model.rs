@@ -455,10 +455,13 @@ mod tests {
                     let removed = without["reviewer"]
                         .as_object_mut()
                         .and_then(|body| body.remove(key.as_str()));
+                    // Rejected for the field itself: a dependent field's rule (defaultEffort
+                    // needs effortConfigKey) does not make the field required.
+                    let own = format!("reviewer.{key}");
                     removed.is_some()
                         && super::super::validate::validate_value(&without, folder.as_deref())
                             .iter()
-                            .any(|d| d.is_error())
+                            .any(|d| d.is_error() && d.field.to_string() == own)
                 })
                 .cloned()
                 .collect();
