@@ -1123,7 +1123,7 @@ fn undetected_lanes_are_one_summary_line_and_listed_with_verbose() {
     let out = lab.review(&["--phase", "3"]);
     assert!(
         out.stderr
-            .contains("warning: configured default reviewer gemini is skipped"),
+            .contains("warning: configured default reviewer claude is skipped"),
         "{}",
         out.stderr
     );
