@@ -25,6 +25,7 @@ mod robustness;
 mod roster;
 mod run;
 mod sandbox;
+mod shipped_program;
 mod screens;
 mod soak;
 mod terminal;
