@@ -86,6 +86,8 @@ pub enum Command {
     Trust(crate::app::trust::TrustArgs),
     /// Is each lane ready here (program, probe, trust, readiness), and what fixes it.
     Doctor(crate::app::doctor::DoctorArgs),
+    /// Start a lane of your own: write a capability folder that validates as written.
+    New(crate::app::new::NewArgs),
 }
 
 /// `--json` alone.
@@ -183,6 +185,7 @@ impl Command {
             Command::Remove(_) => "remove",
             Command::Trust(_) => "trust",
             Command::Doctor(_) => "doctor",
+            Command::New(_) => "new",
         }
     }
 }
@@ -241,6 +244,7 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
         Command::Remove(args) => app::trust::remove(context, &args),
         Command::Trust(args) => app::trust::trust(context, &args),
         Command::Doctor(args) => app::doctor::run(context, &args),
+        Command::New(args) => app::new::run(context, &args),
         Command::Schema => app::schema(),
         Command::Manpage => app::manpage(context),
         Command::Completions(args) => app::completions(context, args.shell),

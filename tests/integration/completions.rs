@@ -118,3 +118,76 @@ fn zsh_and_fish_offer_subcommands_options_and_lane_flags_but_not_hidden_ones() {
     assert!(!fish.contains("-l compat-version"), "{fish}");
     assert!(!fish.contains("-l stale"), "{fish}");
 }
+
+/// The lab plus a skipped overlay whose slug is shell text.
+fn lab_with_hostile_slug() -> TestEnv {
+    let env = lab();
+    let mut evil = util::acme_as("evil-review");
+    evil["reviewer"]["slug"] = json!("evil$(touch /tmp/gsd-lane-pwned)");
+    evil["reviewer"]["flags"] = json!(["--evil"]);
+    env.write_overlay(Scope::Global, "evil-review", &evil);
+    env
+}
+
+#[test]
+fn bash_offers_lane_slugs_and_option_values() {
+    let env = lab_with_hostile_slug();
+    let path = env.root.path().join("gsd-lane.bash");
+    let text = script(&env, "bash");
+    assert!(!text.contains("pwned"), "a hostile slug reached the script");
+    std::fs::write(&path, text).expect("write script");
+
+    for words in [
+        &["gsd-lane", "run", ""][..],
+        &["gsd-lane", "doctor", ""],
+        &["gsd-lane", "invoke", "--slug", ""],
+    ] {
+        let offered = complete(&path, words);
+        for slug in ["acme", "claude", "ollama"] {
+            assert!(offered.contains(&slug.to_owned()), "{words:?}: {offered:?}");
+        }
+        // A slug, not the capability id.
+        assert!(!offered.contains(&"acme-review".to_owned()), "{words:?}: {offered:?}");
+    }
+    for sub in ["approve", "revoke", "rebind-host"] {
+        let offered = complete(&path, &["gsd-lane", "trust", sub, "ac"]);
+        assert!(offered.contains(&"acme".to_owned()), "{sub}: {offered:?}");
+        assert!(offered.contains(&"acme-review".to_owned()), "{sub}: {offered:?}");
+    }
+    let disclose = complete(&path, &["gsd-lane", "disclose", "acme"]);
+    assert!(disclose.contains(&"acme-review".to_owned()), "{disclose:?}");
+    for sub in ["run", "review"] {
+        let modes = complete(&path, &["gsd-lane", sub, "--sandbox", ""]);
+        assert_eq!(modes, ["enforce", "detect", "off"], "{sub}");
+    }
+    let colors = complete(&path, &["gsd-lane", "list", "--color", ""]);
+    assert_eq!(colors, ["auto", "always", "never"]);
+}
+
+#[test]
+fn zsh_and_fish_offer_lane_slugs_and_sandbox_modes() {
+    let env = lab_with_hostile_slug();
+    let zsh = script(&env, "zsh");
+    assert!(!zsh.contains("pwned"), "{zsh}");
+    assert!(
+        zsh.lines().any(|l| l.contains("':slug -- ")
+            && l.contains("(acme ")
+            && l.contains(" claude ")),
+        "{zsh}"
+    );
+    assert!(zsh.contains(":MODE:(enforce detect off)"), "{zsh}");
+    let fish = script(&env, "fish");
+    assert!(!fish.contains("pwned"), "{fish}");
+    assert!(
+        fish.lines().any(|l| l.contains("__fish_gsd_lane_using_subcommand run\"")
+            && l.contains(" -a \"acme ")),
+        "{fish}"
+    );
+    assert!(
+        fish.lines().any(|l| l.contains(
+            "__fish_gsd_lane_using_subcommand trust; and __fish_seen_subcommand_from approve"
+        ) && l.contains("acme-review")),
+        "{fish}"
+    );
+    assert!(fish.contains("enforce\\t"), "{fish}");
+}

@@ -15,6 +15,7 @@ mod handlers;
 mod http_server;
 mod http_shapes;
 mod kimi_code;
+mod new_lane;
 mod overlays;
 mod plan;
 mod probe_once;
