@@ -191,3 +191,62 @@ fn zsh_and_fish_offer_lane_slugs_and_sandbox_modes() {
     );
     assert!(fish.contains("enforce\\t"), "{fish}");
 }
+
+/// The man page (generated from the same model as the completions): ENVIRONMENT, EXIT STATUS
+/// and EXAMPLES present, and no reference to a page that does not exist.
+#[test]
+fn man_page_has_environment_exit_status_examples_and_names_no_missing_page() {
+    let env = lab();
+    let out = env.run(&["manpage"]);
+    out.assert_status(0);
+    let page = &out.stdout;
+    for heading in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH COMMANDS",
+        ".SH ENVIRONMENT",
+        ".SH \"EXIT STATUS\"",
+        ".SH EXAMPLES",
+        ".SH \"GSD\\-LANE NEW\"",
+    ] {
+        assert!(page.contains(heading), "{heading} missing");
+    }
+    let environment = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH ").next())
+        .unwrap_or_default();
+    for name in ["GSD_HOME", "GSD_LANE_BIN", "NO_COLOR", "GSD_LANE_WATCHDOG", "TMPDIR", "PATH"] {
+        assert!(
+            environment.contains(&format!("\\fB{name}")),
+            "ENVIRONMENT lacks {name}"
+        );
+    }
+    // `name(1)`-style references: only the page itself may be named.
+    let references: Vec<&str> = page
+        .match_indices("(1)")
+        .map(|(at, _)| {
+            let start = page[..at]
+                .rfind(|c: char| c.is_whitespace())
+                .map_or(0, |i| i + 1);
+            &page[start..at]
+        })
+        .filter(|name| *name != "gsd\\-lane" && *name != "gsd-lane")
+        .collect();
+    assert!(references.is_empty(), "pages that do not exist: {references:?}");
+    assert!(!page.contains(".BR gsd"), "a cross-reference macro");
+
+    // groff reads it without a warning, when groff is here.
+    if std::process::Command::new("groff").arg("--version").output().is_ok() {
+        let path = env.root.path().join("gsd-lane.1");
+        std::fs::write(&path, page).expect("write page");
+        let mut groff = std::process::Command::new("groff");
+        groff
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&path)
+            .env("LC_ALL", "C.UTF-8");
+        let (out, _) = run_bounded(groff, Duration::from_secs(30));
+        out.assert_status(0);
+        assert!(out.stderr.is_empty(), "groff warnings:\n{}", out.stderr);
+    }
+}
