@@ -147,12 +147,18 @@ fn bash_offers_lane_slugs_and_option_values() {
             assert!(offered.contains(&slug.to_owned()), "{words:?}: {offered:?}");
         }
         // A slug, not the capability id.
-        assert!(!offered.contains(&"acme-review".to_owned()), "{words:?}: {offered:?}");
+        assert!(
+            !offered.contains(&"acme-review".to_owned()),
+            "{words:?}: {offered:?}"
+        );
     }
     for sub in ["approve", "revoke", "rebind-host"] {
         let offered = complete(&path, &["gsd-lane", "trust", sub, "ac"]);
         assert!(offered.contains(&"acme".to_owned()), "{sub}: {offered:?}");
-        assert!(offered.contains(&"acme-review".to_owned()), "{sub}: {offered:?}");
+        assert!(
+            offered.contains(&"acme-review".to_owned()),
+            "{sub}: {offered:?}"
+        );
     }
     let disclose = complete(&path, &["gsd-lane", "disclose", "acme"]);
     assert!(disclose.contains(&"acme-review".to_owned()), "{disclose:?}");
@@ -170,17 +176,17 @@ fn zsh_and_fish_offer_lane_slugs_and_sandbox_modes() {
     let zsh = script(&env, "zsh");
     assert!(!zsh.contains("pwned"), "{zsh}");
     assert!(
-        zsh.lines().any(|l| l.contains("':slug -- ")
-            && l.contains("(acme ")
-            && l.contains(" claude ")),
+        zsh.lines()
+            .any(|l| l.contains("':slug -- ") && l.contains("(acme ") && l.contains(" claude ")),
         "{zsh}"
     );
     assert!(zsh.contains(":MODE:(enforce detect off)"), "{zsh}");
     let fish = script(&env, "fish");
     assert!(!fish.contains("pwned"), "{fish}");
     assert!(
-        fish.lines().any(|l| l.contains("__fish_gsd_lane_using_subcommand run\"")
-            && l.contains(" -a \"acme ")),
+        fish.lines()
+            .any(|l| l.contains("__fish_gsd_lane_using_subcommand run\"")
+                && l.contains(" -a \"acme ")),
         "{fish}"
     );
     assert!(
@@ -216,7 +222,14 @@ fn man_page_has_environment_exit_status_examples_and_names_no_missing_page() {
         .nth(1)
         .and_then(|rest| rest.split(".SH ").next())
         .unwrap_or_default();
-    for name in ["GSD_HOME", "GSD_LANE_BIN", "NO_COLOR", "GSD_LANE_WATCHDOG", "TMPDIR", "PATH"] {
+    for name in [
+        "GSD_HOME",
+        "GSD_LANE_BIN",
+        "NO_COLOR",
+        "GSD_LANE_WATCHDOG",
+        "TMPDIR",
+        "PATH",
+    ] {
         assert!(
             environment.contains(&format!("\\fB{name}")),
             "ENVIRONMENT lacks {name}"
@@ -233,11 +246,18 @@ fn man_page_has_environment_exit_status_examples_and_names_no_missing_page() {
         })
         .filter(|name| *name != "gsd\\-lane" && *name != "gsd-lane")
         .collect();
-    assert!(references.is_empty(), "pages that do not exist: {references:?}");
+    assert!(
+        references.is_empty(),
+        "pages that do not exist: {references:?}"
+    );
     assert!(!page.contains(".BR gsd"), "a cross-reference macro");
 
     // groff reads it without a warning, when groff is here.
-    if std::process::Command::new("groff").arg("--version").output().is_ok() {
+    if std::process::Command::new("groff")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
         let path = env.root.path().join("gsd-lane.1");
         std::fs::write(&path, page).expect("write page");
         let mut groff = std::process::Command::new("groff");

@@ -56,15 +56,29 @@ fn a_new_spawn_lane_validates_installs_and_runs_as_written() {
     }
     assert!(folder.join("README.md").is_file());
     let manifest = util::read_json(&folder.join("capability.json"));
-    assert_eq!(manifest["reviewer"]["invoke"]["binary"], "./bin/my-reviewer");
+    assert_eq!(
+        manifest["reviewer"]["invoke"]["binary"],
+        "./bin/my-reviewer"
+    );
     assert_eq!(manifest["reviewer"]["invoke"]["promptChannel"], "stdin");
     assert_eq!(manifest["reviewer"]["invoke"]["outputChannel"], "stdout");
     assert_validates_clean(&env, &folder);
 
-    let install = env.run(&["install", folder.to_str().expect("utf8"), "--global", "--yes"]);
+    let install = env.run(&[
+        "install",
+        folder.to_str().expect("utf8"),
+        "--global",
+        "--yes",
+    ]);
     install.assert_status(0);
     let prompt = prompt_file(&env);
-    let run = env.run(&["run", "my-reviewer", "--json", "--prompt-file", prompt.to_str().expect("utf8")]);
+    let run = env.run(&[
+        "run",
+        "my-reviewer",
+        "--json",
+        "--prompt-file",
+        prompt.to_str().expect("utf8"),
+    ]);
     run.assert_status(0);
     assert_eq!(run.json()["stubbed"], false, "{}", run.stdout);
     let review = review_of(&run, "my-reviewer");
@@ -80,11 +94,25 @@ fn a_new_spawn_lane_validates_installs_and_runs_as_written() {
         "#!/bin/sh\nsed -n 's/^- \\[ \\] /reviewed: /p'\n",
     )
     .expect("fake reviewer");
-    let reinstall = env.run(&["install", folder.to_str().expect("utf8"), "--global", "--yes"]);
+    let reinstall = env.run(&[
+        "install",
+        folder.to_str().expect("utf8"),
+        "--global",
+        "--yes",
+    ]);
     reinstall.assert_status(0);
-    let run = env.run(&["run", "my-reviewer", "--json", "--prompt-file", prompt.to_str().expect("utf8")]);
+    let run = env.run(&[
+        "run",
+        "my-reviewer",
+        "--json",
+        "--prompt-file",
+        prompt.to_str().expect("utf8"),
+    ]);
     run.assert_status(0);
-    assert_eq!(review_of(&run, "my-reviewer"), "reviewed: one\nreviewed: two\n");
+    assert_eq!(
+        review_of(&run, "my-reviewer"),
+        "reviewed: one\nreviewed: two\n"
+    );
 }
 
 #[test]
@@ -103,7 +131,10 @@ fn a_new_http_lane_validates_installs_and_reviews_through_a_loopback_server() {
         (
             "GET",
             "/v1/models",
-            json_reply(200, &json!({"object": "list", "data": [{"id": "m1", "object": "model"}]})),
+            json_reply(
+                200,
+                &json!({"object": "list", "data": [{"id": "m1", "object": "model"}]}),
+            ),
         ),
         (
             "POST",
@@ -122,10 +153,21 @@ fn a_new_http_lane_validates_installs_and_reviews_through_a_loopback_server() {
     )
     .expect("config");
     // Configured first, as `new` says: the install pins the destination it resolves.
-    env.run(&["install", folder.to_str().expect("utf8"), "--global", "--yes"])
-        .assert_status(0);
+    env.run(&[
+        "install",
+        folder.to_str().expect("utf8"),
+        "--global",
+        "--yes",
+    ])
+    .assert_status(0);
     let prompt = prompt_file(&env);
-    let run = env.run(&["run", "local-llm", "--json", "--prompt-file", prompt.to_str().expect("utf8")]);
+    let run = env.run(&[
+        "run",
+        "local-llm",
+        "--json",
+        "--prompt-file",
+        prompt.to_str().expect("utf8"),
+    ]);
     run.assert_status(0);
     assert_eq!(run.json()["ok"], true, "{}{}", run.stdout, run.stderr);
     assert_eq!(review_of(&run, "local-llm"), "Looks fine.\n");
@@ -162,4 +204,44 @@ fn an_invalid_slug_or_an_existing_folder_is_refused_and_nothing_is_written() {
     let out = env.run(&["new", "fine", "--dir", "no/such/dir"]);
     out.assert_status(1);
     assert!(out.stderr.contains("not a directory"), "{}", out.stderr);
+}
+
+/// README's complete `.planning/config.json` example is valid JSON that the loader applies:
+/// its models, hosts, effort and default reviewers reach the plans.
+#[test]
+fn the_readme_config_example_is_applied_as_written() {
+    let readme = util::read_text(&util::workspace_root().join("README.md"));
+    let section = readme
+        .split("## Configuration (`.planning/config.json`)")
+        .nth(1)
+        .expect("README has the configuration section");
+    let example = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a json block");
+    let config: Value = serde_json::from_str(example).expect("the example is valid JSON");
+    let env = TestEnv::with_planning();
+    std::fs::write(env.project.join(".planning/config.json"), example).expect("config");
+    let out = env.run(&[
+        "plan",
+        "--selected",
+        "claude,ollama",
+        "--run-dir",
+        "/run",
+        "--repo-root",
+        "/repo",
+    ]);
+    out.assert_status(0);
+    let plans = out.json();
+    let claude = plans[0]["plan"]["argv"].to_string();
+    assert!(claude.contains("\"sonnet\""), "{claude}");
+    assert!(claude.contains("high"), "effort.agent_overrides: {claude}");
+    assert_eq!(
+        plans[1]["plan"]["host"], config["review"]["ollama_host"],
+        "{}",
+        plans[1]
+    );
+    assert_eq!(plans[1]["plan"]["model"], "qwen3:8b", "{}", plans[1]);
+    assert_eq!(plans[1]["promptBudget"], 24000, "{}", plans[1]);
 }

@@ -20,10 +20,7 @@ fn write_folder(dir: &Path, marker: &Path) -> PathBuf {
     manifest["reviewer"]["invoke"]["args"] = json!(["-"]);
     manifest["reviewer"]["invoke"]["modelArg"] = Value::Null;
     manifest["reviewer"]["modelConfigKey"] = Value::Null;
-    manifest
-        .as_object_mut()
-        .expect("object")
-        .remove("config");
+    manifest.as_object_mut().expect("object").remove("config");
     std::fs::create_dir_all(dir.join("bin")).expect("bin");
     std::fs::write(
         dir.join("capability.json"),
@@ -39,8 +36,11 @@ fn write_folder(dir: &Path, marker: &Path) -> PathBuf {
         ),
     )
     .expect("program");
-    std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
     dir.to_path_buf()
 }
 
@@ -63,7 +63,13 @@ fn a_global_install_runs_the_program_its_folder_ships() {
     let env = TestEnv::with_planning();
     let marker = marker(&env);
     let source = write_folder(&env.root.path().join("src/shipper"), &marker);
-    let out = env.run(&["install", "--global", "--yes", "--json", source.to_str().expect("utf8")]);
+    let out = env.run(&[
+        "install",
+        "--global",
+        "--yes",
+        "--json",
+        source.to_str().expect("utf8"),
+    ]);
     out.assert_status(0);
     let installed = std::fs::canonicalize(env.capabilities_dir(Scope::Global).join("shipper"))
         .expect("installed folder");
@@ -86,11 +92,21 @@ fn a_global_install_runs_the_program_its_folder_ships() {
     let disclose = env.run(&["disclose", "shipper", "--json"]);
     disclose.assert_status(0);
     let text = disclose.stdout.clone();
-    assert!(text.contains(&format!("\"binary\": \"{program}\"")) || text.contains(&format!("\"binary\":\"{program}\"")), "{text}");
+    assert!(
+        text.contains(&format!("\"binary\": \"{program}\""))
+            || text.contains(&format!("\"binary\":\"{program}\"")),
+        "{text}"
+    );
 
     // A real run, from the project, with no PATH entry for the program.
     let prompt = prompt(&env);
-    let run = env.run(&["run", "shipper", "--json", "--prompt-file", prompt.to_str().expect("utf8")]);
+    let run = env.run(&[
+        "run",
+        "shipper",
+        "--json",
+        "--prompt-file",
+        prompt.to_str().expect("utf8"),
+    ]);
     run.assert_status(0);
     assert_eq!(run.json()["ok"], true, "{}", run.stdout);
     let run_dir = PathBuf::from(run.json()["runDir"].as_str().unwrap_or_default());
@@ -109,7 +125,10 @@ fn a_global_install_runs_the_program_its_folder_ships() {
 fn a_project_folder_never_runs_the_program_it_ships_approved_or_not() {
     let env = TestEnv::with_planning();
     let marker = marker(&env);
-    let folder = write_folder(&env.capabilities_dir(Scope::Project).join("shipper"), &marker);
+    let folder = write_folder(
+        &env.capabilities_dir(Scope::Project).join("shipper"),
+        &marker,
+    );
 
     // Skipped at load with its reason and fix; not "active".
     let rows = env.list(&[]);
@@ -117,14 +136,21 @@ fn a_project_folder_never_runs_the_program_it_ships_approved_or_not() {
     assert_eq!(row["code"], "LD-PROGRAM-IN-REPOSITORY", "{row}");
     assert_eq!(row["active"], false, "{row}");
     assert!(
-        row["reason"].as_str().unwrap_or_default().contains("--global"),
+        row["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--global"),
         "{row}"
     );
 
     // Approval refuses it: consent cannot make the repository a place to run from.
     let approve = env.run(&["trust", "approve", "shipper", "--yes", "--json"]);
     approve.assert_status(1);
-    assert!(approve.stdout.contains("TR-BINARY-PATH"), "{}", approve.stdout);
+    assert!(
+        approve.stdout.contains("TR-BINARY-PATH"),
+        "{}",
+        approve.stdout
+    );
 
     // So does a project-scope install of the same folder.
     let source = write_folder(&env.root.path().join("src/shipper"), &marker);
@@ -136,13 +162,26 @@ fn a_project_folder_never_runs_the_program_it_ships_approved_or_not() {
         source.to_str().expect("utf8"),
     ]);
     install.assert_status(1);
-    assert!(install.stdout.contains("TR-BINARY-PATH"), "{}", install.stdout);
+    assert!(
+        install.stdout.contains("TR-BINARY-PATH"),
+        "{}",
+        install.stdout
+    );
 
     // And a run names the reason; the program never ran.
     let prompt = prompt(&env);
-    let run = env.run(&["run", "shipper", "--prompt-file", prompt.to_str().expect("utf8")]);
+    let run = env.run(&[
+        "run",
+        "shipper",
+        "--prompt-file",
+        prompt.to_str().expect("utf8"),
+    ]);
     run.assert_status(2);
-    assert!(run.stderr.contains("repository under review"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("repository under review"),
+        "{}",
+        run.stderr
+    );
     assert!(!marker.exists(), "a program shipped in the repository ran");
     assert!(folder.join("bin/shipper-review").exists());
 }
@@ -151,7 +190,10 @@ fn a_project_folder_never_runs_the_program_it_ships_approved_or_not() {
 fn an_absolute_path_into_a_project_folder_is_refused_too() {
     let env = TestEnv::with_planning();
     let marker = marker(&env);
-    let folder = write_folder(&env.capabilities_dir(Scope::Project).join("shipper"), &marker);
+    let folder = write_folder(
+        &env.capabilities_dir(Scope::Project).join("shipper"),
+        &marker,
+    );
     let manifest_path = folder.join("capability.json");
     let mut manifest = util::read_json(&manifest_path);
     let absolute = folder.join("bin/shipper-review").display().to_string();
@@ -160,6 +202,10 @@ fn an_absolute_path_into_a_project_folder_is_refused_too() {
     std::fs::write(&manifest_path, manifest.to_string()).expect("manifest");
     let approve = env.run(&["trust", "approve", "shipper", "--yes", "--json"]);
     approve.assert_status(1);
-    assert!(approve.stdout.contains("TR-BINARY-PATH"), "{}", approve.stdout);
+    assert!(
+        approve.stdout.contains("TR-BINARY-PATH"),
+        "{}",
+        approve.stdout
+    );
     assert!(!marker.exists());
 }

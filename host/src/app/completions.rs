@@ -20,7 +20,11 @@ use clap::Command;
 use clap_complete::Shell;
 
 /// The arguments that name a lane by slug: `(subcommand path, argument id)`.
-const SLUG_ARGS: [(&[&str], &str); 3] = [(&["run"], "slug"), (&["invoke"], "slug"), (&["doctor"], "slugs")];
+const SLUG_ARGS: [(&[&str], &str); 3] = [
+    (&["run"], "slug"),
+    (&["invoke"], "slug"),
+    (&["doctor"], "slugs"),
+];
 
 /// The arguments that take a capability id or a lane slug.
 const ID_ARGS: [(&[&str], &str); 4] = [
@@ -52,7 +56,9 @@ fn offer(command: Command, path: &[&str], id: &str, values: &[String]) -> Comman
             return command;
         }
         let values = values.to_vec();
-        return command.mut_arg(id, |arg| arg.value_parser(PossibleValuesParser::new(values)));
+        return command.mut_arg(id, |arg| {
+            arg.value_parser(PossibleValuesParser::new(values))
+        });
     };
     if command.find_subcommand(first).is_none() {
         return command;

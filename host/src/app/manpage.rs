@@ -22,7 +22,11 @@ fn roff_line(line: &str) -> String {
 fn tagged(section: &str, rows: &[(&str, &str)]) -> String {
     let mut text = format!(".SH {section}\n");
     for (tag, body) in rows {
-        text.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff_line(tag), roff_line(body)));
+        text.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            roff_line(tag),
+            roff_line(body)
+        ));
     }
     text
 }
@@ -54,20 +58,45 @@ const EXIT_STATUS: [(&str, &str); 8] = [
 
 /// A few command lines to start from.
 const EXAMPLES: [(&str, &str); 8] = [
-    ("gsd-lane list", "Every lane, active or not and why, and whether its program is here."),
-    ("gsd-lane doctor codex", "Is the codex lane ready, and what fixes it."),
-    ("gsd-lane review --phase 3", "Review phase 3's plans with every selected reviewer; writes <phase dir>/03-REVIEWS.md."),
-    ("gsd-lane review --prompt-file plan.md --out REVIEWS.md --claude --codex", "Review any document with two named reviewers."),
-    ("gsd-lane run claude --prompt-file plan.md --model sonnet", "Run one lane and show the exact command line, the probe and the review."),
-    ("gsd-lane new my-reviewer && gsd-lane install my-reviewer --global", "Start a lane of your own and install it."),
-    ("gsd-lane disclose my-reviewer", "What a lane runs or where it sends your plans."),
-    ("gsd-lane completions bash > ~/.local/share/bash-completion/completions/gsd-lane", "Install bash completion (lane slugs and flags as loaded now)."),
+    (
+        "gsd-lane list",
+        "Every lane, active or not and why, and whether its program is here.",
+    ),
+    (
+        "gsd-lane doctor codex",
+        "Is the codex lane ready, and what fixes it.",
+    ),
+    (
+        "gsd-lane review --phase 3",
+        "Review phase 3's plans with every selected reviewer; writes <phase dir>/03-REVIEWS.md.",
+    ),
+    (
+        "gsd-lane review --prompt-file plan.md --out REVIEWS.md --claude --codex",
+        "Review any document with two named reviewers.",
+    ),
+    (
+        "gsd-lane run claude --prompt-file plan.md --model sonnet",
+        "Run one lane and show the exact command line, the probe and the review.",
+    ),
+    (
+        "gsd-lane new my-reviewer && gsd-lane install my-reviewer --global",
+        "Start a lane of your own and install it.",
+    ),
+    (
+        "gsd-lane disclose my-reviewer",
+        "What a lane runs or where it sends your plans.",
+    ),
+    (
+        "gsd-lane completions bash > ~/.local/share/bash-completion/completions/gsd-lane",
+        "Install bash completion (lane slugs and flags as loaded now).",
+    ),
 ];
 
 /// COMMANDS: each subcommand with its one-line description, pointing at its section below
 /// (this one page documents them all; there is no page per subcommand).
 fn commands(command: &Command) -> String {
-    let mut text = String::from(".SH COMMANDS\nEach command is documented in its own section below.\n");
+    let mut text =
+        String::from(".SH COMMANDS\nEach command is documented in its own section below.\n");
     for sub in command.get_subcommands() {
         if sub.is_hide_set() || sub.get_name() == "help" {
             continue;
@@ -89,7 +118,8 @@ fn section(
     render: fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<String, Failure> {
     let mut bytes = Vec::new();
-    render(man, &mut bytes).map_err(|err| Failure::new(format!("rendering the man page: {err}")))?;
+    render(man, &mut bytes)
+        .map_err(|err| Failure::new(format!("rendering the man page: {err}")))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

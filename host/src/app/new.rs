@@ -295,11 +295,7 @@ fn files(slug: &str, http: bool, manifest: &Value) -> Vec<(PathBuf, String, bool
         (PathBuf::from("README.md"), readme(slug, http), false),
     ];
     if !http {
-        files.push((
-            Path::new("bin").join(slug),
-            starter_program(slug),
-            true,
-        ));
+        files.push((Path::new("bin").join(slug), starter_program(slug), true));
     }
     files
 }
@@ -341,9 +337,8 @@ fn write_folder(
     if std::fs::symlink_metadata(folder).is_ok() {
         return Err(exists(folder));
     }
-    std::fs::rename(staging.path(), folder).map_err(|err| {
-        Failure::new(format!("{}: cannot create it: {err}", folder.display()))
-    })?;
+    std::fs::rename(staging.path(), folder)
+        .map_err(|err| Failure::new(format!("{}: cannot create it: {err}", folder.display())))?;
     // Renamed away: nothing left for the guard to remove.
     let _ = staging.keep();
     Ok(())
@@ -417,7 +412,11 @@ pub fn run(context: &Context, args: &NewArgs) -> Result<u8, Failure> {
         || args.slug.clone(),
         |dir| dir.join(&args.slug).display().to_string(),
     );
-    output::print(&next_steps(&args.slug, &output::neutralize(&shown), args.http));
+    output::print(&next_steps(
+        &args.slug,
+        &output::neutralize(&shown),
+        args.http,
+    ));
     Ok(0)
 }
 
@@ -438,8 +437,19 @@ mod tests {
     #[test]
     fn slugs_are_checked_before_anything_is_written() {
         for bad in [
-            "", "My", "-x", "1x", "a_b", "a b", "a/b", "../x", "x\u{1b}", "gsd-x", "anthropic-y",
-            "claude", "ollama",
+            "",
+            "My",
+            "-x",
+            "1x",
+            "a_b",
+            "a b",
+            "a/b",
+            "../x",
+            "x\u{1b}",
+            "gsd-x",
+            "anthropic-y",
+            "claude",
+            "ollama",
         ] {
             assert!(slug_problem(bad).is_some(), "{bad:?}");
         }

@@ -215,7 +215,11 @@ fn admit(
     if !shipped.is_empty() {
         if scope == Scope::Project {
             let reason = super::program::project_refusal(&shipped);
-            return (file.value, skip(Code::LdProgramInRepository, reason), Vec::new());
+            return (
+                file.value,
+                skip(Code::LdProgramInRepository, reason),
+                Vec::new(),
+            );
         }
         super::program::resolve_shipped(&mut file.value, folder);
     }

@@ -113,8 +113,18 @@ mod tests {
         assert_eq!(bundle_relative("./bin/x"), Some("bin/x"));
         assert_eq!(bundle_relative("./x"), Some("x"));
         for other in [
-            "x", "bin/x", "/abs/x", "./", "./../x", "./bin/../x", "./bin//x", "./bin/./x",
-            ".\\x", "./bin\\x", "../x", ".//x",
+            "x",
+            "bin/x",
+            "/abs/x",
+            "./",
+            "./../x",
+            "./bin/../x",
+            "./bin//x",
+            "./bin/./x",
+            ".\\x",
+            "./bin\\x",
+            "../x",
+            ".//x",
         ] {
             assert_eq!(bundle_relative(other), None, "{other}");
         }
@@ -136,7 +146,11 @@ mod tests {
         assert_eq!(manifest["reviewer"]["invoke"]["args"], json!(["./bin/x"]));
         assert_eq!(
             manifest["reviewer"]["requiresBinaries"],
-            json!(["git", base.join("bin/helper").display().to_string(), "../escape"])
+            json!([
+                "git",
+                base.join("bin/helper").display().to_string(),
+                "../escape"
+            ])
         );
         assert!(shipped_programs(&manifest).is_empty());
     }

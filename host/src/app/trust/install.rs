@@ -300,14 +300,29 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let checked = shipped_resolved(&file.value, scope, staged.dir());
     let disclosed = shipped_resolved(&file.value, scope, &destination);
     let assessment = assess(context, &disclosed, staged.dir(), |disclosure| {
-        gate(context, &checked, scope, staged.dir(), &destination, disclosure)
+        gate(
+            context,
+            &checked,
+            scope,
+            staged.dir(),
+            &destination,
+            disclosure,
+        )
     });
     let root = canonical_root(&context.project_root);
     envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
     envelope["disclosure"] = json!(assessment.lines);
     envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
     envelope["fingerprint"] = json!(assessment.fingerprint);
-    envelope["changes"] = changes(context, scope, &destination, &root, &id, &disclosed, &assessment);
+    envelope["changes"] = changes(
+        context,
+        scope,
+        &destination,
+        &root,
+        &id,
+        &disclosed,
+        &assessment,
+    );
     if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
         envelope["problems"] = json!(assessment.problems);
