@@ -183,9 +183,9 @@ printf '# {title} review\n\nThe starter program of the {slug} lane received a pr
     )
 }
 
-/// The README beside the manifest: what each field means and what to change.
-fn readme(slug: &str, http: bool) -> String {
-    let common = format!(
+/// The README's part every lane shares: the next commands and the envelope and lane fields.
+fn readme_common(slug: &str) -> String {
+    format!(
         r#"# {title} (gsd-lane lane `{slug}`)
 
 A reviewer lane for gsd-lane, written by `gsd-lane new`. `capability.json` is the whole
@@ -230,11 +230,14 @@ needs `gsd-lane trust approve {slug}` on every machine, and never runs a program
 | `handler` | a first-party handler for behaviour data cannot express, else `null` |
 "#,
         title = title(slug),
-    );
-    let specific = if http {
-        let key = key(slug);
-        format!(
-            r#"
+    )
+}
+
+/// The README's part for an HTTP lane.
+fn readme_http(slug: &str) -> String {
+    let key = key(slug);
+    format!(
+        r#"
 ## HTTP (`transport: "openai-http"`)
 
 The lane sends the prompt as one chat completion to an OpenAI-compatible server (ollama,
@@ -261,10 +264,13 @@ Do this before `gsd-lane install`: the install pins the destination it resolves 
 value, else `defaultHost`) in your GSD home, and a config edit that moves it later is blocked
 (`egress_host_changed`) until `gsd-lane trust rebind-host {slug}`.
 "#
-        )
-    } else {
-        format!(
-            r#"
+    )
+}
+
+/// The README's part for a spawn lane.
+fn readme_spawn(slug: &str) -> String {
+    format!(
+        r#"
 ## Spawn (`transport: "spawn"`)
 
 The lane runs the program `bin/{slug}` shipped in this folder, with the prompt on stdin, and
@@ -281,9 +287,17 @@ replace its last lines with a call to your reviewer CLI.
 | `invoke.effortChannel` | `none`, or `argv` for CLIs that take a reasoning-effort flag |
 | `probe` | `command-exists`: the lane is offered when `binary` exists; `command-capability` also checks `--help` for a needle |
 "#
-        )
+    )
+}
+
+/// The README beside the manifest: what each field means and what to change.
+fn readme(slug: &str, http: bool) -> String {
+    let specific = if http {
+        readme_http(slug)
+    } else {
+        readme_spawn(slug)
     };
-    common + &specific
+    readme_common(slug) + &specific
 }
 
 /// The files of the new folder: `(relative path, contents, executable)`.
