@@ -43,11 +43,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/gsd-lane-demo.XXXXXX")
 export GSD_HOME="$work/gsd-home"
 
-# Install the example lane: a plain copy into the global overlay directory (global scope is
-# active without a consent step). Its script goes on PATH, where the lane's probe looks for it.
-mkdir -p "$GSD_HOME/.gsd/capabilities"
-cp -R "$here/lanes/plan-stats" "$GSD_HOME/.gsd/capabilities/plan-stats"
-export PATH="$GSD_HOME/.gsd/capabilities/plan-stats/bin:$PATH"
+# Install the example lane into the global scope (active without a consent step). It ships its
+# program (`"binary": "./bin/gsd-plan-stats"`), which gsd-lane resolves against the installed
+# folder: nothing goes on PATH. `--yes` accepts the disclosure it prints.
+"$bin" install --global --yes "$here/lanes/plan-stats" >&2
 
 # A fresh copy of the sample GSD project (a git repository, so it is the repo root).
 cp -R "$here/sample-project" "$work/project"

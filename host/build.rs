@@ -101,7 +101,10 @@ fn main() -> Result<(), RosterError> {
     let out_dir = std::env::var_os("OUT_DIR")
         .map(PathBuf::from)
         .ok_or(RosterError::Env("OUT_DIR"))?;
-    let capabilities = manifest_dir.join("..").join("capabilities");
+    // `host/capabilities` is a symbolic link to the workspace's `capabilities/`: the path stays
+    // inside the crate, so `cargo package` (which follows the link) ships the manifests and the
+    // published crate builds on its own.
+    let capabilities = manifest_dir.join("capabilities");
     println!("cargo:rerun-if-changed={}", capabilities.display());
     let order_path = capabilities.join("descriptor-order.txt");
     let order =

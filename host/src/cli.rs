@@ -93,6 +93,8 @@ pub enum Command {
     Doctor(crate::app::doctor::DoctorArgs),
     /// Recompute the panel verdict of a REVIEWS.md gsd-lane wrote (quorum, citations checked).
     Verdict(crate::app::verdict::VerdictArgs),
+    /// Start a lane of your own: write a capability folder that validates as written.
+    New(crate::app::new::NewArgs),
 }
 
 /// `--json` alone.
@@ -191,6 +193,7 @@ impl Command {
             Command::Trust(_) => "trust",
             Command::Doctor(_) => "doctor",
             Command::Verdict(_) => "verdict",
+            Command::New(_) => "new",
         }
     }
 }
@@ -250,6 +253,7 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
         Command::Trust(args) => app::trust::trust(context, &args),
         Command::Doctor(args) => app::doctor::run(context, &args),
         Command::Verdict(args) => app::verdict::run(context, &args),
+        Command::New(args) => app::new::run(context, &args),
         Command::Schema => app::schema(),
         Command::Manpage => app::manpage(context),
         Command::Completions(args) => app::completions(context, args.shell),

@@ -891,20 +891,18 @@ fn example_lane_reviews_the_sample_project() {
     let examples = util::workspace_root().join("examples");
     copy_dir(&examples.join("sample-project"), &env.project);
     std::fs::create_dir_all(env.project.join(".git")).expect("git marker");
-    let lane = util::read_json(&examples.join("lanes/plan-stats/capability.json"));
-    env.write_overlay(Scope::Global, "plan-stats", &lane);
+    // The lane ships its program (`./bin/gsd-plan-stats`): a copy of its folder is the whole
+    // install, and PATH does not hold the program.
+    copy_dir(
+        &examples.join("lanes/plan-stats"),
+        &env.gsd_home.join(".gsd/capabilities/plan-stats"),
+    );
     let child = Command::new(util::bin())
         .env_clear()
         .env("HOME", &env.home)
         .env("GSD_HOME", &env.gsd_home)
         .env("TMPDIR", env.root.path())
-        .env(
-            "PATH",
-            format!(
-                "{}:/usr/bin:/bin",
-                examples.join("lanes/plan-stats/bin").display()
-            ),
-        )
+        .env("PATH", "/usr/bin:/bin")
         .current_dir(&env.project)
         .args(["review", "--phase", "3", "--plan-stats"])
         .stdin(Stdio::null())

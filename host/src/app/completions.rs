@@ -6,11 +6,95 @@
 //!   (clap-rs/clap#6421); the case labels are renamed to what the walker produces.
 //! - every shell: hidden options (the `--compat-version` testing aid, inactive lanes' flags) are
 //!   offered by the generators; their candidate lines and words are removed.
+//!
+//! Arguments that take free text for the parser get their values for completion only
+//! ([`with_values`]): lane slugs (computed when the script is generated, like the lane flags)
+//! for `run`, `invoke`, `doctor`, `disclose` and `trust approve|revoke|rebind-host`, and the
+//! modes of `--sandbox`. A slug reaches a script only if it has the slug grammar, so a hostile
+//! manifest cannot put shell text into a completion script the user sources.
 
 use std::collections::BTreeSet;
 
+use clap::builder::PossibleValuesParser;
 use clap::Command;
 use clap_complete::Shell;
+
+/// The arguments that name a lane by slug: `(subcommand path, argument id)`.
+const SLUG_ARGS: [(&[&str], &str); 3] = [
+    (&["run"], "slug"),
+    (&["invoke"], "slug"),
+    (&["doctor"], "slugs"),
+];
+
+/// The arguments that take a capability id or a lane slug.
+const ID_ARGS: [(&[&str], &str); 4] = [
+    (&["disclose"], "ids"),
+    (&["trust", "approve"], "id"),
+    (&["trust", "revoke"], "id"),
+    (&["trust", "rebind-host"], "id"),
+];
+
+/// The subcommands with a `--sandbox` option.
+const SANDBOX_ARGS: [&str; 3] = ["run", "invoke", "review"];
+
+/// True for a word that may be offered as a lane slug or capability id: the slug grammar
+/// `^[a-z0-9][a-z0-9_-]*$`, at most 64 bytes (nothing a shell would expand or split).
+pub fn offerable(word: &str) -> bool {
+    word.len() <= 64
+        && word.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// `command` with `values` as the possible values of argument `id` of subcommand `path`
+/// (left as it is when the path or the argument does not exist).
+fn offer(command: Command, path: &[&str], id: &str, values: &[String]) -> Command {
+    let Some((first, rest)) = path.split_first() else {
+        let exists = command.get_arguments().any(|arg| arg.get_id() == id);
+        if !exists {
+            return command;
+        }
+        let values = values.to_vec();
+        return command.mut_arg(id, |arg| {
+            arg.value_parser(PossibleValuesParser::new(values))
+        });
+    };
+    if command.find_subcommand(first).is_none() {
+        return command;
+    }
+    command.mut_subcommand(*first, |sub| offer(sub, rest, id, values))
+}
+
+/// The offerable words of `names`, sorted, without duplicates.
+fn words<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut words: Vec<String> = names.filter(|s| offerable(s)).cloned().collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// `command` (for completion only) offering lane `slugs` where a lane is named (and the
+/// capability `ids` too where either is taken) and the sandbox modes after `--sandbox`; a
+/// name without the slug grammar is left out.
+pub fn with_values(mut command: Command, slugs: &[String], ids: &[String]) -> Command {
+    let lanes = words(slugs.iter());
+    for (path, id) in SLUG_ARGS {
+        command = offer(command, path, id, &lanes);
+    }
+    let either = words(slugs.iter().chain(ids));
+    for (path, id) in ID_ARGS {
+        command = offer(command, path, id, &either);
+    }
+    let modes: Vec<String> = crate::sandbox::SandboxMode::ALL
+        .iter()
+        .map(|mode| mode.as_str().to_owned())
+        .collect();
+    for sub in SANDBOX_ARGS {
+        command = offer(command, &[sub], "sandbox", &modes);
+    }
+    command
+}
 
 /// The completion script for `shell`.
 pub fn script(shell: Shell, mut command: Command) -> String {
@@ -24,9 +108,51 @@ pub fn script(shell: Shell, mut command: Command) -> String {
     } else {
         text
     };
+    let mut text = strip_hidden(shell, &text, &hidden);
+    if shell == Shell::Fish {
+        text.push_str(&fish_positionals(&command));
+    }
     // Lane descriptions are overlay text, neutralised where they are made (review::args); no
     // raw control, bidi or invisible character reaches the script whatever slipped through.
-    crate::textsafe::for_terminal_block(&strip_hidden(shell, &text, &hidden))
+    crate::textsafe::for_terminal_block(&text)
+}
+
+/// fish: clap_complete offers values only after options, so the lane slugs of positional
+/// arguments (`run <slug>`, `trust approve <id>`, …) get a `complete` line of their own.
+fn fish_positionals(command: &Command) -> String {
+    let mut lines = String::new();
+    for (path, id) in SLUG_ARGS.iter().chain(ID_ARGS.iter()) {
+        let Some(sub) = path
+            .iter()
+            .try_fold(command, |cmd, name| cmd.find_subcommand(name))
+        else {
+            continue;
+        };
+        let Some(arg) = sub
+            .get_arguments()
+            .find(|arg| arg.get_id() == *id && arg.is_positional())
+        else {
+            continue;
+        };
+        let values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .map(|value| value.get_name().to_owned())
+            .filter(|value| offerable(value))
+            .collect();
+        let condition = match path {
+            [only] => format!("__fish_gsd_lane_using_subcommand {only}"),
+            [parent, child] => format!(
+                "__fish_gsd_lane_using_subcommand {parent}; and __fish_seen_subcommand_from {child}"
+            ),
+            _ => continue,
+        };
+        lines.push_str(&format!(
+            "complete -c gsd-lane -n \"{condition}\" -f -a \"{}\"\n",
+            values.join(" ")
+        ));
+    }
+    lines
 }
 
 /// Long names (and aliases) of every hidden argument, in every subcommand.

@@ -42,6 +42,9 @@ pub fn fix(entry: &Entry) -> String {
         Some(Code::LdPending) => format!(
             "finish or undo the pending install: `gsd-lane install <folder>` again, or `gsd-lane remove {id}`"
         ),
+        Some(Code::LdProgramInRepository) => format!(
+            "install it globally instead: `gsd-lane install <its folder> --global` (its program then runs from $GSD_HOME/.gsd/capabilities/{id}/), or make {path} name a command on PATH"
+        ),
         Some(Code::LdReserved) => format!(
             "rename the folder of {path} (gsd-, gsd-core- and anthropic- are reserved) and its id with it"
         ),

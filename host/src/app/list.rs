@@ -25,6 +25,7 @@ fn presence(context: &Context, registry: &Registry, entry: &Entry) -> Option<Str
         Some(binary) => Some(
             match path_lookup::find_executable(binary, context.env.path.as_deref()) {
                 Some(path) => format!("{binary} found at {}", path.display()),
+                None if binary.contains('/') => format!("{binary} not found"),
                 None => format!("{binary} not on PATH"),
             },
         ),

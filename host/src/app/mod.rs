@@ -9,6 +9,7 @@ pub(crate) mod doctor;
 pub(crate) mod inactive;
 pub(crate) mod list;
 mod manpage;
+pub(crate) mod new;
 mod options;
 pub(crate) mod plan;
 
@@ -333,7 +334,15 @@ pub fn manpage(context: &Context) -> Result<u8, Failure> {
 ///
 /// Never fails; the signature matches the other commands.
 pub fn completions(context: &Context, shell: clap_complete::Shell) -> Result<u8, Failure> {
-    let script = completions::script(shell, context.command_line_with_lanes());
+    let registry = context.registry();
+    let slugs: Vec<String> = registry
+        .entries
+        .iter()
+        .filter_map(|e| e.slug.clone())
+        .collect();
+    let ids: Vec<String> = registry.entries.iter().map(|e| e.id.clone()).collect();
+    let command = completions::with_values(context.command_line_with_lanes(), &slugs, &ids);
+    let script = completions::script(shell, command);
     crate::output::print(&script);
     Ok(0)
 }

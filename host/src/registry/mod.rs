@@ -6,6 +6,7 @@
 mod first_party;
 pub(crate) mod handlers;
 mod overlay;
+pub(crate) mod program;
 pub(crate) mod read;
 pub(crate) mod retired;
 mod validate_set;

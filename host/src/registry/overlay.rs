@@ -194,7 +194,7 @@ fn admit(
     if let Some(skip) = folder_gate(scope, name, folder, pending) {
         return (Value::Null, Some(skip), Vec::new());
     }
-    let file: ManifestFile = match read::read_manifest(manifest_path) {
+    let mut file: ManifestFile = match read::read_manifest(manifest_path) {
         Ok(file) => file,
         Err(err) => return (Value::Null, skip(err.code(), err.to_string()), Vec::new()),
     };
@@ -208,6 +208,20 @@ fn admit(
         diagnostics.into_iter().partition(Diagnostic::is_error);
     if !errors.is_empty() {
         return (file.value, Some(invalid(errors)), Vec::new());
+    }
+    // Programs shipped in the capability folder (`./bin/x`): resolved against a global
+    // install, never run from a project folder, which is the repository under review.
+    let shipped = super::program::shipped_programs(&file.value);
+    if !shipped.is_empty() {
+        if scope == Scope::Project {
+            let reason = super::program::project_refusal(&shipped);
+            return (
+                file.value,
+                skip(Code::LdProgramInRepository, reason),
+                Vec::new(),
+            );
+        }
+        super::program::resolve_shipped(&mut file.value, folder);
     }
     let mut findings = registry
         .merged

@@ -139,7 +139,6 @@ pub struct StoreEgressCheck {
     project_root: String,
     warned: Mutex<HashSet<String>>,
     gsd_home: Option<std::path::PathBuf>,
-    project_dir: std::path::PathBuf,
     /// A read-only command's check (`doctor`): compares with what is recorded and never
     /// records a first-use pin.
     read_only: bool,
@@ -155,7 +154,6 @@ impl StoreEgressCheck {
         StoreEgressCheck {
             consent: gsd_home.map(ConsentStore::new),
             pins: gsd_home.map(PinStore::new),
-            project_dir: std::path::PathBuf::from(&project_root),
             project_root,
             warned: Mutex::new(HashSet::new()),
             gsd_home: gsd_home.map(std::path::Path::to_path_buf),
@@ -172,13 +170,14 @@ impl StoreEgressCheck {
         }
     }
 
-    /// The folders a third-party capability `id` may be installed in.
+    /// The folders a third-party capability `id` may run a program from: its global install
+    /// folder only. A project folder lies in the repository under review, from which nothing
+    /// is ever run (trust.md §7.5).
     fn install_roots(&self, id: &str) -> Vec<std::path::PathBuf> {
-        let mut roots = vec![crate::project::project_capabilities(&self.project_dir).join(id)];
-        if let Some(home) = &self.gsd_home {
-            roots.push(home.join(".gsd").join("capabilities").join(id));
-        }
-        roots
+        self.gsd_home
+            .iter()
+            .map(|home| home.join(".gsd").join("capabilities").join(id))
+            .collect()
     }
 
     fn warn_once(&self, key: &str, message: &str) {

@@ -169,13 +169,21 @@ fn binary_violation(field: &str, binary: &str, install_root: Option<&Path>) -> O
     if inside {
         return None;
     }
+    let message = if crate::registry::program::bundle_relative(binary).is_some() {
+        format!(
+            "{:?} is a program shipped in the capability folder: it runs only from a global install (gsd-lane install <folder> --global), where it is resolved against the installed folder; a project-scope lane never runs a program from the repository under review, so name a command on PATH there",
+            super::render::escape_text(binary)
+        )
+    } else {
+        format!(
+            "{:?} is a path outside the capability's global install folder; a third-party lane names a command on PATH (e.g. \"acme\"), a program in its own folder as \"./bin/<name>\" (global installs only), or an absolute path inside its global install folder, so a repository file that any pull request can change is never run",
+            super::render::escape_text(binary)
+        )
+    };
     Some(Violation {
         code: Code::TrBinaryPath,
         field: field.into(),
-        message: format!(
-            "{:?} is a path outside the capability's install folder; a third-party lane names a command on PATH (e.g. \"acme\") or an absolute path inside its own folder, so a repository file that any pull request can change is never run",
-            super::render::escape_text(binary)
-        ),
+        message,
     })
 }
 
@@ -188,7 +196,11 @@ pub fn check_lane(lane: &Lane) -> Result<(), Refusal> {
     if lane.scope == Scope::FirstParty {
         return Ok(());
     }
-    match lane_violations(lane, lane.path.parent()).into_iter().next() {
+    // Only a global install folder may hold the program: a project folder is the repository.
+    let root = (lane.scope == Scope::Global)
+        .then(|| lane.path.parent())
+        .flatten();
+    match lane_violations(lane, root).into_iter().next() {
         Some(violation) => Err(Refusal::new(
             Reason::MalformedLane,
             format!("third-party lane refused: {violation}"),

@@ -90,6 +90,7 @@ fn other_copy<'p>(paths: &'p [PathBuf], destination: &Path) -> Option<&'p PathBu
 fn gate(
     context: &Context,
     value: &Value,
+    scope: Scope,
     staged: &Path,
     destination: &Path,
     disclosure: &Disclosure,
@@ -120,7 +121,9 @@ fn gate(
             diagnostic.detail()
         ));
     }
-    for message in policy_messages(value, staged) {
+    // A program may live only in a global install folder (trust.md §7.5).
+    let program_root = (scope == Scope::Global).then_some(staged);
+    for message in policy_messages(value, program_root) {
         problems.push(format!("capability.json {message}"));
     }
     for artifact in &disclosure.missing_artifacts {
@@ -143,6 +146,16 @@ fn gate(
         }
     }
     problems
+}
+
+/// `value` with the programs it ships resolved against `folder` in the global scope; as
+/// written in the project scope (where the policy refuses them).
+fn shipped_resolved(value: &Value, scope: Scope, folder: &Path) -> Value {
+    let mut value = value.clone();
+    if scope == Scope::Global {
+        registry::program::resolve_shipped(&mut value, folder);
+    }
+    value
 }
 
 /// The capability folder `install` was given: its path, its manifest and the manifest's id.
@@ -198,6 +211,7 @@ fn id_problems(id: &str) -> Vec<String> {
 /// installed there and its consent record in `root`.
 fn changes(
     context: &Context,
+    scope: Scope,
     destination: &Path,
     root: &str,
     id: &str,
@@ -206,7 +220,7 @@ fn changes(
 ) -> Value {
     let previous = read::read_manifest(&destination.join("capability.json"))
         .ok()
-        .map(|f| f.value);
+        .map(|f| shipped_resolved(&f.value, scope, destination));
     let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
     let old_record = store.as_ref().and_then(|s| s.read().get(root, id).cloned());
     let host_text = assessment.host_text();
@@ -302,15 +316,34 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let destination = caps_dir.join(&id);
     let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
-    let assessment = assess(context, &file.value, staged.dir(), |disclosure| {
-        gate(context, &file.value, staged.dir(), &destination, disclosure)
+    // A program the folder ships (`./bin/x`) is checked inside the staged copy and disclosed
+    // and signed at the path it will run from (registry/program.rs).
+    let checked = shipped_resolved(&file.value, scope, staged.dir());
+    let disclosed = shipped_resolved(&file.value, scope, &destination);
+    let assessment = assess(context, &disclosed, staged.dir(), |disclosure| {
+        gate(
+            context,
+            &checked,
+            scope,
+            staged.dir(),
+            &destination,
+            disclosure,
+        )
     });
     let root = canonical_root(&context.project_root);
     envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
     envelope["disclosure"] = json!(assessment.lines);
     envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
     envelope["fingerprint"] = json!(assessment.fingerprint);
-    envelope["changes"] = changes(context, &destination, &root, &id, &file.value, &assessment);
+    envelope["changes"] = changes(
+        context,
+        scope,
+        &destination,
+        &root,
+        &id,
+        &disclosed,
+        &assessment,
+    );
     if !assessment.problems.is_empty() {
         envelope["status"] = json!("refused");
         envelope["problems"] = json!(assessment.problems);

@@ -224,7 +224,7 @@ fn approve_problems(
         ));
     }
     problems.extend(
-        policy_messages(value, folder)
+        policy_messages(value, None)
             .into_iter()
             .map(|m| format!("capability.json {m}")),
     );

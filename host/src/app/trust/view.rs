@@ -106,7 +106,9 @@ pub fn capability_view(
     let violations: Vec<Value> = if subject.scope == "first-party" {
         Vec::new()
     } else {
-        policy::violations(&subject.manifest, subject.install_root())
+        // A program may live only in a global install folder (trust.md §7.5).
+        let root = subject.install_root().filter(|_| subject.scope == "global");
+        policy::violations(&subject.manifest, root)
             .into_iter()
             .map(|v| json!({"code": v.code, "field": v.field, "message": v.message}))
             .collect()
@@ -394,8 +396,9 @@ fn describe_binding(binding: &Value) -> String {
 }
 
 /// The trust rules of an overlay manifest at `dir`, as one message per violation.
-pub fn policy_messages(manifest: &Value, dir: &Path) -> Vec<String> {
-    policy::violations(manifest, Some(dir))
+/// `dir` is `None` for a project-scope folder, which may hold no program that runs.
+pub fn policy_messages(manifest: &Value, dir: Option<&Path>) -> Vec<String> {
+    policy::violations(manifest, dir)
         .into_iter()
         .map(|v| v.to_string())
         .collect()

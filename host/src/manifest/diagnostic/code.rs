@@ -167,6 +167,7 @@ catalogue! {
     LdCross = "LD-CROSS", Spec, "Rejected by cross-capability checks.";
     LdFallback = "LD-FALLBACK", Spec, "Overlay loading failed as a whole; first-party lanes only.";
     LdSymlink = "LD-SYMLINK", Host, "The project capability folder is a symbolic link: refused.";
+    LdProgramInRepository = "LD-PROGRAM-IN-REPOSITORY", Host, "A project-scope lane runs a program shipped in its folder, inside the repository: refused.";
     // manifest.md §8.8 Warnings.
     WBodyUnknown = "W-BODY-UNKNOWN", Spec, "Unrecognised reviewer field, ignored.";
     WInvokeUnknown = "W-INVOKE-UNKNOWN", Spec, "Unrecognised invoke field, ignored.";
