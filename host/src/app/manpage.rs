@@ -162,7 +162,10 @@ pub fn render(mut command: Command) -> Result<String, Failure> {
     text.push_str(&tagged("ENVIRONMENT", &ENVIRONMENT));
     text.push_str(&tagged("\"EXIT STATUS\"", &EXIT_STATUS));
     text.push_str(&tagged("EXAMPLES", &EXAMPLES));
-    text.push_str(&section(&man, clap_mangen::Man::render_version_section)?);
+    // clap_mangen's version section unwraps the version: only a command that has one gets it.
+    if command.get_version().is_some() || command.get_long_version().is_some() {
+        text.push_str(&section(&man, clap_mangen::Man::render_version_section)?);
+    }
     // Lane help lines are overlay text, neutralised where they are made (review::args); no
     // raw control, bidi or invisible character reaches the page whatever slipped through.
     Ok(crate::textsafe::for_terminal_block(&text))
