@@ -143,12 +143,10 @@ class Suite:
                "XDG_DATA_HOME": f"{home}/.local/share", "XDG_STATE_HOME": f"{home}/.local/state",
                "TMPDIR": f"{home}/tmp"}
         os.makedirs(env["TMPDIR"], exist_ok=True)
-        # A CLI someone logged in to has its state directories. Under `enforce` gsd-lane's own
-        # state ($GSD_HOME/.gsd, here in $HOME) is read-only for lanes, so a lane cannot make a
-        # *new* entry directly in $HOME (README "What the sandbox does not stop"): make the
-        # ones the CLIs' logins make (XDG directories; antigravity's ~/.gemini).
-        for state in (".config", ".cache", ".local/share", ".local/state", ".gemini"):
-            os.makedirs(os.path.join(home, state), exist_ok=True)
+        # The HOME stays as fresh as a new machine's: no state directory is made here, so each
+        # CLI's first run creates its own (~/.local, ~/.qwen, ~/.gemini, ...) under `enforce`,
+        # which the read-only view allows (README "Trust model"). Under the Landlock fallback a
+        # new entry directly in $HOME is refused, and those first runs fail there.
         env.update(lanedefs.common_env())
         return env
 
