@@ -185,6 +185,27 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// Opens `path` for reading without blocking on a FIFO (`O_NONBLOCK`); the caller checks on the
+/// open file that it is a regular file. Off Unix, a plain open (no blocking FIFO open there).
+///
+/// # Errors
+///
+/// The open's I/O error.
+pub fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::File::open(path)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {

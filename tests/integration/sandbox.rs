@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::util::{self, Scope, TestEnv};
+use crate::view::view_available;
 
 /// Bound on one gsd-lane command (a hang fails instead of blocking the suite).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -278,24 +279,6 @@ fn enforce_refuses_every_write(mechanism: Mechanism) {
         json!(["mode changed tracked.txt"]),
         "{result}"
     );
-}
-
-/// Whether this machine gives the read-only view (user namespaces allowed): `gsd-lane doctor`'s
-/// sandbox line would say; here, a plain `unshare` of the same namespaces tells.
-fn view_available() -> bool {
-    Command::new("unshare")
-        .args([
-            "--user",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--map-current-user",
-            "true",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 #[test]

@@ -19,7 +19,7 @@ use crate::util::{self, Scope, TestEnv};
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Whether this machine allows the namespaces the view needs (the same ones, through util-linux).
-fn view_available() -> bool {
+pub(crate) fn view_available() -> bool {
     Command::new("unshare")
         .args([
             "--user",

@@ -52,6 +52,31 @@ pub struct Context {
 }
 
 impl Context {
+    /// Decides what the lanes of this command may not write (`sandbox::roots`): the project, the
+    /// git top levels of the working directory and of the project, `repo_root`, their git dirs
+    /// and gsd-lane's own state. Nothing under `off`.
+    ///
+    /// # Errors
+    ///
+    /// A `.git` file that cannot be read or names too wide a git directory (status 1): no lane
+    /// may start.
+    pub fn confine_command(
+        &self,
+        sandbox: crate::sandbox::SandboxMode,
+        repo_root: &std::path::Path,
+    ) -> Result<(), Failure> {
+        let gsd_home = self.env.gsd_home();
+        let inputs = crate::sandbox::roots::RootInputs {
+            cwd: &self.env.cwd,
+            project_root: &self.project_root,
+            repo_root,
+            home: self.env.home.as_deref(),
+            gsd_home: gsd_home.as_deref(),
+        };
+        crate::sandbox::policy::confine_command(sandbox, &inputs)
+            .map_err(|err| Failure::new(err.to_string()))
+    }
+
     /// Builds the context from the global options, the environment and the command line's
     /// model.
     ///

@@ -251,16 +251,7 @@ pub fn run(
 /// decided stops the command (exit 1) before anything starts.
 fn confine(context: &Context, setup: &RunSetup<'_>) -> Result<(), Failure> {
     let repo_root = PathBuf::from(&setup.inputs.repo_root);
-    let gsd_home = context.env.gsd_home();
-    let inputs = crate::sandbox::roots::RootInputs {
-        cwd: &context.env.cwd,
-        project_root: &context.project_root,
-        repo_root: &repo_root,
-        home: context.env.home.as_deref(),
-        gsd_home: gsd_home.as_deref(),
-    };
-    crate::sandbox::policy::confine_command(setup.sandbox, &inputs)
-        .map_err(|err| Failure::new(err.to_string()))
+    context.confine_command(setup.sandbox, &repo_root)
 }
 
 /// Reports a slug no lane has and returns the exit status: `run` fails (2; `--json` still gets

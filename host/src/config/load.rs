@@ -123,7 +123,7 @@ fn read_regular_file_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, S
         Err(err) => return Err(err.to_string()),
     };
     check_regular_and_small(&metadata, max)?;
-    let file = open_nonblocking(path).map_err(|err| err.to_string())?;
+    let file = crate::fsutil::open_nonblocking(path).map_err(|err| err.to_string())?;
     let opened = file.metadata().map_err(|err| err.to_string())?;
     check_regular_and_small(&opened, max)?;
     read_capped(file, max).map(Some)
@@ -143,22 +143,6 @@ fn check_regular_and_small(metadata: &Metadata, max: u64) -> Result<(), String> 
 /// Describes the size refusal.
 fn too_large(max: u64) -> String {
     format!("larger than {max} bytes")
-}
-
-/// Opens a file for reading so that opening a FIFO that raced in cannot block.
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-/// Opens a file for reading (metadata was checked first; Windows has no blocking FIFO open).
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    File::open(path)
 }
 
 /// Reads at most `max` bytes, refusing a file that turns out to be longer.
@@ -422,7 +406,7 @@ mod tests {
         assert!(status.success());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(open_nonblocking(&fifo).is_ok());
+            let _ = tx.send(crate::fsutil::open_nonblocking(&fifo).is_ok());
         });
         assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok());
     }

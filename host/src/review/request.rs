@@ -69,16 +69,7 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
 /// working directory and the project, the repository root the plans name, their git dirs.
 fn confine(context: &Context, sandbox: SandboxMode) -> Result<(), Failure> {
     let repo_root = std::path::PathBuf::from(subject::repo_root(&context.env.cwd));
-    let gsd_home = context.env.gsd_home();
-    let inputs = crate::sandbox::roots::RootInputs {
-        cwd: &context.env.cwd,
-        project_root: &context.project_root,
-        repo_root: &repo_root,
-        home: context.env.home.as_deref(),
-        gsd_home: gsd_home.as_deref(),
-    };
-    crate::sandbox::policy::confine_command(sandbox, &inputs)
-        .map_err(|err| Failure::new(err.to_string()))
+    context.confine_command(sandbox, &repo_root)
 }
 
 /// `--resume`: the recorded run and its own arguments merged with this invocation's.

@@ -23,7 +23,6 @@
 //! trusted-folders file that cannot be read that way, or a trusted-folders file gemini itself
 //! would reject, blocks the lane with `probe_failed` naming the file.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -261,7 +260,7 @@ fn trusted_folders_path(
 /// link them), but the open never blocks (`O_NONBLOCK`: a FIFO planted in a home a lane could
 /// write opens at once) and the opened descriptor must be a regular file before a byte is read.
 fn read_bounded(path: &Path) -> Result<Option<String>, String> {
-    let file = match open_nonblocking(path) {
+    let file = match crate::fsutil::open_nonblocking(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err.to_string()),
@@ -287,22 +286,6 @@ fn read_bounded(path: &Path) -> Result<Option<String>, String> {
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "not UTF-8".to_owned())
-}
-
-/// Opens `path` for reading without blocking on a FIFO.
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-/// Opens `path` for reading (no blocking FIFO open off Unix).
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    File::open(path)
 }
 
 /// The rules of a trusted-folders file, as gemini validates them.
