@@ -51,7 +51,11 @@ fi
 if [ "$platform" = "$native" ]; then
   # The binary must be the version the packages say.
   said=$("$bin" --version) || die "$bin --version failed"
-  [ "$said" = "gsd-lane $version" ] || die "$bin says \"$said\", the workspace is $version"
+  # `gsd-lane <version>`, then the vocabulary it speaks in parentheses.
+  case "$said" in
+    "gsd-lane $version" | "gsd-lane $version "*) ;;
+    *) die "$bin says \"$said\", the workspace is $version" ;;
+  esac
 fi
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/gsd-lane-npm.XXXXXX")
