@@ -224,3 +224,33 @@ fn a_daemon_that_leaves_the_lane_s_group_dies_with_the_lane_under_the_view() {
     let left = util::processes_left_with_home(&lab.env.home, Duration::from_secs(5));
     assert!(left.is_empty(), "the daemon outlived its lane: {left:?}");
 }
+
+/// `invoke` runs in the repository (its run dir is `.`): a repository that ships the lane's own
+/// review file as a symbolic link to its pre-commit hook must not get the hook made writable.
+#[test]
+fn a_lane_file_planted_as_a_link_never_makes_its_target_writable() {
+    let lab = Lab::new();
+    std::fs::write(
+        lab.repo.join(".git/hooks/pre-commit"),
+        "#!/bin/sh\nexit 0\n",
+    )
+    .expect("hook");
+    std::os::unix::fs::symlink(".git/hooks/pre-commit", lab.repo.join("gsd-review-acme.md"))
+        .expect("link");
+    std::fs::write(lab.repo.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    lab.install(&format!(
+        "#!/bin/sh\ncat > /dev/null\necho evil > '{}/.git/hooks/pre-commit' 2>/dev/null\necho '# Review'\n",
+        lab.repo.display()
+    ));
+    let path = format!("{}:/usr/bin:/bin", lab.bin.display());
+    let command = util::gsd_command(&lab.env, &path, &lab.repo, &["invoke", "--slug", "acme"]);
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic();
+    assert_eq!(
+        util::read_text(&lab.repo.join(".git/hooks/pre-commit")),
+        "#!/bin/sh\nexit 0\n",
+        "the hook was written: {}\n{}",
+        out.stdout,
+        out.stderr
+    );
+}

@@ -96,12 +96,17 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
     let in_a_root = |path: &Path| roots.iter().any(|root| path.starts_with(root));
     // Inside a root only files are made writable again (the lane's own output files), never a
     // directory: the run dir `.` of `invoke` is the repository itself.
+    // A symbolic link in a file's place is never followed: granting its target would hand the
+    // lane whatever file a repository or an earlier lane pointed it at.
     let mut inside: Vec<PathBuf> = confinement
         .writable
         .iter()
-        .filter_map(|path| path.canonicalize().ok())
-        .filter(|path| in_a_root(path))
         .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file()))
+        .filter_map(|path| {
+            let parent = path.parent()?.canonicalize().ok()?;
+            Some(parent.join(path.file_name()?))
+        })
+        .filter(|path| in_a_root(path))
         .collect();
     if let Some(tmpdir) = &confinement.tmpdir {
         private_dir(tmpdir).map_err(|err| format!("creating {}: {err}", tmpdir.display()))?;
