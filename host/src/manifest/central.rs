@@ -56,6 +56,10 @@ pub const EXACT: &[&str] = &[
     // The lane sandbox (gsd-lane): no capability may own or default these.
     "review.sandbox",
     "review.allow_repository_writes",
+    // Read by gsd-lane itself: a lane owning one could give it a default (lower the panel's
+    // quorum, lift the lane bound).
+    "review.parallel_lanes",
+    "review.quorum",
     "workflow.cross_ai_execution",
     "workflow.cross_ai_command",
     "workflow.cross_ai_timeout",
@@ -213,10 +217,23 @@ mod tests {
 
     #[test]
     fn counts_match_the_appendix() {
-        // Appendix B's 106 keys plus the two keys of the lane sandbox.
-        assert_eq!(EXACT.len(), 108);
+        // Appendix B's 106 keys, the two keys of the lane sandbox and two more keys gsd-lane reads.
+        assert_eq!(EXACT.len(), 110);
         assert!(EXACT.contains(&"review.sandbox"));
         assert!(EXACT.contains(&"review.allow_repository_writes"));
+    }
+
+    #[test]
+    fn every_key_the_host_reads_is_reserved() {
+        for key in [
+            crate::review::parallel::KEY,
+            crate::verdict::quorum::KEY,
+            "review.max_prompt_tokens",
+            "review.sandbox",
+            "review.allow_repository_writes",
+        ] {
+            assert!(is_exact(key), "{key} must be a central key");
+        }
     }
 
     #[test]
