@@ -392,6 +392,9 @@ fn claimed_pair(key: &str, raw: &Value) -> (Option<String>, Option<String>) {
     )
 }
 
+/// Why an empty store file is damage rather than "no records".
+const EMPTY_STORE: &str = "the file is empty (truncated?)";
+
 /// What a bounded read found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadOutcome {
@@ -513,8 +516,8 @@ impl ConsentStore {
         self.load().unwrap_or_default()
     }
 
-    /// Reads the store for a decision: a missing or empty file has no records ("first use");
-    /// one that exists but is not a regular file, cannot be read, does not parse or has the
+    /// Reads the store for a decision: a missing file has no records ("first use"); one that
+    /// exists but is empty, is not a regular file, cannot be read, does not parse or has the
     /// wrong shape or version is [`Damage`].
     ///
     /// # Errors
@@ -527,7 +530,10 @@ impl ConsentStore {
             why,
         };
         match read_bounded(&path) {
-            ReadOutcome::Missing | ReadOutcome::Empty => Ok(Records::default()),
+            ReadOutcome::Missing => Ok(Records::default()),
+            // gsd-lane never writes an empty store (every write replaces it whole): an empty
+            // file was truncated, and the records it held are unknown, so it is damage.
+            ReadOutcome::Empty => Err(damage(EMPTY_STORE.into())),
             ReadOutcome::Text(text) => Records::decode(&text).map_err(damage),
             ReadOutcome::Refused(why) => Err(damage(why)),
         }
@@ -546,7 +552,13 @@ impl ConsentStore {
         let _guard = lock::acquire(&self.lock_path()).map_err(StoreError::Lock)?;
         let path = self.path();
         let mut records = match read_bounded(&path) {
-            ReadOutcome::Missing | ReadOutcome::Empty => Records::default(),
+            ReadOutcome::Missing => Records::default(),
+            ReadOutcome::Empty => {
+                return Err(StoreError::Unreadable {
+                    path,
+                    why: EMPTY_STORE.into(),
+                });
+            }
             ReadOutcome::Text(text) => {
                 Records::decode(&text).map_err(|why| StoreError::Unreadable {
                     path: path.clone(),

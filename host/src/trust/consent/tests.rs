@@ -104,6 +104,8 @@ fn damaged_stores_are_reported_for_decisions_and_a_missing_one_is_empty() {
     fs::create_dir_all(store.dir()).expect("dir");
     for (text, why) in [
         ("{\"records\": {", "invalid JSON"),
+        ("", "empty"),
+        ("  \n", "empty"),
         ("[]", "not an object"),
         ("{\"version\": \"2\", \"records\": {}}", "version"),
         (
