@@ -20,6 +20,7 @@ mod http_server;
 mod http_shapes;
 mod kimi_code;
 mod new_lane;
+mod no_spawn;
 mod overlays;
 mod plan;
 mod probe_once;
