@@ -137,20 +137,21 @@ fn body<'t>(
     begin: usize,
     malformed: &impl Fn(usize, &'static str) -> Malformed,
 ) -> Result<Slot, Malformed> {
+    let rest: Vec<(usize, &str)> = lines.collect();
+    let Some(end) = rest.iter().position(|(_, line)| *line == END) else {
+        return Err(malformed(begin, "the block has no closing marker"));
+    };
     let mut kept = Vec::new();
-    for (n, line) in lines {
-        if line == END {
-            return Ok(Slot { lines: kept });
-        }
-        if line == BEGIN {
-            return Err(malformed(n, "a second opening marker inside the block"));
+    for (n, line) in rest.iter().take(end) {
+        if *line == BEGIN {
+            return Err(malformed(*n, "a second opening marker inside the block"));
         }
         if line.trim_start().starts_with('#') {
-            return Err(malformed(n, "a heading inside the block"));
+            return Err(malformed(*n, "a heading inside the block"));
         }
         kept.push(strip_controls(line));
     }
-    Err(malformed(begin, "the block has no closing marker"))
+    Ok(Slot { lines: kept })
 }
 
 /// How many lines the frontmatter takes (0 without one).
