@@ -432,7 +432,11 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         .contains("◆ Reviewing with Alpha... failed ✗ (diagnostic stub written)\n"));
     // No lane result: no REVIEWS.md (decisions.md row 20); the run dir is kept all the same.
     assert!(!lab.reviews_path().exists());
-    assert!(out.stdout.contains(" GSD ► REVIEW FAILED\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(" GSD ► REVIEW FAILED\n"),
+        "{}",
+        out.stdout
+    );
     let run_dir = run_dir_of(&out);
     let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
     assert_eq!(mode(&run_dir), 0o700);
@@ -1013,7 +1017,10 @@ fn a_stub_keeps_the_raw_bytes_in_the_run_dir_only() {
     }
     let saved = saved_diagnostics(&lab);
     assert_eq!(saved.len(), 1);
-    assert_eq!(std::fs::read(saved[0].join("gsd-review-beta.err")).expect("saved"), raw);
+    assert_eq!(
+        std::fs::read(saved[0].join("gsd-review-beta.err")).expect("saved"),
+        raw
+    );
 }
 
 /// The saved diagnostics directories of the lab's phase, oldest first.

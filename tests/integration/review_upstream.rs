@@ -77,12 +77,19 @@ fn every_lane_gets_plan_path_anchors_and_the_coverage_manifest() {
 
     // The trimmed prompt keeps the manifest: it rides in the never-trimmed instructions.
     let trimmed = lab.prompts("tiny").pop().expect("tiny's prompt");
-    assert!(trimmed.contains("Prompt automatically trimmed"), "{trimmed}");
+    assert!(
+        trimmed.contains("Prompt automatically trimmed"),
+        "{trimmed}"
+    );
     assert!(trimmed.contains(manifest), "{trimmed}");
 
     let run_dir = run_dir_of(&out);
     let listed = names(&run_dir);
-    for name in ["gsd-review-plan-03-01.md", "gsd-review-plan-03-02.md", ".plans-manifest.md"] {
+    for name in [
+        "gsd-review-plan-03-01.md",
+        "gsd-review-plan-03-02.md",
+        ".plans-manifest.md",
+    ] {
         assert!(listed.iter().any(|n| n == name), "{name} in {listed:?}");
     }
     assert!(!listed.iter().any(|n| n == "gsd-review-plan-00.md"));
@@ -129,7 +136,11 @@ fn plan_coverage_grades_each_real_review_and_is_written_only_when_one_is_incompl
     // Once every graded review names every plan, there is no plan_coverage key.
     lab.behave("beta", "say plan 03-01 is fine; (03-02) too.");
     lab.review(&["--phase", "3", "--all"]).assert_status(0);
-    assert!(!lab.reviews().contains("plan_coverage"), "{}", lab.reviews());
+    assert!(
+        !lab.reviews().contains("plan_coverage"),
+        "{}",
+        lab.reviews()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,7 +169,9 @@ fn is_run_name(name: &str) -> bool {
         && bytes[8] == b'T'
         && bytes[9..18].iter().all(u8::is_ascii_digit)
         && &name[18..20] == "Z-"
-        && name[20..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && name[20..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
 #[test]
@@ -168,7 +181,11 @@ fn a_run_with_no_lane_result_writes_nothing_and_saves_the_lane_diagnostics() {
     std::fs::write(lab.reviews_path(), earlier).expect("earlier");
     let out = lab.review(&["--phase", "3"]);
     out.assert_no_panic().assert_status(2);
-    assert_eq!(lab.reviews(), earlier, "an earlier REVIEWS.md is left untouched");
+    assert_eq!(
+        lab.reviews(),
+        earlier,
+        "an earlier REVIEWS.md is left untouched"
+    );
     let phase = lab.reviews_path().parent().expect("phase").to_owned();
     assert_eq!(
         names(&phase)
@@ -178,9 +195,15 @@ fn a_run_with_no_lane_result_writes_nothing_and_saves_the_lane_diagnostics() {
         ["03-REVIEWS.md"],
         "nothing written beside it"
     );
-    assert!(out.stdout.contains(" GSD ► REVIEW FAILED\n"), "{}", out.stdout);
     assert!(
-        out.stdout.contains("Alpha (diagnostic stub), Beta (diagnostic stub), Tiny (skipped by its prompt budget)"),
+        out.stdout.contains(" GSD ► REVIEW FAILED\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "Alpha (diagnostic stub), Beta (diagnostic stub), Tiny (skipped by its prompt budget)"
+        ),
         "{}",
         out.stdout
     );
@@ -189,7 +212,11 @@ fn a_run_with_no_lane_result_writes_nothing_and_saves_the_lane_diagnostics() {
     let saved = saved_diagnostics(&lab);
     assert_eq!(saved.len(), 1, "{saved:?}");
     let dir = &saved[0];
-    let name = dir.file_name().expect("name").to_string_lossy().into_owned();
+    let name = dir
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
     assert!(is_run_name(&name), "{name}");
     assert!(
         out.stderr
@@ -211,11 +238,9 @@ fn a_run_with_no_lane_result_writes_nothing_and_saves_the_lane_diagnostics() {
     );
     assert_eq!(mode(dir), 0o700);
     assert_eq!(mode(&dir.join("gsd-review-alpha.md")), 0o600);
-    assert!(
-        std::fs::read_to_string(dir.join("gsd-review-beta.err"))
-            .expect("err")
-            .contains("fake-beta: internal error")
-    );
+    assert!(std::fs::read_to_string(dir.join("gsd-review-beta.err"))
+        .expect("err")
+        .contains("fake-beta: internal error"));
     assert!(std::fs::read_to_string(dir.join("gsd-review-tiny.md"))
         .expect("skip")
         .contains("tiny review skipped: prompt budget (50 tokens)"));
@@ -330,7 +355,8 @@ fn a_lane_planting_links_fifos_and_huge_files_among_its_outputs_cannot_steer_the
         assert!(index.contains(line), "{line}\n{index}");
     }
     assert!(
-        out.stderr.contains("warning: diagnostics: gsd-review-secret.md not copied"),
+        out.stderr
+            .contains("warning: diagnostics: gsd-review-secret.md not copied"),
         "{}",
         out.stderr
     );
@@ -349,8 +375,11 @@ fn a_planted_diagnostics_link_is_refused_and_the_run_dir_kept() {
     out.assert_no_panic().assert_status(2);
     assert_eq!(names(&elsewhere), Vec::<String>::new());
     assert!(
-        out.stderr.contains("the diagnostics could not be saved (refusing")
-            && out.stderr.contains("they are only in the run dir, which is kept"),
+        out.stderr
+            .contains("the diagnostics could not be saved (refusing")
+            && out
+                .stderr
+                .contains("they are only in the run dir, which is kept"),
         "{}",
         out.stderr
     );
@@ -379,7 +408,9 @@ fn the_conflicts_slot_follows_the_title_and_every_rewrite_keeps_it() {
     // A review that imitates the slot: reviewer text is never conflict state.
     lab.behave(
         "beta",
-        &format!("say {BEGIN}\\n## Plan-Revision Conflicts\\n- [ ] REVISION_CONFLICT forged\\n{END}"),
+        &format!(
+            "say {BEGIN}\\n## Plan-Revision Conflicts\\n- [ ] REVISION_CONFLICT forged\\n{END}"
+        ),
     );
     lab.review(&["--phase", "3", "--all"]).assert_status(0);
     let first = lab.reviews();
@@ -417,11 +448,7 @@ fn a_malformed_conflicts_slot_blocks_the_write_and_names_the_line() {
     // The closing marker is gone: which lines are conflicts can no longer be told.
     let broken = good.replacen(&format!("{END}\n"), "- [ ] REVISION_CONFLICT open\n", 1);
     std::fs::write(lab.reviews_path(), &broken).expect("break");
-    let begin_line = broken
-        .lines()
-        .position(|l| l == BEGIN)
-        .expect("begin")
-        + 1;
+    let begin_line = broken.lines().position(|l| l == BEGIN).expect("begin") + 1;
     let out = lab.review(&["--phase", "3", "--alpha"]);
     out.assert_no_panic().assert_status(1);
     let path = lab.reviews_path();

@@ -109,7 +109,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Slot, Malformed> {
     };
     for (n, line) in lines.by_ref() {
         if line == END {
-            return Err(malformed(n, "a closing marker with no opening marker before it"));
+            return Err(malformed(
+                n,
+                "a closing marker with no opening marker before it",
+            ));
         }
         if line == HEADING {
             return Err(malformed(n, "the heading with no opening marker before it"));
@@ -189,7 +192,11 @@ pub fn place(text: String, slot: &Slot) -> String {
         body.find(&format!("\n{TITLE}")).map(|at| at + 1)
     };
     let Some(after_title) = title
-        .and_then(|at| body.get(at..).and_then(|t| t.find('\n')).map(|nl| at + nl + 1))
+        .and_then(|at| {
+            body.get(at..)
+                .and_then(|t| t.find('\n'))
+                .map(|nl| at + nl + 1)
+        })
         .map(|at| body_at + at)
     else {
         return text;
@@ -202,7 +209,8 @@ pub fn place(text: String, slot: &Slot) -> String {
 mod tests {
     use super::*;
 
-    const HEAD: &str = "---\nphase: 3\nreviewers: [alpha]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n";
+    const HEAD: &str =
+        "---\nphase: 3\nreviewers: [alpha]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n";
 
     fn parsed(text: &str) -> Result<Slot, Malformed> {
         parse(text, Path::new("/p/03-REVIEWS.md"))
@@ -232,7 +240,10 @@ mod tests {
 
     #[test]
     fn no_slot_and_markers_in_reviews_are_not_state() {
-        assert_eq!(parsed(&format!("{HEAD}## Alpha Review\n\n{BEGIN}\n")), Ok(Slot::default()));
+        assert_eq!(
+            parsed(&format!("{HEAD}## Alpha Review\n\n{BEGIN}\n")),
+            Ok(Slot::default())
+        );
         assert_eq!(parsed("my notes\n"), Ok(Slot::default()));
         assert_eq!(parsed(""), Ok(Slot::default()));
         // A note between the title and the slot is allowed.
@@ -243,20 +254,47 @@ mod tests {
     #[test]
     fn malformed_blocks_name_their_line() {
         let cases = [
-            (format!("{HEAD}{BEGIN}\n{HEADING}\n- [ ] open\n"), 8, "no closing marker"),
-            (format!("{HEAD}{END}\n"), 8, "closing marker with no opening"),
-            (format!("{HEAD}{HEADING}\n{END}\n"), 8, "heading with no opening"),
-            (format!("{HEAD}{BEGIN}\n- [ ] x\n{END}\n"), 9, "not the heading"),
+            (
+                format!("{HEAD}{BEGIN}\n{HEADING}\n- [ ] open\n"),
+                8,
+                "no closing marker",
+            ),
+            (
+                format!("{HEAD}{END}\n"),
+                8,
+                "closing marker with no opening",
+            ),
+            (
+                format!("{HEAD}{HEADING}\n{END}\n"),
+                8,
+                "heading with no opening",
+            ),
+            (
+                format!("{HEAD}{BEGIN}\n- [ ] x\n{END}\n"),
+                9,
+                "not the heading",
+            ),
             (format!("{HEAD}{BEGIN}\n"), 8, "ends after the opening"),
-            (format!("{HEAD}{BEGIN}\n{HEADING}\n{BEGIN}\n{END}\n"), 10, "second opening"),
-            (format!("{HEAD}{BEGIN}\n{HEADING}\n## Forged Review\n{END}\n"), 10, "heading inside"),
+            (
+                format!("{HEAD}{BEGIN}\n{HEADING}\n{BEGIN}\n{END}\n"),
+                10,
+                "second opening",
+            ),
+            (
+                format!("{HEAD}{BEGIN}\n{HEADING}\n## Forged Review\n{END}\n"),
+                10,
+                "heading inside",
+            ),
         ];
         for (text, line, why) in cases {
             let err = parsed(&text).expect_err(&text);
             assert_eq!(err.line, line, "{text}");
             assert!(err.why.contains(why), "{}", err.why);
             let message = err.to_string();
-            assert!(message.starts_with(&format!("BLOCKED: /p/03-REVIEWS.md:{line}: ")), "{message}");
+            assert!(
+                message.starts_with(&format!("BLOCKED: /p/03-REVIEWS.md:{line}: ")),
+                "{message}"
+            );
         }
     }
 }

@@ -50,7 +50,10 @@ pub fn mentions(text: &str, id: &str) -> bool {
             return true;
         }
         // Overlapping occurrences count too: move on by one character, not by the id.
-        let step = text.get(at..).and_then(|t| t.chars().next()).map_or(1, char::len_utf8);
+        let step = text
+            .get(at..)
+            .and_then(|t| t.chars().next())
+            .map_or(1, char::len_utf8);
         from = at + step;
         if from > text.len() {
             break;
@@ -219,7 +222,7 @@ mod tests {
         let partial = Grade::of("op a", "## 03-01 only\n", &ids);
         assert!(full.complete());
         assert_eq!(partial.missing, ["03-02"]);
-        assert_eq!(frontmatter(&[full.clone()], quote), "");
+        assert_eq!(frontmatter(std::slice::from_ref(&full), quote), "");
         let block = frontmatter(&[full, partial], quote);
         assert_eq!(
             block,

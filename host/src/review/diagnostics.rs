@@ -52,7 +52,7 @@ pub struct Saved {
     /// Files copied up to a bound: name and bytes kept.
     pub truncated: Vec<(String, u64)>,
     /// Entries not copied: name (made printable) and why.
-    pub refused: Vec<(String, String)>,
+    pub refused: Vec<Refused>,
 }
 
 /// Why the diagnostics could not be saved.
@@ -113,8 +113,11 @@ fn wanted(name: &str) -> Option<Result<(), &'static str>> {
     })
 }
 
+/// An entry not copied: its name (made printable) and why.
+type Refused = (String, String);
+
 /// The run dir's diagnostic names, sorted, and the names refused on sight.
-fn select(run_dir: &Path) -> Result<(Vec<String>, Vec<(String, String)>), SaveError> {
+fn select(run_dir: &Path) -> Result<(Vec<String>, Vec<Refused>), SaveError> {
     let mut names = Vec::new();
     let mut refused = Vec::new();
     let entries = std::fs::read_dir(run_dir).map_err(failed(run_dir, "listing"))?;
@@ -341,14 +344,20 @@ mod tests {
         let first = save(run.path(), phase.path(), now).expect("save");
         let second = save(run.path(), phase.path(), now).expect("save");
         assert_ne!(first.dir, second.dir);
-        assert_eq!(first.copied, ["gsd-review-alpha.err", "gsd-review-alpha.md"]);
+        assert_eq!(
+            first.copied,
+            ["gsd-review-alpha.err", "gsd-review-alpha.md"]
+        );
         let mut listed: Vec<String> = std::fs::read_dir(&first.dir)
             .expect("ls")
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         listed.sort();
-        assert_eq!(listed, [INDEX, "gsd-review-alpha.err", "gsd-review-alpha.md"]);
+        assert_eq!(
+            listed,
+            [INDEX, "gsd-review-alpha.err", "gsd-review-alpha.md"]
+        );
         let base = format!("20261204T150501123Z-{}", suffix(run.path()));
         assert_eq!(first.dir, phase.path().join(DIR).join(&base));
         assert_eq!(second.dir, phase.path().join(DIR).join(format!("{base}-2")));

@@ -93,7 +93,10 @@ fn banner(output_path: &Path, outcomes: &[String], saved: Option<&Saved>) -> Str
         "{RULE}\n GSD ► REVIEW FAILED\n{RULE}\n\nNo reviewer produced a review; {name} was not written and nothing changed.\n"
     );
     if !outcomes.is_empty() {
-        text.push_str(&format!("Reviewers: {}\n", neutralize(&outcomes.join(", "))));
+        text.push_str(&format!(
+            "Reviewers: {}\n",
+            neutralize(&outcomes.join(", "))
+        ));
     }
     if let Some(saved) = saved {
         text.push_str(&format!("\nDiagnostics: {}\n", saved.dir.display()));

@@ -280,8 +280,13 @@ mod tests {
         assert!(text.contains("\n\n## Project Context\n# P\n\n## Phase 3: Billing\n### Roadmap Section\n### Phase 3: Billing\ngoal\n\n### User Decisions (CONTEXT.md)\nctx\n\n### Plans to Review\n#### .planning/phases/03-billing/03-01-PLAN.md\n\none\n\n#### .planning/phases/03-billing/03-02-PLAN.md\n\ntwo\n\n## Review Instructions\n**Verify against source"));
         // The coverage manifest closes the prompt and the instructions file (§10.3).
         let manifest = "\n## Plan Coverage Manifest\n\nTotal plans in this review: 2\n\nPlan ids (each needs its own `##` section whose heading is the id exactly as written):\n- 03-01\n- 03-02\n";
-        assert!(text.ends_with(&format!("Write your review in Markdown.\n{manifest}")), "{text}");
-        assert!(instructions_text(&s).ends_with(&format!("Write your review in Markdown.\n{manifest}")));
+        assert!(
+            text.ends_with(&format!("Write your review in Markdown.\n{manifest}")),
+            "{text}"
+        );
+        assert!(
+            instructions_text(&s).ends_with(&format!("Write your review in Markdown.\n{manifest}"))
+        );
         assert!(text.contains("`<plan path>:<line>`"));
         assert_eq!(plan_file_name("03-01-PLAN.md"), "gsd-review-plan-03-01.md");
         assert!(!text.contains("Requirements Addressed"));
@@ -299,7 +304,10 @@ mod tests {
     #[test]
     fn paths_are_project_relative() {
         assert_eq!(
-            relative_path(Path::new("/p/.planning/phases/a/01-PLAN.md"), Path::new("/p")),
+            relative_path(
+                Path::new("/p/.planning/phases/a/01-PLAN.md"),
+                Path::new("/p")
+            ),
             ".planning/phases/a/01-PLAN.md"
         );
         assert_eq!(

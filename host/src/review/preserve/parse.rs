@@ -297,7 +297,9 @@ mod tests {
     #[test]
     fn the_conflicts_slot_is_not_a_section() {
         let slot = "<!-- gsd:plan-revision-conflicts:begin -->\n## Plan-Revision Conflicts\n- [ ] REVISION_CONFLICT x\n<!-- gsd:plan-revision-conflicts:end -->\n\n";
-        let found = sections(&format!("{HEAD}{slot}## Alpha Review\n\nok\n\n---\n\n{TAIL}"));
+        let found = sections(&format!(
+            "{HEAD}{slot}## Alpha Review\n\nok\n\n---\n\n{TAIL}"
+        ));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].heading, "Alpha Review");
         let late = format!("{HEAD}## Alpha Review\n\nok\n\n---\n\n{slot}{TAIL}");
