@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::exit::Exit;
+use super::lane_facts;
 use super::prepared::say_kept;
 use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
@@ -15,7 +16,7 @@ use super::reviews_md::{self, Doc, Entry, Fate};
 use super::rundir::{self, RunDir};
 use super::runner::{Done, Job, LaneResult};
 use super::subject::Subject;
-use super::{conflicts_slot, coverage, lane_facts};
+use super::{conflicts_slot, coverage};
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::verdict::model::Verdict as PanelVerdict;
