@@ -68,7 +68,15 @@ fn outline(markdown: &str, stop: &str) -> (Vec<(u8, String)>, bool) {
                     name.push_str(&text);
                 }
             }
-            Event::Html(_) | Event::InlineHtml(_) => html_before_stop |= !stopped,
+            // gsd-lane's own markers of the plan-revision conflicts slot are no reviewer's HTML.
+            Event::Html(html) | Event::InlineHtml(html) => {
+                let own = matches!(
+                    html.trim(),
+                    "<!-- gsd:plan-revision-conflicts:begin -->"
+                        | "<!-- gsd:plan-revision-conflicts:end -->"
+                );
+                html_before_stop |= !stopped && !own;
+            }
             _ => {}
         }
     }
@@ -109,6 +117,7 @@ fn hostile_reviews_cannot_change_the_heading_structure_of_reviews_md() {
         .collect();
     let want: Vec<(u8, String)> = [
         (1, "Cross-AI Plan Review — Phase 3"),
+        (2, "Plan-Revision Conflicts"),
         (2, "Alpha Review"),
         (3, "Two-line setext"),
         (3, "emph"),

@@ -311,15 +311,27 @@ fn exit_55_with_gemini_s_message_after_the_fact_is_a_typed_stub() {
     let sidecar = util::read_text(&lab.run_dir.join("gsd-review-gemini.err"));
     assert!(sidecar.starts_with("\u{1b}[31mGemini CLI is not running in a trusted directory"));
 
+    // Alone, the stub is no lane result: no REVIEWS.md; the stub is in the saved diagnostics
+    // (decisions.md row 20), and the terminal gets no escape sequence.
     let out = lab.review(&["--gemini"], &[]);
     out.assert_status(2);
-    let reviews = lab.reviews();
-    assert!(reviews.contains("## Gemini Review\n\ngemini review failed or returned empty output. stderr:\nGemini CLI is not running in a trusted directory."), "{reviews}");
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+    let saved = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/.review-diagnostics");
+    let run = std::fs::read_dir(&saved)
+        .expect("saved diagnostics")
+        .flatten()
+        .next()
+        .expect("one run")
+        .path();
+    let stub = util::read_text(&run.join("gsd-review-gemini.md"));
     assert!(
-        reviews.contains("> [gsd-lane] untrusted_workspace:"),
-        "{reviews}"
+        stub.contains("gemini review failed or returned empty output. stderr:\n"),
+        "{stub}"
     );
-    assert!(!reviews.contains('\u{1b}'));
+    assert!(stub.contains("> [gsd-lane] untrusted_workspace:"), "{stub}");
 }
 
 #[test]

@@ -28,6 +28,7 @@ mod readonly_commands;
 mod reference;
 mod resume;
 mod review;
+mod review_upstream;
 mod robustness;
 mod roster;
 mod run;

@@ -430,11 +430,13 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
     assert!(out
         .stdout
         .contains("◆ Reviewing with Alpha... failed ✗ (diagnostic stub written)\n"));
-    let reviews = lab.reviews();
-    assert!(reviews.contains(
-        "## Alpha Review\n\nalpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\n---\n"
-    ));
-    assert!(reviews.contains("reviewers: [alpha]\n"));
+    // No lane result: no REVIEWS.md (decisions.md row 20); the run dir is kept all the same.
+    assert!(!lab.reviews_path().exists());
+    assert!(
+        out.stdout.contains(" GSD ► REVIEW FAILED\n"),
+        "{}",
+        out.stdout
+    );
     let run_dir = run_dir_of(&out);
     let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
     assert_eq!(mode(&run_dir), 0o700);
@@ -444,6 +446,7 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
     let mut names: Vec<String> = std::fs::read_dir(&run_dir)
         .expect("ls")
         .flatten()
+        .filter(|e| e.file_name() != ".plans-manifest.md")
         .map(|e| {
             assert_eq!(mode(&e.path()), 0o600, "{}", e.path().display());
             e.file_name().to_string_lossy().into_owned()
@@ -460,8 +463,8 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
             "gsd-review-journal.jsonl",
             "gsd-review-lane-results.jsonl",
             "gsd-review-lanes.json",
-            "gsd-review-plan-00.md",
-            "gsd-review-plan-01.md",
+            "gsd-review-plan-03-01.md",
+            "gsd-review-plan-03-02.md",
             "gsd-review-project.md",
             "gsd-review-prompt.md",
             "gsd-review-requirements.md",
@@ -483,8 +486,10 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
     assert!(
         prompt.contains("\n\n## Phase 03: Billing\n### Roadmap Section\n### Phase 3: Billing\n")
     );
-    assert!(prompt.contains("### Plans to Review\n#### 03-01-PLAN.md\n\n# Plan 03-01"));
-    assert!(prompt.contains("\n\n#### 03-02-PLAN.md\n\n"));
+    assert!(prompt.contains(
+        "### Plans to Review\n#### .planning/phases/03-billing/03-01-PLAN.md\n\n# Plan 03-01"
+    ));
+    assert!(prompt.contains("\n\n#### .planning/phases/03-billing/03-02-PLAN.md\n\n"));
     assert!(prompt.contains("### User Decisions (CONTEXT.md)\nDecision:"));
     assert!(prompt.contains("### Research Findings\nResearch:"));
     assert!(prompt.contains("### Requirements Addressed\n# Requirements"));
@@ -508,7 +513,7 @@ fn budget_too_small_is_visible_and_the_lane_never_starts() {
     assert!(!lab.started("tiny"));
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [alpha]\n"));
-    assert!(reviews.contains("trimmed_reviewers:\n  tiny:\n    budget: 50\n    effective_budget: 45\n    estimated_tokens: 0\n    omitted: []\n    project_md_shrunk: false\n    plan_truncation_pct: 0\n    hard_failed: true\n    note_injected: false\n---\n"));
+    assert!(reviews.contains("trimmed_reviewers:\n  tiny:\n    budget: 50\n    effective_budget: 45\n    estimated_tokens: 0\n    omitted: []\n    project_md_shrunk: false\n    plan_truncation_pct: 0\n    hard_failed: true\n    note_injected: false\n"));
     assert!(reviews.contains("## Tiny Review\n\ntiny review skipped: prompt budget (50 tokens) too small for the minimum review set.\n\n---\n"));
 
     // Explicitly named, the same lane fails the review before REVIEWS.md is written.
@@ -532,20 +537,20 @@ fn budget_trims_in_the_specified_order_and_the_global_fallback_works() {
     std::fs::write(&research, "r".repeat(4000)).expect("research");
     lab.config(
         &json!({"review": {"max_prompt_tokens_per_reviewer": {"tiny": -1},
-        "max_prompt_tokens": 700}}),
+        "max_prompt_tokens": 900}}),
     );
     let out = lab.review(&["--phase", "3", "--tiny"]);
     out.assert_no_panic().assert_status(0);
     let prompts = lab.prompts("tiny");
     assert_eq!(prompts.len(), 1);
     let prompt = &prompts[0];
-    assert!(prompt.contains("<note>\nPrompt automatically trimmed to fit a 700-token budget.\nOmitted sections: context, research.\nPlan content truncated by approximately 0%.\nTreat any missing context as out-of-scope rather than a review concern.\n</note>\n\n## Roadmap\n\n### Phase 3: Billing"), "{prompt}");
+    assert!(prompt.contains("<note>\nPrompt automatically trimmed to fit a 900-token budget.\nOmitted sections: context, research.\nPlan content truncated by approximately 0%.\nTreat any missing context as out-of-scope rather than a review concern.\n</note>\n\n## Roadmap\n\n### Phase 3: Billing"), "{prompt}");
     assert!(prompt.contains("\n\n## Plans\n\n### 03-01-PLAN.md\n\n# Plan 03-01"));
     assert!(prompt.contains("\n\n## Requirements\n\n# Requirements"));
     assert!(!prompt.contains("rrrr"));
     assert!(!prompt.contains("## Context"));
     let reviews = lab.reviews();
-    assert!(reviews.contains("  tiny:\n    budget: 700\n    effective_budget: 630\n"));
+    assert!(reviews.contains("  tiny:\n    budget: 900\n    effective_budget: 810\n"));
     assert!(reviews.contains("    omitted: [context, research]\n"));
     assert!(reviews.contains("    hard_failed: false\n    note_injected: true\n"));
 
@@ -874,13 +879,16 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
         "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\n---\n"
     ));
     assert!(reviews.contains("- Qwen — failed (diagnostic stub, no review)\n"));
-    // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
-    // existing one holds alpha's real review, it is written beside it (decisions.md #14).
+    // Alone, the stubbed lane is no lane result: no REVIEWS.md is written, the earlier one
+    // stays, and the review exits 2 (decisions.md row 20).
+    let before = lab.reviews();
     let out = lab.review(&["--phase", "3", "--qwen"]);
     out.assert_status(2);
-    assert!(lab.reviews().contains("reviewers: [qwen, alpha]\n"));
-    let failed = lab.reviews_path().with_file_name("03-REVIEWS.failed.md");
-    assert!(util::read_text(&failed).contains("reviewers: [qwen]\n"));
+    assert_eq!(lab.reviews(), before);
+    assert!(!lab
+        .reviews_path()
+        .with_file_name("03-REVIEWS.failed.md")
+        .exists());
 }
 
 /// The README's main command, minus the release build: the example lane reviews the sample
@@ -920,10 +928,12 @@ fn example_lane_reviews_the_sample_project() {
     assert!(reviews.contains("reviewers: [plan-stats]\n"));
     assert!(reviews.contains("## Plan Stats Review\n\n**Plan statistics (example lane: a shell script, not an AI reviewer).**"));
     assert!(
-        reviews.contains("| `03-01-PLAN.md` | 16 | 66 | 4 | 5 |\n"),
+        reviews.contains("| `03-01` | 16 | 66 | 4 | 5 |\n"),
         "{reviews}"
     );
     assert!(reviews.contains("Reviewed: Phase 3: Invoices\n"));
+    // The example names every plan id, so its review covers the plans (upstream #4084).
+    assert!(!reviews.contains("plan_coverage"), "{reviews}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -978,10 +988,11 @@ fn control_sequences_never_reach_reviews_md_and_headings_nest_under_the_reviewer
 #[test]
 fn a_stub_keeps_the_raw_bytes_in_the_run_dir_only() {
     let lab = Lab::new();
+    lab.lane("alpha", |_| {});
     lab.lane("beta", |_| {});
     lab.behave("beta", "hostile-stub");
-    let out = lab.review(&["--phase", "3", "--beta"]);
-    out.assert_no_panic().assert_status(2);
+    let out = lab.review(&["--phase", "3", "--beta", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert_eq!(unsafe_chars(&reviews), Vec::<char>::new(), "{reviews:?}");
     assert_eq!(
@@ -995,7 +1006,34 @@ fn a_stub_keeps_the_raw_bytes_in_the_run_dir_only() {
         raw, b"\x1b]0;pwned\x07\x1b[31mfatal\x1b[0m \xe2\x80\xaetxt.exe\n",
         "the run dir keeps what the lane wrote"
     );
-    assert!(out.stdout.contains("Phase 3 reviewed by 0 reviewers.\n"));
+    assert!(out.stdout.contains("Phase 3 reviewed by 1 reviewer.\n"));
+
+    // Alone, the stub is no lane result: the saved diagnostics keep the raw bytes, and nothing
+    // the lane wrote reaches the terminal unfiltered.
+    let out = lab.review(&["--phase", "3", "--beta"]);
+    out.assert_no_panic().assert_status(2);
+    for stream in [&out.stdout, &out.stderr] {
+        assert_eq!(unsafe_chars(stream), Vec::<char>::new(), "{stream:?}");
+    }
+    let saved = saved_diagnostics(&lab);
+    assert_eq!(saved.len(), 1);
+    assert_eq!(
+        std::fs::read(saved[0].join("gsd-review-beta.err")).expect("saved"),
+        raw
+    );
+}
+
+/// The saved diagnostics directories of the lab's phase, oldest first.
+pub(crate) fn saved_diagnostics(lab: &Lab) -> Vec<PathBuf> {
+    let root = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/.review-diagnostics");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
 }
 
 #[test]
@@ -1040,20 +1078,14 @@ fn a_rerun_without_a_real_review_never_replaces_a_good_reviews_md() {
         .env
         .project
         .join(".planning/phases/03-billing/03-REVIEWS.failed.md");
-    let failed_text = util::read_text(&failed);
-    assert!(
-        failed_text.contains("review failed or returned empty output"),
-        "{failed_text}"
-    );
-    assert!(out.stderr.contains("was kept"), "{}", out.stderr);
+    assert!(!failed.exists(), "a run with no lane result writes nothing");
     assert!(out.stdout.contains("REVIEW FAILED"), "{}", out.stdout);
     assert!(!out.stdout.contains("REVIEW COMPLETE"), "{}", out.stdout);
-
-    // A REVIEWS.md holding only failures is replaced as before.
-    std::fs::remove_file(lab.reviews_path()).expect("remove");
-    std::fs::rename(&failed, lab.reviews_path()).expect("move");
-    lab.review(&["--phase", "3", "--alpha"]).assert_status(2);
-    assert!(!failed.exists(), "nothing to keep, nothing set aside");
+    assert!(
+        out.stderr.contains("03-REVIEWS.md was not written"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -137,7 +137,7 @@ fn reviews_md_records_each_reviewers_model() {
     assert!(
         reviews.contains(
             "\nmodels:\n  alpha: \"model-a:7b\"\n  beta: \"unknown\"\nmodel_sources:\n  \
-             alpha: \"pinned\"\n  beta: \"unknown\"\n---\n"
+             alpha: \"pinned\"\n  beta: \"unknown\"\nplan_coverage:\n"
         ),
         "{reviews}"
     );

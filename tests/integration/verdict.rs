@@ -134,8 +134,12 @@ fn corpus_verdict_matches_the_contract_and_recomputes_identically() {
         top.contains("4 of 8 reviews are substantive and source-grounded; quorum 2 met.\n"),
         "{top}"
     );
+    // Directly below the title, the plan-revision conflicts slot (upstream #3916), then the verdict.
+    let slot_end = top
+        .find("<!-- gsd:plan-revision-conflicts:end -->\n")
+        .expect("slot");
     assert!(
-        top.find("**Panel verdict**") < top.find("\n## "),
+        top[slot_end..].find("**Panel verdict**") < top[slot_end..].find("\n## "),
         "verdict below the title, above the sections"
     );
     let human = lab.gsd(&["verdict", &lab.reviews_path().display().to_string()]);

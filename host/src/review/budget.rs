@@ -382,9 +382,9 @@ fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, 
 
 fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, String> {
     let mut plans = Vec::new();
-    for (index, name) in plan_names.iter().enumerate() {
-        match read_section(run_dir, &super::prompt::plan_file_name(index), false)? {
-            text if run_dir.file(&super::prompt::plan_file_name(index)).exists() => {
+    for name in plan_names {
+        match read_section(run_dir, &super::prompt::plan_file_name(name), false)? {
+            text if run_dir.file(&super::prompt::plan_file_name(name)).exists() => {
                 plans.push((name.clone(), text));
             }
             _ => {}

@@ -16,6 +16,7 @@ use super::reviews_md::{self, Doc, Entry, Fate};
 use super::rundir::{self, RunDir};
 use super::runner::{Done, Job, LaneResult};
 use super::subject::Subject;
+use super::{conflicts_slot, coverage};
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::verdict::model::Verdict as PanelVerdict;
@@ -45,25 +46,26 @@ pub fn finish(
         .map(|(job, result)| entry_of(done, job, result))
         .collect();
     entries.extend(not_run);
-    let ran = done
-        .results
-        .iter()
-        .filter(|r| matches!(r.done, Done::Ran { .. }))
-        .count();
     let real = done
         .results
         .iter()
         .filter(|r| matches!(r.done, Done::Ran { stubbed: false }))
         .count();
-    if ran == 0 && !done.interrupted {
-        output::eprint_line("error: no reviewer ran; REVIEWS.md was not written");
-        say_kept(run_dir);
-        return Ok(Exit::NoneRan);
+    // No lane result (decisions.md row 20): no REVIEWS.md, the diagnostics saved beside it.
+    if real == 0 && !done.interrupted {
+        return Ok(super::no_result::finish(
+            subject.output(),
+            run_dir,
+            done,
+            &entries,
+        ));
     }
     let (phase, plans) = subject.phase_and_plans();
     let reviewed_at = reviews_md::utc_now();
     // Decisions.md #14 and issue 21: no review of the earlier file is lost to this run.
     let wanted = subject.output();
+    // The earlier file's plan-revision conflicts slot (upstream #3916); malformed, it blocks.
+    let slot = conflicts_slot::read(wanted).inspect_err(|_| say_kept(run_dir))?;
     let (output_path, earlier) = placed(wanted, real, &entries, &reviewed_at);
     let not_run = entries
         .iter()
@@ -78,7 +80,13 @@ pub fn finish(
         earlier,
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
-    let (text, panel_verdict) = panel.apply(reviews_md::render(&doc));
+    let grades = coverage::grade(subject, &doc);
+    let text = coverage::into_frontmatter(
+        reviews_md::render(&doc),
+        &coverage::frontmatter(&grades, reviews_md::scalar),
+    );
+    let (text, panel_verdict) = panel.apply(text);
+    let text = conflicts_slot::place(text, &slot);
     rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(run_dir))?;
     let exit = panel.exit(
         Exit::written(done.interrupted, real),

@@ -8,7 +8,10 @@
 pub(crate) mod args;
 pub(crate) mod budget;
 pub(crate) mod choose;
+pub(crate) mod conflicts_slot;
 pub(crate) mod continuation;
+pub(crate) mod coverage;
+pub(crate) mod diagnostics;
 pub(crate) mod document;
 pub(crate) mod exit;
 pub(crate) mod interrupt;
@@ -17,6 +20,7 @@ pub(crate) mod lane_facts;
 pub(crate) mod ledger;
 pub(crate) mod model_record;
 pub(crate) mod nest;
+pub(crate) mod no_result;
 pub(crate) mod parallel;
 pub(crate) mod phase;
 pub(crate) mod preflight;

@@ -15,7 +15,7 @@ mod parse;
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use parse::{is_notice, Previous, EARLIER_MARK};
+pub(crate) use parse::{is_notice, Previous, EARLIER_MARK, MAX_BYTES};
 
 /// A review of an earlier run that this run did not reproduce, carried into the new file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::coverage;
 use super::rundir::RunDir;
 use crate::error::Failure;
 
@@ -15,8 +16,11 @@ pub const INSTRUCTIONS: &str = "**Verify against source: do not judge the plan t
 2. Back every strength and concern with concrete `path/to/file:line` evidence plus the mechanism.
 3. Trace any mechanism a plan claims works (a guard, a query filter, a test covering a path) instead of trusting it.
 4. If you cannot read the repo (no file access), say so and downgrade that finding to an open question.
+5. Cite a claim of a plan as `<plan path>:<line>`, with the path its `####` heading gives under Plans to Review.
 
 Findings grounded in `file:line` evidence weigh far more than impressions; restating the plan's own claims has little value.
+
+**Every plan needs its own section.** When a Plan Coverage Manifest closes this request, it lists every plan id and how many there are: give each listed id a `##` section whose heading is the id exactly as written, before any comparison across plans or overall verdict. A review that ends before every id has its section is incomplete; if you have to stop early, say so and name the ids you did not reach.
 
 For each plan, provide:
 - **Summary**: one paragraph.
@@ -48,6 +52,10 @@ pub struct Sources {
     pub research: Option<String>,
     /// Plans: file name and content, in order.
     pub plans: Vec<(String, String)>,
+    /// Each plan's path relative to the project root (`/`-separated), in the order of
+    /// `plans`: the prompt's `####` anchors (upstream #4170). Missing ones fall back to the
+    /// file name.
+    pub plan_paths: Vec<String>,
 }
 
 /// The first `n` lines of `text` (as `head -n`: each kept line keeps its `\n`).
@@ -90,12 +98,15 @@ fn concat(paths: &[PathBuf]) -> Result<Option<String>, Failure> {
 /// A file that exists but cannot be read (status 1).
 pub fn gather(phase: &super::phase::Phase, planning_root: &Path) -> Result<Sources, Failure> {
     let mut plans = Vec::new();
+    let mut plan_paths = Vec::new();
+    let project_root = planning_root.parent().unwrap_or(planning_root);
     for path in &phase.plans {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         plans.push((name, read(path)?));
+        plan_paths.push(relative_path(path, project_root));
     }
     Ok(Sources {
         phase: phase.arg.clone(),
@@ -106,18 +117,58 @@ pub fn gather(phase: &super::phase::Phase, planning_root: &Path) -> Result<Sourc
         context: concat(&phase.context)?,
         research: concat(&phase.research)?,
         plans,
+        plan_paths,
     })
+}
+
+/// `path` relative to `root`, `/`-separated; the whole path when it is not under `root`.
+fn relative_path(path: &Path, root: &Path) -> String {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return path.to_string_lossy().into_owned();
+    };
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl Sources {
+    /// The plan ids in plan order ([`coverage::plan_id`]).
+    pub fn plan_ids(&self) -> Vec<&str> {
+        self.plans
+            .iter()
+            .map(|(name, _)| coverage::plan_id(name))
+            .collect()
+    }
+
+    /// The `####` anchor of plan `index`: its project-relative path (else its file name).
+    fn anchor(&self, index: usize) -> &str {
+        match (self.plan_paths.get(index), self.plans.get(index)) {
+            (Some(path), _) => path,
+            (None, Some((name, _))) => name,
+            (None, None) => "",
+        }
+    }
+
+    /// The Plan Coverage Manifest of a phase review (none without plans).
+    fn manifest(&self) -> Option<String> {
+        (!self.plans.is_empty()).then(|| coverage::manifest(&self.plan_ids()))
+    }
 }
 
 fn block(heading: &str, content: &str) -> String {
     format!("{heading}\n{}", content.trim_end_matches(['\n', '\r']))
 }
 
-/// The instructions section file: title, preamble, the whole Review Instructions block.
-pub fn instructions_text() -> String {
-    format!(
+/// The instructions section file: title, preamble, the whole Review Instructions block, then
+/// the Plan Coverage Manifest (§10.3 of the addendum).
+pub fn instructions_text(s: &Sources) -> String {
+    let mut text = format!(
         "# Cross-AI Plan Review Request\n\n{PREAMBLE}\n\n## Review Instructions\n{INSTRUCTIONS}\n"
-    )
+    );
+    text.push_str(&s.manifest().unwrap_or_default());
+    text
 }
 
 /// Assembles `gsd-review-prompt.md` (§7.2).
@@ -150,12 +201,20 @@ pub fn prompt_text(s: &Sources) -> String {
     let plans: Vec<String> = s
         .plans
         .iter()
-        .map(|(name, content)| format!("#### {name}\n\n{}", content.trim_end_matches(['\n', '\r'])))
+        .enumerate()
+        .map(|(index, (_, content))| {
+            format!(
+                "#### {}\n\n{}",
+                s.anchor(index),
+                content.trim_end_matches(['\n', '\r'])
+            )
+        })
         .collect();
     blocks.push(format!("### Plans to Review\n{}", plans.join("\n\n")));
     blocks.push(block("## Review Instructions", INSTRUCTIONS));
     let mut text = blocks.join("\n\n");
     text.push('\n');
+    text.push_str(&s.manifest().unwrap_or_default());
     text
 }
 
@@ -166,10 +225,13 @@ pub fn prompt_text(s: &Sources) -> String {
 /// I/O errors (status 1).
 pub fn write_files(run_dir: &RunDir, s: &Sources) -> Result<(), Failure> {
     run_dir.write("gsd-review-prompt.md", &prompt_text(s))?;
-    run_dir.write("gsd-review-instructions.md", &instructions_text())?;
+    run_dir.write("gsd-review-instructions.md", &instructions_text(s))?;
     run_dir.write("gsd-review-roadmap.md", &s.roadmap)?;
-    for (index, (_, content)) in s.plans.iter().enumerate() {
-        run_dir.write(&plan_file_name(index), content)?;
+    for (name, content) in &s.plans {
+        run_dir.write(&plan_file_name(name), content)?;
+    }
+    if let Some(manifest) = s.manifest() {
+        run_dir.write(coverage::MANIFEST_FILE, &manifest)?;
     }
     let optional = [
         ("gsd-review-project.md", &s.project),
@@ -185,9 +247,9 @@ pub fn write_files(run_dir: &RunDir, s: &Sources) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `gsd-review-plan-NN.md`.
-pub fn plan_file_name(index: usize) -> String {
-    format!("gsd-review-plan-{index:02}.md")
+/// The run-dir copy of plan file `name`: `gsd-review-plan-<plan id>.md` (upstream #4170).
+pub fn plan_file_name(name: &str) -> String {
+    format!("gsd-review-plan-{}.md", coverage::plan_id(name))
 }
 
 #[cfg(test)]
@@ -208,10 +270,25 @@ mod tests {
                 ("03-01-PLAN.md".into(), "one\n".into()),
                 ("03-02-PLAN.md".into(), "two".into()),
             ],
+            plan_paths: vec![
+                ".planning/phases/03-billing/03-01-PLAN.md".into(),
+                ".planning/phases/03-billing/03-02-PLAN.md".into(),
+            ],
         };
         let text = prompt_text(&s);
         assert!(text.starts_with("# Cross-AI Plan Review Request\n\nYou are reviewing"));
-        assert!(text.contains("\n\n## Project Context\n# P\n\n## Phase 3: Billing\n### Roadmap Section\n### Phase 3: Billing\ngoal\n\n### User Decisions (CONTEXT.md)\nctx\n\n### Plans to Review\n#### 03-01-PLAN.md\n\none\n\n#### 03-02-PLAN.md\n\ntwo\n\n## Review Instructions\n**Verify against source"));
+        assert!(text.contains("\n\n## Project Context\n# P\n\n## Phase 3: Billing\n### Roadmap Section\n### Phase 3: Billing\ngoal\n\n### User Decisions (CONTEXT.md)\nctx\n\n### Plans to Review\n#### .planning/phases/03-billing/03-01-PLAN.md\n\none\n\n#### .planning/phases/03-billing/03-02-PLAN.md\n\ntwo\n\n## Review Instructions\n**Verify against source"));
+        // The coverage manifest closes the prompt and the instructions file (§10.3).
+        let manifest = "\n## Plan Coverage Manifest\n\nTotal plans in this review: 2\n\nPlan ids (each needs its own `##` section whose heading is the id exactly as written):\n- 03-01\n- 03-02\n";
+        assert!(
+            text.ends_with(&format!("Write your review in Markdown.\n{manifest}")),
+            "{text}"
+        );
+        assert!(
+            instructions_text(&s).ends_with(&format!("Write your review in Markdown.\n{manifest}"))
+        );
+        assert!(text.contains("`<plan path>:<line>`"));
+        assert_eq!(plan_file_name("03-01-PLAN.md"), "gsd-review-plan-03-01.md");
         assert!(!text.contains("Requirements Addressed"));
         for fragment in [
             "Verify against source",
@@ -222,6 +299,23 @@ mod tests {
         ] {
             assert!(text.contains(fragment), "{fragment}");
         }
+    }
+
+    #[test]
+    fn paths_are_project_relative() {
+        assert_eq!(
+            relative_path(
+                Path::new("/p/.planning/phases/a/01-PLAN.md"),
+                Path::new("/p")
+            ),
+            ".planning/phases/a/01-PLAN.md"
+        );
+        assert_eq!(
+            relative_path(Path::new("/elsewhere/01-PLAN.md"), Path::new("/p")),
+            "/elsewhere/01-PLAN.md"
+        );
+        let s = Sources::default();
+        assert!(!prompt_text(&s).contains("## Plan Coverage Manifest"));
     }
 
     #[test]

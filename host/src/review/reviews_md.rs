@@ -123,7 +123,8 @@ pub fn is_blind(content: &str) -> bool {
         .any(|l| l.contains("REVIEWED-WITHOUT-REPO-ACCESS"))
 }
 
-fn scalar(value: &str) -> String {
+/// A frontmatter scalar: plain when it is safe, else JSON-quoted.
+pub(crate) fn scalar(value: &str) -> String {
     let plain = !value.is_empty()
         && value
             .chars()

@@ -254,6 +254,10 @@ pub fn parse(text: &str) -> Result<(Option<String>, Vec<Section>), String> {
         if heading.text == "Consensus Summary" {
             return Ok((reviewed_at(text), sections));
         }
+        // The plan-revision conflicts slot (upstream #3916) is no review: it is kept on its own.
+        if index == 0 && heading.text == crate::review::conflicts_slot::HEADING_TEXT {
+            continue;
+        }
         let (name, earlier_at) = split_earlier(heading.text)?;
         let end = level2.get(index + 1).map_or(text.len(), |next| next.start);
         sections.push(Section {
@@ -287,6 +291,19 @@ mod tests {
         assert!(found[0].is_real());
         assert_eq!(found[1].heading, "Beta Review (op-b)");
         assert!(!found[1].is_real());
+    }
+
+    /// The conflicts slot after the title is not a review; the same heading later is no slot.
+    #[test]
+    fn the_conflicts_slot_is_not_a_section() {
+        let slot = "<!-- gsd:plan-revision-conflicts:begin -->\n## Plan-Revision Conflicts\n- [ ] REVISION_CONFLICT x\n<!-- gsd:plan-revision-conflicts:end -->\n\n";
+        let found = sections(&format!(
+            "{HEAD}{slot}## Alpha Review\n\nok\n\n---\n\n{TAIL}"
+        ));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].heading, "Alpha Review");
+        let late = format!("{HEAD}## Alpha Review\n\nok\n\n---\n\n{slot}{TAIL}");
+        assert!(parse(&late).is_err());
     }
 
     #[test]
