@@ -95,6 +95,12 @@ pub enum Command {
     Verdict(crate::app::verdict::VerdictArgs),
     /// Start a lane of your own: write a capability folder that validates as written.
     New(crate::app::new::NewArgs),
+    /// Review changed files with the named lanes (`/gsd:code-review`); findings are unverified.
+    CodeReview(crate::app::code_review::CodeReviewArgs),
+    /// `code-review` for the GSD workflow: the step's trait checked, files on stdin, JSON out.
+    DispatchStep(crate::app::code_review::CodeReviewArgs),
+    /// Print the lane flags among the arguments after `--` as sorted, comma-joined slugs.
+    ExplicitFromArgv(crate::app::code_review::ExplicitArgs),
 }
 
 /// `--json` alone.
@@ -152,10 +158,17 @@ impl Cli {
         let command = command(lanes);
         let matches: ArgMatches = command.try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let (Command::Review(review), Some(("review", sub))) =
-            (&mut cli.command, matches.subcommand())
-        {
-            crate::review::args::named_lanes(review, sub, lanes);
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Review(review), Some(("review", sub))) => {
+                crate::review::args::named_lanes(review, sub, lanes);
+            }
+            (
+                Command::CodeReview(args) | Command::DispatchStep(args),
+                Some(("code-review" | "dispatch-step", sub)),
+            ) => {
+                (args.lanes, args.inactive_flags) = crate::review::args::named(sub, lanes);
+            }
+            _ => {}
         }
         Ok(cli)
     }
@@ -194,6 +207,9 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::Verdict(_) => "verdict",
             Command::New(_) => "new",
+            Command::CodeReview(_) => "code-review",
+            Command::DispatchStep(_) => "dispatch-step",
+            Command::ExplicitFromArgv(_) => "explicit-from-argv",
         }
     }
 }
@@ -254,6 +270,13 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
         Command::Doctor(args) => app::doctor::run(context, &args),
         Command::Verdict(args) => app::verdict::run(context, &args),
         Command::New(args) => app::new::run(context, &args),
+        Command::CodeReview(args) => {
+            app::code_review::run(context, &args, app::code_review::Caller::CodeReview)
+        }
+        Command::DispatchStep(args) => {
+            app::code_review::run(context, &args, app::code_review::Caller::DispatchStep)
+        }
+        Command::ExplicitFromArgv(args) => app::code_review::explicit_from_argv(context, &args),
         Command::Schema => app::schema(),
         Command::Manpage => app::manpage(context),
         Command::Completions(args) => app::completions(context, args.shell),
@@ -282,7 +305,14 @@ pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<LaneFlags> {
     let wanted = args
         .iter()
         .skip(1)
-        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
+        .any(|arg| {
+            arg == "review"
+                || arg == "help"
+                || arg == "completions"
+                || arg == "manpage"
+                || arg == "code-review"
+                || arg == "dispatch-step"
+        });
     if !wanted {
         return Vec::new();
     }
