@@ -140,7 +140,8 @@ fn finding(body: &str, root: &RepoRoot) -> Result<Finding, String> {
     })?;
     let rest = rest.trim_start();
     let (location, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let location = location.trim_matches('`');
+    // `path:LINE:` and `path:LINE,` end the location with the separator.
+    let location = location.trim_matches('`').trim_end_matches([':', ',']);
     let (path, line) = split_location(location)?;
     let path = root.inside(path).map_err(|rejection| rejection.detail)?;
     let text = text
