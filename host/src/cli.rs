@@ -302,17 +302,14 @@ fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
 /// (`--project`, `--compat-version`); none unless the command line mentions `review`,
 /// `help` or `completions` (every other command parses without loading the registry).
 pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<LaneFlags> {
-    let wanted = args
-        .iter()
-        .skip(1)
-        .any(|arg| {
-            arg == "review"
-                || arg == "help"
-                || arg == "completions"
-                || arg == "manpage"
-                || arg == "code-review"
-                || arg == "dispatch-step"
-        });
+    let wanted = args.iter().skip(1).any(|arg| {
+        arg == "review"
+            || arg == "help"
+            || arg == "completions"
+            || arg == "manpage"
+            || arg == "code-review"
+            || arg == "dispatch-step"
+    });
     if !wanted {
         return Vec::new();
     }

@@ -97,7 +97,16 @@ fn end_to_end_two_lanes_review_the_changed_files_and_write_the_findings() {
     );
     let (out, result) = code_review(
         &lab,
-        &["src/lib.rs", "--base-sha", BASE, "--depth", "deep", "--alpha", "--explicit", "beta"],
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--depth",
+            "deep",
+            "--alpha",
+            "--explicit",
+            "beta",
+        ],
     );
     out.assert_status(0);
     assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
@@ -105,11 +114,20 @@ fn end_to_end_two_lanes_review_the_changed_files_and_write_the_findings() {
     // Each lane got the one bounded, metadata-only request.
     let prompt_path = PathBuf::from(result["promptPath"].as_str().expect("promptPath"));
     let prompt = util::read_text(&prompt_path);
-    assert_eq!(prompt_path.file_name().expect("name"), "gsd-review-prompt.md");
+    assert_eq!(
+        prompt_path.file_name().expect("name"),
+        "gsd-review-prompt.md"
+    );
     assert!(prompt.starts_with("## Source Review Request\n"), "{prompt}");
-    assert!(prompt.contains("Depth: deep") && prompt.contains(BASE), "{prompt}");
+    assert!(
+        prompt.contains("Depth: deep") && prompt.contains(BASE),
+        "{prompt}"
+    );
     assert!(prompt.contains("- src/lib.rs\n"), "{prompt}");
-    assert!(!prompt.contains("x[0]"), "the request carries no file content");
+    assert!(
+        !prompt.contains("x[0]"),
+        "the request carries no file content"
+    );
     for slug in ["alpha", "beta"] {
         let prompts = lab.prompts(slug);
         assert_eq!(prompts.len(), 1, "{slug} ran once");
@@ -118,7 +136,11 @@ fn end_to_end_two_lanes_review_the_changed_files_and_write_the_findings() {
         assert_eq!(entry["ok"], true);
         let review = PathBuf::from(entry["reviewPath"].as_str().expect("reviewPath"));
         assert!(review.starts_with(result["runDir"].as_str().expect("runDir")));
-        let expected = if slug == "beta" { "# beta" } else { "# fake-alpha review" };
+        let expected = if slug == "beta" {
+            "# beta"
+        } else {
+            "# fake-alpha review"
+        };
         assert!(util::read_text(&review).contains(expected), "{slug}");
     }
     let alpha = lane(&result, "alpha");
@@ -143,12 +165,18 @@ fn end_to_end_two_lanes_review_the_changed_files_and_write_the_findings() {
         .collect();
     assert_eq!(refused.len(), 3, "{refused:?}");
     assert!(refused[0].contains("unknown severity"), "{refused:?}");
-    assert!(refused[1].contains("outside the repository root"), "{refused:?}");
+    assert!(
+        refused[1].contains("outside the repository root"),
+        "{refused:?}"
+    );
     assert!(refused[2].contains("control character"), "{refused:?}");
     // The findings file is review's REVIEWS.md, with the panel verdict.
     let findings_path = PathBuf::from(result["findingsPath"].as_str().expect("findingsPath"));
     let doc = util::read_text(&findings_path);
-    assert!(doc.contains("## Alpha Review") && doc.contains("## Beta Review"), "{doc}");
+    assert!(
+        doc.contains("## Alpha Review") && doc.contains("## Beta Review"),
+        "{doc}"
+    );
     assert!(doc.contains("verdict"), "{doc}");
     // The stages' progress went to stderr: stdout is the one JSON object (checked by json()).
     assert!(out.stderr.contains("Reviewing with"), "{}", out.stderr);
@@ -160,7 +188,11 @@ fn the_human_form_lists_each_lane_review_and_says_the_findings_are_unverified() 
     let out = lab.gsd(&["code-review", "src/lib.rs", "--base-sha", BASE, "--alpha"]);
     out.assert_status(0);
     assert!(out.stdout.contains("- alpha: "), "{}", out.stdout);
-    assert!(out.stdout.contains("(1 findings, 0 refused)"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("(1 findings, 0 refused)"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("UNVERIFIED"), "{}", out.stdout);
 }
 
@@ -168,8 +200,20 @@ fn the_human_form_lists_each_lane_review_and_says_the_findings_are_unverified() 
 fn dispatch_step_reads_stdin_checks_the_trait_and_answers_json() {
     let lab = lab(&["alpha"]);
     let args = [
-        "dispatch-step", "--cap-id", "code-review", "--point", "execute:post", "--explicit",
-        "alpha", "--base-sha", BASE, "--repo-root", ".", "--depth", "quick", "--raw",
+        "dispatch-step",
+        "--cap-id",
+        "code-review",
+        "--point",
+        "execute:post",
+        "--explicit",
+        "alpha",
+        "--base-sha",
+        BASE,
+        "--repo-root",
+        ".",
+        "--depth",
+        "quick",
+        "--raw",
     ];
     let out = with_stdin(&lab, &args, b"src/lib.rs\nsrc/gone.rs\n");
     out.assert_status(0);
@@ -202,12 +246,21 @@ fn trait_not_enabled_for_a_step_without_the_trait_or_an_inactive_hook() {
         }
     }
     lab.config(&json!({"workflow": {"code_review": false}}));
-    let mut args = vec!["dispatch-step", "--cap-id", "code-review", "--point", "execute:post"];
+    let mut args = vec![
+        "dispatch-step",
+        "--cap-id",
+        "code-review",
+        "--point",
+        "execute:post",
+    ];
     args.extend_from_slice(&base);
     let out = with_stdin(&lab, &args, b"src/lib.rs\n");
     let result = out.json();
     assert_rejected(&lab, &out, &result, "trait_not_enabled", &["alpha"]);
-    assert!(result["detail"].as_str().expect("detail").contains("workflow.code_review"));
+    assert!(result["detail"]
+        .as_str()
+        .expect("detail")
+        .contains("workflow.code_review"));
 }
 
 #[test]
@@ -232,13 +285,34 @@ fn no_lanes_selected_and_selection_failed() {
 fn attack_control_characters_are_refused_in_every_input() {
     let lab = lab(&["alpha"]);
     for (args, reason) in [
-        (vec!["src/lib\u{1b}[2J.rs", "--base-sha", BASE], "invalid_paths"),
-        (vec!["src/lib.rs\u{2028}", "--base-sha", BASE], "invalid_paths"),
-        (vec!["src/lib.rs", "--base-sha", "0123abcd\n"], "invalid_provenance"),
-        (vec!["src/lib.rs", "--base-sha", BASE, "--depth", "deep\u{7}"], "invalid_provenance"),
-        (vec!["src/lib.rs", "--base-sha", BASE, "--repo-root", ".\u{1b}"], "invalid_paths"),
-        (vec!["src/lib.rs", "--base-sha", BASE, "--run-dir", "run\rdir"], "invalid_paths"),
-        (vec!["src/lib.rs", "--base-sha", BASE, "--cwd", "src\u{1}"], "invalid_paths"),
+        (
+            vec!["src/lib\u{1b}[2J.rs", "--base-sha", BASE],
+            "invalid_paths",
+        ),
+        (
+            vec!["src/lib.rs\u{2028}", "--base-sha", BASE],
+            "invalid_paths",
+        ),
+        (
+            vec!["src/lib.rs", "--base-sha", "0123abcd\n"],
+            "invalid_provenance",
+        ),
+        (
+            vec!["src/lib.rs", "--base-sha", BASE, "--depth", "deep\u{7}"],
+            "invalid_provenance",
+        ),
+        (
+            vec!["src/lib.rs", "--base-sha", BASE, "--repo-root", ".\u{1b}"],
+            "invalid_paths",
+        ),
+        (
+            vec!["src/lib.rs", "--base-sha", BASE, "--run-dir", "run\rdir"],
+            "invalid_paths",
+        ),
+        (
+            vec!["src/lib.rs", "--base-sha", BASE, "--cwd", "src\u{1}"],
+            "invalid_paths",
+        ),
     ] {
         let mut full = args.clone();
         full.push("--alpha");
@@ -248,7 +322,15 @@ fn attack_control_characters_are_refused_in_every_input() {
     // A list on stdin with a CR (or any control character) in a path.
     let out = with_stdin(
         &lab,
-        &["code-review", "--json", "--files-from", "-", "--base-sha", BASE, "--alpha"],
+        &[
+            "code-review",
+            "--json",
+            "--files-from",
+            "-",
+            "--base-sha",
+            BASE,
+            "--alpha",
+        ],
         b"src/lib.rs\r\n",
     );
     let result = out.json();
@@ -265,7 +347,13 @@ fn attack_paths_that_leave_the_repository_are_refused() {
     std::os::unix::fs::symlink(outside.join("secret"), lab.env.project.join("src/s.rs"))
         .expect("file link");
     let absolute = outside.join("secret").display().to_string();
-    for path in ["../outside/secret", "src/../../outside/secret", &absolute, "link/secret", "src/s.rs"] {
+    for path in [
+        "../outside/secret",
+        "src/../../outside/secret",
+        &absolute,
+        "link/secret",
+        "src/s.rs",
+    ] {
         let (out, result) = code_review(&lab, &[path, "--base-sha", BASE, "--alpha"]);
         assert_rejected(&lab, &out, &result, "path_escapes_repo_root", &["alpha"]);
     }
@@ -273,11 +361,15 @@ fn attack_paths_that_leave_the_repository_are_refused() {
     let list = lab.env.root.path().join("list.txt");
     std::fs::write(&list, "src/lib.rs\n../outside/secret\n").expect("list");
     let list = list.display().to_string();
-    let (out, result) =
-        code_review(&lab, &["--files-from", &list, "--base-sha", BASE, "--alpha"]);
+    let (out, result) = code_review(
+        &lab,
+        &["--files-from", &list, "--base-sha", BASE, "--alpha"],
+    );
     assert_rejected(&lab, &out, &result, "path_escapes_repo_root", &["alpha"]);
-    let (out, result) =
-        code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--cwd", "..", "--alpha"]);
+    let (out, result) = code_review(
+        &lab,
+        &["src/lib.rs", "--base-sha", BASE, "--cwd", "..", "--alpha"],
+    );
     assert_rejected(&lab, &out, &result, "path_escapes_repo_root", &["alpha"]);
 }
 
@@ -287,12 +379,23 @@ fn attack_oversized_and_malformed_lists_are_refused() {
     let many = "src/lib.rs\n".repeat(30_000);
     let out = with_stdin(
         &lab,
-        &["code-review", "--json", "--files-from", "-", "--base-sha", BASE, "--alpha"],
+        &[
+            "code-review",
+            "--json",
+            "--files-from",
+            "-",
+            "--base-sha",
+            BASE,
+            "--alpha",
+        ],
         many.as_bytes(),
     );
     let result = out.json();
     assert_rejected(&lab, &out, &result, "invalid_paths", &["alpha"]);
-    assert!(result["detail"].as_str().expect("detail").contains("larger than"));
+    assert!(result["detail"]
+        .as_str()
+        .expect("detail")
+        .contains("larger than"));
     let distinct: String = (0..2_001).map(|i| format!("f{i}\n")).collect();
     let out = with_stdin(
         &lab,
@@ -309,7 +412,11 @@ fn attack_oversized_and_malformed_lists_are_refused() {
     let result = out.json();
     assert_rejected(&lab, &out, &result, "invalid_paths", &["alpha"]);
     // No files at all.
-    let out = with_stdin(&lab, &["code-review", "--json", "--base-sha", BASE, "--alpha"], b"");
+    let out = with_stdin(
+        &lab,
+        &["code-review", "--json", "--base-sha", BASE, "--alpha"],
+        b"",
+    );
     let result = out.json();
     assert_rejected(&lab, &out, &result, "invalid_paths", &["alpha"]);
 }
@@ -335,8 +442,17 @@ fn attack_a_link_planted_at_the_prompt_is_refused_and_its_target_untouched() {
     std::fs::write(&victim, "precious").expect("victim");
     std::os::unix::fs::symlink(&victim, run_dir.join("gsd-review-prompt.md")).expect("plant");
     let dir = run_dir.display().to_string();
-    let (out, result) =
-        code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--run-dir", &dir, "--alpha"]);
+    let (out, result) = code_review(
+        &lab,
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--run-dir",
+            &dir,
+            "--alpha",
+        ],
+    );
     assert_rejected(&lab, &out, &result, "prompt_write_failed", &["alpha"]);
     assert_eq!(util::read_text(&victim), "precious");
 }
@@ -349,8 +465,17 @@ fn attack_a_run_dir_others_can_write_is_refused() {
     std::fs::create_dir_all(&run_dir).expect("run dir");
     std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let dir = run_dir.display().to_string();
-    let (out, result) =
-        code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--run-dir", &dir, "--alpha"]);
+    let (out, result) = code_review(
+        &lab,
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--run-dir",
+            &dir,
+            "--alpha",
+        ],
+    );
     assert_rejected(&lab, &out, &result, "invalid_paths", &["alpha"]);
     assert!(!run_dir.join("gsd-review-prompt.md").exists());
 }
@@ -370,19 +495,36 @@ fn per_lane_reasons_fail_the_aggregate_while_the_others_run() {
     let (out, result) = code_review(
         &lab,
         &[
-            "src/lib.rs", "--base-sha", BASE,
-            "--explicit", "alpha,coderabbit,nosuch,gone,tight,quiet",
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--explicit",
+            "alpha,coderabbit,nosuch,gone,tight,quiet",
         ],
     );
     out.assert_status(2);
     assert_eq!(result["ok"], false, "{result:#}");
-    assert!(result.get("reason").is_none(), "no whole-call reason: {result:#}");
+    assert!(
+        result.get("reason").is_none(),
+        "no whole-call reason: {result:#}"
+    );
     let reason = |slug: &str| lane(&result, slug)["reason"].as_str().map(str::to_owned);
-    assert_eq!(reason("coderabbit").as_deref(), Some("prompt_channel_unsupported"));
+    assert_eq!(
+        reason("coderabbit").as_deref(),
+        Some("prompt_channel_unsupported")
+    );
     assert_eq!(reason("nosuch").as_deref(), Some("unknown_lane"));
     assert_eq!(reason("gone").as_deref(), Some("missing_binary"));
-    assert_eq!(reason("tight").as_deref(), Some("budget_exceeded"), "{result:#}");
-    assert_eq!(reason("quiet").as_deref(), Some("invoke_failed"), "{result:#}");
+    assert_eq!(
+        reason("tight").as_deref(),
+        Some("budget_exceeded"),
+        "{result:#}"
+    );
+    assert_eq!(
+        reason("quiet").as_deref(),
+        Some("invoke_failed"),
+        "{result:#}"
+    );
     // The lane that could run did, and its review is there.
     let alpha = lane(&result, "alpha");
     assert_eq!(alpha["ok"], true, "{result:#}");
@@ -393,19 +535,36 @@ fn per_lane_reasons_fail_the_aggregate_while_the_others_run() {
 #[test]
 fn a_retired_or_inactive_lane_flag_is_a_lane_failure_with_the_reason() {
     let lab = lab(&["alpha"]);
-    let (out, result) =
-        code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--alpha", "--gemini"]);
+    let (out, result) = code_review(
+        &lab,
+        &["src/lib.rs", "--base-sha", BASE, "--alpha", "--gemini"],
+    );
     out.assert_status(2);
     let gemini = lane(&result, "gemini");
     assert_eq!(gemini["reason"], "inactive_lane");
-    assert!(gemini["detail"].as_str().expect("detail").contains("antigravity"), "{gemini}");
+    assert!(
+        gemini["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("antigravity"),
+        "{gemini}"
+    );
     assert_eq!(lane(&result, "alpha")["ok"], true);
 }
 
 #[test]
 fn explicit_from_argv_maps_lane_flags_to_sorted_slugs() {
     let lab = lab(&["alpha", "beta"]);
-    let out = lab.gsd(&["explicit-from-argv", "--", "3", "--beta", "--depth", "deep", "--alpha", "--agy"]);
+    let out = lab.gsd(&[
+        "explicit-from-argv",
+        "--",
+        "3",
+        "--beta",
+        "--depth",
+        "deep",
+        "--alpha",
+        "--agy",
+    ]);
     out.assert_status(0);
     assert_eq!(out.stdout, "alpha,antigravity,beta\n");
     let out = lab.gsd(&["explicit-from-argv", "--", "--depth=deep", "src/lib.rs"]);

@@ -36,12 +36,14 @@ use crate::review::{document, prepared, request, results, verdicts};
 
 /// Arguments of `code-review` and `dispatch-step`.
 #[derive(Debug, Clone, Default, Args)]
-#[command(after_help = "Changed files come from the arguments and --files-from (one path a \
+#[command(
+    after_help = "Changed files come from the arguments and --files-from (one path a \
 line, `-` for stdin); without either, from stdin when it is not a terminal (dispatch-step \
 always reads stdin then). Paths are relative to the repository root, as `git diff --name-only \
 <base>` prints them. Lanes are named by lane flags (`gsd-lane flags`) or --explicit; with none, \
 nothing is dispatched (no_lanes_selected). The lanes' findings are UNVERIFIED: re-open each \
-cited line before accepting one.")]
+cited line before accepting one."
+)]
 pub struct CodeReviewArgs {
     /// Changed files (relative to the repository root, or absolute inside it).
     #[arg(value_name = "FILE")]
@@ -481,12 +483,16 @@ fn run_lanes(
     root: &RepoRoot,
     run_dir: &Path,
 ) -> Result<Ran, Rejection> {
-    let selection_failed = |failure: Failure| {
-        Rejection::new(WholeReason::SelectionFailed, failure.message)
-    };
+    let selection_failed =
+        |failure: Failure| Rejection::new(WholeReason::SelectionFailed, failure.message);
     let request = match request::resolve(context, args).map_err(selection_failed)? {
         Ok(request) => request,
-        Err(exit) => return Ok(stopped(exit, "the request was refused (see the errors above)")),
+        Err(exit) => {
+            return Ok(stopped(
+                exit,
+                "the request was refused (see the errors above)",
+            ))
+        }
     };
     let panel = crate::verdict::Panel::for_review(context, &request.config, args.require_quorum)
         .map_err(selection_failed)?;
@@ -520,12 +526,26 @@ fn run_lanes(
             detail: None,
         });
     }
-    let all: Vec<String> = request.registry.lanes.iter().map(|l| l.slug.clone()).collect();
+    let all: Vec<String> = request
+        .registry
+        .lanes
+        .iter()
+        .map(|l| l.slug.clone())
+        .collect();
     let normalized = selection::normalize(&request.config, &all);
-    let sel = selection::select(Source::ExplicitFlags, &available, &normalized, &all, &detected);
+    let sel = selection::select(
+        Source::ExplicitFlags,
+        &available,
+        &normalized,
+        &all,
+        &detected,
+    );
     if !sel.errors.is_empty() {
         let errors: Vec<&str> = sel.errors.iter().map(|(_, e)| e.as_str()).collect();
-        return Err(Rejection::new(WholeReason::SelectionFailed, errors.join("; ")));
+        return Err(Rejection::new(
+            WholeReason::SelectionFailed,
+            errors.join("; "),
+        ));
     }
     let mut chosen = Chosen {
         source: Source::ExplicitFlags,
@@ -542,13 +562,16 @@ fn run_lanes(
     {
         Ok(checked) => checked,
         Err(exit) => {
-            let mut ran = stopped(exit, "pre-flight refused a named lane (see the errors above); nothing was invoked");
+            let mut ran = stopped(
+                exit,
+                "pre-flight refused a named lane (see the errors above); nothing was invoked",
+            );
             ran.lanes.splice(0..0, lanes);
             return Ok(ran);
         }
     };
-    let done = results::run(context, &request, &chosen, &prepared, &checked)
-        .map_err(selection_failed)?;
+    let done =
+        results::run(context, &request, &chosen, &prepared, &checked).map_err(selection_failed)?;
     lanes.extend(lane_outcomes(&done, root, run_dir));
     let exit = document::finish(
         &request.subject,
@@ -586,10 +609,7 @@ fn lane_outcomes(done: &Results, root: &RepoRoot, run_dir: &Path) -> Vec<LaneOut
         let outcome = match &result.done {
             Done::Ran { stubbed: false } => {
                 let text = done.review_text(id);
-                let name = format!(
-                    "gsd-code-review-{}.md",
-                    crate::plan::safe_instance_name(id)
-                );
+                let name = format!("gsd-code-review-{}.md", crate::plan::safe_instance_name(id));
                 let path = run_dir.join(name);
                 match private_fs::write_run_file(&path, text.as_bytes(), WriteMode::Truncate) {
                     Ok(()) => {
@@ -606,7 +626,10 @@ fn lane_outcomes(done: &Results, root: &RepoRoot, run_dir: &Path) -> Vec<LaneOut
                     Err(err) => LaneOutcome::failed(
                         id,
                         LaneReason::InvokeFailed.as_str(),
-                        format!("its review could not be copied to {}: {err}", path.display()),
+                        format!(
+                            "its review could not be copied to {}: {err}",
+                            path.display()
+                        ),
                     ),
                 }
             }

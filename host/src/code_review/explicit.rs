@@ -74,7 +74,10 @@ pub fn parse_csv(csv: &str) -> Result<Vec<String>, Rejection> {
     if slugs.len() > MAX_SLUGS {
         return Err(Rejection::new(
             WholeReason::SelectionFailed,
-            format!("--explicit names {} lanes; at most {MAX_SLUGS}", slugs.len()),
+            format!(
+                "--explicit names {} lanes; at most {MAX_SLUGS}",
+                slugs.len()
+            ),
         ));
     }
     Ok(slugs)
@@ -104,14 +107,20 @@ mod tests {
 
     #[test]
     fn flags_map_to_sorted_slugs() {
-        let named = from_argv(&argv(&["--codex", "3", "--agy", "--depth", "deep"]), &lanes());
+        let named = from_argv(
+            &argv(&["--codex", "3", "--agy", "--depth", "deep"]),
+            &lanes(),
+        );
         assert_eq!(named.csv(), "antigravity,codex");
         assert_eq!(from_argv(&argv(&["--depth=deep", "x"]), &lanes()).csv(), "");
         let named = from_argv(&argv(&["--codex", "--codex", "--gemini"]), &lanes());
         assert_eq!(named.slugs, vec!["codex"]);
         assert_eq!(named.held, vec!["--gemini"]);
         // A flag is matched exactly: no prefixes, no values.
-        assert_eq!(from_argv(&argv(&["--cod", "--codex=1"]), &lanes()).csv(), "");
+        assert_eq!(
+            from_argv(&argv(&["--cod", "--codex=1"]), &lanes()).csv(),
+            ""
+        );
     }
 
     #[test]

@@ -84,7 +84,9 @@ pub fn parse(review: &str, root: &RepoRoot) -> Findings {
         if out.findings.len() >= MAX_FINDINGS {
             out.refused.push(Refused {
                 line: number,
-                why: format!("more than {MAX_FINDINGS} findings; this one and the rest are not read"),
+                why: format!(
+                    "more than {MAX_FINDINGS} findings; this one and the rest are not read"
+                ),
             });
             break;
         }
@@ -123,7 +125,9 @@ fn finding_body(line: &str) -> Option<&str> {
 fn finding(body: &str, root: &RepoRoot) -> Result<Finding, String> {
     // A trailing `\r` (CRLF reviews) is the line ending, not content.
     let body = body.strip_suffix('\r').unwrap_or(body);
-    if let Some(c) = hygiene::control_char(body).or_else(|| body.chars().find(|c| crate::textsafe::is_bidi_control(*c))) {
+    if let Some(c) = hygiene::control_char(body)
+        .or_else(|| body.chars().find(|c| crate::textsafe::is_bidi_control(*c)))
+    {
         return Err(format!(
             "holds the control character U+{:04X}",
             u32::from(c)
@@ -172,7 +176,9 @@ fn split_location(location: &str) -> Result<(&str, u64), String> {
         Some((path, line)) if is_number(line) && is_number(tail) => (path, line),
         _ => (head, tail),
     };
-    let line_text = line_text.split_once('-').map_or(line_text, |(start, _)| start);
+    let line_text = line_text
+        .split_once('-')
+        .map_or(line_text, |(start, _)| start);
     let line: u64 = line_text
         .parse()
         .map_err(|_| format!("no line number in {:?}", shorten(location)))?;
@@ -246,15 +252,27 @@ mod tests {
             ("- [blocker] src/a.rs:1 — x", "unknown severity"),
             ("- [Critical] src/a.rs:1 — x", "unknown severity"),
             ("- [critical src/a.rs:1 — x", "no `]`"),
-            ("- [critical] ../../etc/passwd:1 — x", "outside the repository root"),
-            ("- [critical] /etc/passwd:1 — x", "outside the repository root"),
+            (
+                "- [critical] ../../etc/passwd:1 — x",
+                "outside the repository root",
+            ),
+            (
+                "- [critical] /etc/passwd:1 — x",
+                "outside the repository root",
+            ),
             ("- [critical] src/a.rs:0 — x", "out of range"),
             ("- [critical] src/a.rs:99999999999 — x", "out of range"),
             ("- [critical] src/a.rs — x", "location"),
             ("- [critical] src/a.rs:x — x", "no line number"),
             ("- [critical] src/a.rs:3", "no text"),
-            ("- [critical] src/a.rs:3 \u{1b}]0;pwned\u{7} x", "control character"),
-            ("- [critical] src/a.rs:3 evil \u{202e}txt.exe", "control character"),
+            (
+                "- [critical] src/a.rs:3 \u{1b}]0;pwned\u{7} x",
+                "control character",
+            ),
+            (
+                "- [critical] src/a.rs:3 evil \u{202e}txt.exe",
+                "control character",
+            ),
         ];
         for (line, why) in cases {
             let found = parse(line, &root);
@@ -277,7 +295,10 @@ mod tests {
         let found = parse(&review, &root);
         assert_eq!(found.findings.len(), MAX_FINDINGS);
         assert_eq!(found.refused.len(), 1);
-        let huge = format!("{}\n- [info] src/a.rs:1 late\n", "é".repeat(MAX_SCANNED_BYTES));
+        let huge = format!(
+            "{}\n- [info] src/a.rs:1 late\n",
+            "é".repeat(MAX_SCANNED_BYTES)
+        );
         let found = parse(&huge, &root);
         assert!(found.findings.is_empty());
         assert!(found.refused[0].why.contains("longer than"));

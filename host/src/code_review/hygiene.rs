@@ -203,10 +203,7 @@ impl RepoRoot {
     /// under the real root (a deleted file is judged by its nearest existing folder).
     fn resolves_inside(&self, relative: &Path, shown: &str) -> Result<(), Rejection> {
         let full = self.real.join(relative);
-        let Some(existing) = full
-            .ancestors()
-            .find(|p| p.symlink_metadata().is_ok())
-        else {
+        let Some(existing) = full.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
             return Ok(());
         };
         let real = existing.canonicalize().map_err(|err| {
@@ -294,7 +291,15 @@ mod tests {
 
     #[test]
     fn control_characters_of_section_8_2_are_found() {
-        for bad in ["a\u{0}b", "a\nb", "a\rb", "a\u{1b}[2J", "a\u{7f}", "a\u{2028}", "a\u{2029}"] {
+        for bad in [
+            "a\u{0}b",
+            "a\nb",
+            "a\rb",
+            "a\u{1b}[2J",
+            "a\u{7f}",
+            "a\u{2028}",
+            "a\u{2029}",
+        ] {
             assert!(control_char(bad).is_some(), "{bad:?}");
         }
         for good in ["src/a.rs", "é/ü.rs", "a b.rs", "a\u{80}"] {
@@ -316,7 +321,12 @@ mod tests {
     #[test]
     fn paths_outside_are_refused_lexically() {
         let (_dir, root) = root();
-        for bad in ["../x", "src/../../x", "/etc/passwd", "../../../../../../etc/shadow"] {
+        for bad in [
+            "../x",
+            "src/../../x",
+            "/etc/passwd",
+            "../../../../../../etc/shadow",
+        ] {
             let err = root.inside(bad).expect_err(bad);
             assert_eq!(err.reason, WholeReason::PathEscapesRepoRoot, "{bad}: {err}");
         }

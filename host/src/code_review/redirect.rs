@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd, AsRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// While alive, file descriptor 1 is a copy of descriptor 2; dropping it restores stdout.
 pub struct StdoutToStderr {

@@ -89,7 +89,11 @@ mod tests {
             (Some("code-review"), Some("plan:post")),
         ] {
             let err = check(cap, point, &none).expect_err("refused");
-            assert_eq!(err.reason, WholeReason::TraitNotEnabled, "{cap:?} {point:?}");
+            assert_eq!(
+                err.reason,
+                WholeReason::TraitNotEnabled,
+                "{cap:?} {point:?}"
+            );
         }
     }
 
