@@ -178,6 +178,17 @@ fn end_to_end_two_lanes_review_the_changed_files_and_write_the_findings() {
         "{doc}"
     );
     assert!(doc.contains("verdict"), "{doc}");
+    // The default run dir is private and lies where confined lanes cannot write.
+    let run_dir = PathBuf::from(result["runDir"].as_str().expect("runDir"));
+    assert!(
+        run_dir.starts_with(lab.env.gsd_home.join(".gsd/code-review")),
+        "{}",
+        run_dir.display()
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&run_dir).expect("run dir").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
     // The stages' progress went to stderr: stdout is the one JSON object (checked by json()).
     assert!(out.stderr.contains("Reviewing with"), "{}", out.stderr);
 }
@@ -530,6 +541,14 @@ fn per_lane_reasons_fail_the_aggregate_while_the_others_run() {
     assert_eq!(alpha["ok"], true, "{result:#}");
     assert!(Path::new(alpha["reviewPath"].as_str().expect("path")).is_file());
     assert!(!lab.started("tight"), "an over-budget lane is not invoked");
+    // A run that did not end cleanly is recorded as review's are (`runs`, `review --resume`).
+    let runs = lab.gsd(&["runs", "--json"]);
+    runs.assert_status(0);
+    assert!(
+        runs.stdout.contains("gsd-review-prompt.md"),
+        "{}",
+        runs.stdout
+    );
 }
 
 #[test]

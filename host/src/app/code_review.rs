@@ -62,7 +62,8 @@ pub struct CodeReviewArgs {
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<String>,
     /// Where the request and the lanes' review copies go (default: a fresh private 0700
-    /// directory, kept and printed; a given one must be your own and not writable by others).
+    /// directory under `$GSD_HOME/.gsd/code-review/`, kept and printed; a given one must be your
+    /// own and not writable by others).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<String>,
     /// The workflow's working directory: checked like the other paths; it must lie inside the
@@ -437,7 +438,7 @@ fn read_bounded(reader: impl Read) -> std::io::Result<Vec<u8>> {
 fn run_dir(context: &Context, given: Option<&str>) -> Result<PathBuf, Rejection> {
     let invalid = |detail: String| Rejection::new(WholeReason::InvalidPaths, detail);
     let Some(given) = given else {
-        return private_fs::private_temp_dir("gsd-code-review-")
+        return fresh_run_dir(context)
             .map_err(|err| invalid(format!("creating a private run dir: {err}")));
     };
     let dir = context.env.cwd.join(given);
@@ -451,6 +452,26 @@ fn run_dir(context: &Context, given: Option<&str>) -> Result<PathBuf, Rejection>
     }
     private_fs::check_given_dir(&dir, private_fs::Sharing::Private).map_err(invalid)?;
     Ok(dir)
+}
+
+/// A fresh 0700 run dir `gsd-code-review-XXXXXX` under `<GSD_HOME>/.gsd/code-review/`, which a
+/// confined lane cannot write (no lane can plant a file where the findings are written), else
+/// in the temp dir when there is no GSD home.
+fn fresh_run_dir(context: &Context) -> std::io::Result<PathBuf> {
+    let Some(home) = context.env.gsd_home() else {
+        return private_fs::private_temp_dir("gsd-code-review-");
+    };
+    let parent = home.join(".gsd").join("code-review");
+    create_private_dir(&parent)?;
+    private_fs::check_given_dir(&parent, private_fs::Sharing::Private)
+        .map_err(std::io::Error::other)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("gsd-code-review-").rand_bytes(6);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir_in(&parent).map(tempfile::TempDir::keep)
 }
 
 /// Creates `dir` (and its missing parents) with mode 0700.
