@@ -594,3 +594,19 @@ fn explicit_from_argv_maps_lane_flags_to_sorted_slugs() {
     assert_eq!(out.json(), json!({"explicit": ["codex"]}));
     assert!(out.stderr.contains("--gemini"), "{}", out.stderr);
 }
+
+#[test]
+fn code_review_takes_the_lane_flags_of_review_and_says_so_in_its_help() {
+    let lab = lab(&["alpha"]);
+    let out = lab.gsd(&["code-review", "--help"]);
+    out.assert_status(0);
+    assert!(out.stdout.contains("Lane flags"), "{}", out.stdout);
+    assert!(out.stdout.contains("--alpha"), "{}", out.stdout);
+    assert!(out.stdout.contains("--files-from"), "{}", out.stdout);
+    assert!(out.stdout.contains("UNVERIFIED"), "{}", out.stdout);
+    // A mistyped lane flag is clap's usage error with a suggestion, as in review.
+    let out = lab.gsd(&["code-review", "src/lib.rs", "--base-sha", BASE, "--alpah"]);
+    out.assert_status(2);
+    assert!(out.stderr.contains("--alpha"), "{}", out.stderr);
+    assert!(!lab.started("alpha"));
+}
