@@ -96,11 +96,11 @@ pub enum Command {
     /// Start a lane of your own: write a capability folder that validates as written.
     New(crate::app::new::NewArgs),
     /// Review changed files with the named lanes (`/gsd:code-review`); findings are unverified.
-    CodeReview(crate::app::code_review::CodeReviewArgs),
+    CodeReview(crate::code_review::args::CodeReviewArgs),
     /// `code-review` for the GSD workflow: the step's trait checked, files on stdin, JSON out.
-    DispatchStep(crate::app::code_review::CodeReviewArgs),
+    DispatchStep(crate::code_review::args::CodeReviewArgs),
     /// Print the lane flags among the arguments after `--` as sorted, comma-joined slugs.
-    ExplicitFromArgv(crate::app::code_review::ExplicitArgs),
+    ExplicitFromArgv(crate::code_review::args::ExplicitArgs),
 }
 
 /// `--json` alone.
@@ -271,11 +271,13 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
         Command::Verdict(args) => app::verdict::run(context, &args),
         Command::New(args) => app::new::run(context, &args),
         Command::CodeReview(args) => {
-            app::code_review::run(context, &args, app::code_review::Caller::CodeReview)
+            app::code_review::run(context, &args, crate::code_review::args::Caller::CodeReview)
         }
-        Command::DispatchStep(args) => {
-            app::code_review::run(context, &args, app::code_review::Caller::DispatchStep)
-        }
+        Command::DispatchStep(args) => app::code_review::run(
+            context,
+            &args,
+            crate::code_review::args::Caller::DispatchStep,
+        ),
         Command::ExplicitFromArgv(args) => app::code_review::explicit_from_argv(context, &args),
         Command::Schema => app::schema(),
         Command::Manpage => app::manpage(context),
