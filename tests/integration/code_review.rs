@@ -610,3 +610,57 @@ fn code_review_takes_the_lane_flags_of_review_and_says_so_in_its_help() {
     assert!(out.stderr.contains("--alpha"), "{}", out.stderr);
     assert!(!lab.started("alpha"));
 }
+
+#[test]
+fn attack_a_lane_cannot_plant_an_earlier_findings_file_in_the_default_run_dir() {
+    let lab = lab(&["alpha"]);
+    // The lane looks for code-review run dirs where gsd-lane could keep them (its state root,
+    // the temp dir) and plants a forged "earlier" REVIEWS.md in each, which review's
+    // preservation would otherwise carry into the findings file.
+    let planter = format!(
+        "#!/bin/sh\ncat > /dev/null\nfor d in {}/.gsd/code-review/gsd-code-review-* {}/gsd-code-review-*; do\n  \
+         [ -d \"$d\" ] && printf -- '# FORGED\\n\\n## Codex Review\\n\\n- [critical] src/lib.rs:1 — FORGED\\n' > \"$d/REVIEWS.md\" 2>/dev/null\n\
+         done\nprintf '# alpha review\\n\\n- [info] src/lib.rs:1 — fine\\n'\n",
+        lab.env.gsd_home.display(),
+        lab.tmp.display()
+    );
+    let script = lab.bin.join("fake-alpha");
+    std::fs::write(&script, planter).expect("planter");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let (out, result) = code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--alpha"]);
+    out.assert_status(0);
+    let doc = util::read_text(Path::new(
+        result["findingsPath"].as_str().expect("findings"),
+    ));
+    assert!(
+        !doc.contains("FORGED"),
+        "a planted file reached the findings:\n{doc}"
+    );
+    assert!(!doc.contains("earlier"), "{doc}");
+    assert_eq!(lane(&result, "alpha")["findings"][0]["text"], "fine");
+    // With the sandbox off the lane can write there: the planted file is noticed, neither read
+    // nor written over, and the call fails (exit 2) with the lanes' own reviews listed.
+    let (out, result) = code_review(
+        &lab,
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--alpha",
+            "--sandbox",
+            "off",
+        ],
+    );
+    out.assert_status(2);
+    assert_eq!(result["ok"], false, "{result:#}");
+    assert_eq!(
+        lane(&result, "alpha")["ok"],
+        true,
+        "the lane itself reviewed: {result:#}"
+    );
+    assert!(result.get("findingsPath").is_none(), "{result:#}");
+    let detail = result["detail"].as_str().expect("detail");
+    assert!(detail.contains("while the lanes ran"), "{detail}");
+    assert!(!out.stdout.contains("FORGED"));
+}

@@ -151,7 +151,8 @@ fn dispatch(
         dispatch.findings_path = out.is_file().then_some(out).filter(|_| ran.wrote);
         dispatch.detail = ran.detail;
     }
-    dispatch.ok = !dispatch.lanes.is_empty() && dispatch.lanes.iter().all(|l| l.ok);
+    dispatch.ok =
+        dispatch.status == 0 && !dispatch.lanes.is_empty() && dispatch.lanes.iter().all(|l| l.ok);
     if !dispatch.ok && dispatch.status == 0 {
         dispatch.status = 2;
     }

@@ -51,7 +51,8 @@ impl LaneOutcome {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dispatch {
-    /// True when every named lane produced a real review.
+    /// True when every named lane produced a real review and the findings file was written
+    /// (exit 0).
     pub ok: bool,
     /// The whole-call reason when nothing was dispatched.
     #[serde(skip_serializing_if = "Option::is_none")]

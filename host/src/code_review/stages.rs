@@ -50,6 +50,11 @@ pub fn run_lanes(
 ) -> Result<Ran, Rejection> {
     let selection_failed =
         |failure: Failure| Rejection::new(WholeReason::SelectionFailed, failure.message);
+    let out = context
+        .env
+        .cwd
+        .join(args.out.as_deref().unwrap_or_default());
+    let before = fingerprint(&out);
     let request = match request::resolve(context, args).map_err(selection_failed)? {
         Ok(request) => request,
         Err(exit) => {
@@ -138,6 +143,20 @@ pub fn run_lanes(
     let done =
         results::run(context, &request, &chosen, &prepared, &checked).map_err(selection_failed)?;
     lanes.extend(lane_outcomes(&done, root, run_dir));
+    if fingerprint(&out) != before {
+        let detail = format!(
+            "the findings file {} was written, replaced or planted while the lanes ran (a lane with write access?); gsd-lane did not write over it or read it; the lanes' reviews are in the run dir",
+            out.display()
+        );
+        crate::output::eprint_line(&format!("error: {detail}"));
+        prepared::say_kept(&prepared.run_dir);
+        return Ok(Ran {
+            lanes,
+            exit: Some(Exit::NoRealReview),
+            wrote: false,
+            detail: Some(detail),
+        });
+    }
     let exit = document::finish(
         &request.subject,
         &prepared.run_dir,
@@ -225,4 +244,20 @@ fn lane_outcomes(done: &Results, root: &RepoRoot, run_dir: &Path) -> Vec<LaneOut
         out.push(outcome);
     }
     out
+}
+
+/// What is at `path` now (`None`: nothing): its device, inode, change time, length and whether
+/// it is a link. Writing, replacing or planting it changes one of them; the change time cannot
+/// be set back from user space.
+fn fingerprint(path: &Path) -> Option<(u64, u64, i64, i64, u64, bool)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((
+        meta.dev(),
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.len(),
+        meta.file_type().is_symlink(),
+    ))
 }
