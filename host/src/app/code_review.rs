@@ -87,21 +87,7 @@ fn dispatch(
     let named = named_slugs(args)?;
     let inputs = Inputs::read(context, args, caller)?;
     let run_dir = rundir::run_dir(context, args.run_dir.as_deref())?;
-    let request = prompt::render(&prompt::Request {
-        repo_root: &inputs.root.lexical.display().to_string(),
-        depth: inputs.depth,
-        base_sha: &inputs.base_sha,
-        files: &inputs.files,
-    });
-    let prompt_path = run_dir.join(prompt::PROMPT_FILE);
-    private_fs::write_run_file(&prompt_path, request.as_bytes(), WriteMode::Truncate).map_err(
-        |err| {
-            Rejection::new(
-                WholeReason::PromptWriteFailed,
-                format!("writing {}: {err}", prompt_path.display()),
-            )
-        },
-    )?;
+    let prompt_path = write_request(&run_dir, &inputs)?;
     let out = args.out.as_ref().map_or_else(
         || run_dir.join("REVIEWS.md"),
         |out| context.env.cwd.join(out),
@@ -111,26 +97,7 @@ fn dispatch(
         prompt_path: Some(prompt_path.clone()),
         ..Dispatch::default()
     };
-    let registry = context.registry();
-    let mut runnable = Vec::new();
-    for flag in &args.inactive_flags {
-        dispatch.lanes.push(LaneOutcome::failed(
-            flag.trim_start_matches('-'),
-            LaneReason::InactiveLane.as_str(),
-            held_reason(&registry, flag),
-        ));
-    }
-    for slug in &named {
-        match registry.lane(slug) {
-            None => dispatch.lanes.push(unresolved(&registry, slug)),
-            Some(lane) if !lane.takes_prompt() => dispatch.lanes.push(LaneOutcome::failed(
-                slug,
-                LaneReason::PromptChannelUnsupported.as_str(),
-                "the lane declares promptChannel \"none\": it reviews on its own terms and cannot read a code-review request",
-            )),
-            Some(_) => runnable.push(slug.clone()),
-        }
-    }
+    let runnable = sort_named(context, args, &named, &mut dispatch.lanes);
     if !runnable.is_empty() {
         let review_args = ReviewArgs {
             prompt_file: Some(prompt_path.display().to_string()),
@@ -157,6 +124,65 @@ fn dispatch(
         dispatch.status = 2;
     }
     Ok(dispatch)
+}
+
+/// Writes the request once to `<run dir>/gsd-review-prompt.md` (never through a planted link).
+///
+/// # Errors
+///
+/// `prompt_write_failed`, naming the file and the error.
+fn write_request(
+    run_dir: &std::path::Path,
+    inputs: &Inputs,
+) -> Result<std::path::PathBuf, Rejection> {
+    let request = prompt::render(&prompt::Request {
+        repo_root: &inputs.root.lexical.display().to_string(),
+        depth: inputs.depth,
+        base_sha: &inputs.base_sha,
+        files: &inputs.files,
+    });
+    let prompt_path = run_dir.join(prompt::PROMPT_FILE);
+    private_fs::write_run_file(&prompt_path, request.as_bytes(), WriteMode::Truncate).map_err(
+        |err| {
+            Rejection::new(
+                WholeReason::PromptWriteFailed,
+                format!("writing {}: {err}", prompt_path.display()),
+            )
+        },
+    )?;
+    Ok(prompt_path)
+}
+
+/// Splits the named lanes: those that cannot take part get their outcome in `failed` (an
+/// inactive or retired lane's flag, an unknown slug, a lane that reads no prompt); the others
+/// are returned, to run.
+fn sort_named(
+    context: &Context,
+    args: &CodeReviewArgs,
+    named: &[String],
+    failed: &mut Vec<LaneOutcome>,
+) -> Vec<String> {
+    let registry = context.registry();
+    let mut runnable = Vec::new();
+    for flag in &args.inactive_flags {
+        failed.push(LaneOutcome::failed(
+            flag.trim_start_matches('-'),
+            LaneReason::InactiveLane.as_str(),
+            held_reason(&registry, flag),
+        ));
+    }
+    for slug in named {
+        match registry.lane(slug) {
+            None => failed.push(unresolved(&registry, slug)),
+            Some(lane) if !lane.takes_prompt() => failed.push(LaneOutcome::failed(
+                slug,
+                LaneReason::PromptChannelUnsupported.as_str(),
+                "the lane declares promptChannel \"none\": it reviews on its own terms and cannot read a code-review request",
+            )),
+            Some(_) => runnable.push(slug.clone()),
+        }
+    }
+    runnable
 }
 
 /// The explicit selection: lane flags and `--explicit`, in that order, each once.

@@ -14,9 +14,10 @@ use crate::app::Context;
 use crate::error::Failure;
 use crate::private_fs::{self, WriteMode};
 use crate::review::args::ReviewArgs;
-use crate::review::choose::Chosen;
+use crate::review::choose::{Chosen, Verdicts};
 use crate::review::exit::Exit;
 use crate::review::preflight::{self, Probing};
+use crate::review::request::Request;
 use crate::review::results::Results;
 use crate::review::runner::Done;
 use crate::review::selection::{self, Source};
@@ -34,6 +35,11 @@ pub struct Ran {
     pub detail: Option<String>,
 }
 
+/// A stage's failure as the call's whole-call reason.
+fn selection_failed(failure: Failure) -> Rejection {
+    Rejection::new(WholeReason::SelectionFailed, failure.message)
+}
+
 /// Runs `lanes` through the stages of `review` (its `--prompt-file` form): request,
 /// detection of the named lanes (each refusal is that lane's outcome), selection, prepared run,
 /// pre-flight, results, document.
@@ -48,8 +54,6 @@ pub fn run_lanes(
     root: &RepoRoot,
     run_dir: &Path,
 ) -> Result<Ran, Rejection> {
-    let selection_failed =
-        |failure: Failure| Rejection::new(WholeReason::SelectionFailed, failure.message);
     let out = context
         .env
         .cwd
@@ -69,58 +73,14 @@ pub fn run_lanes(
     crate::sandbox::watchdog::start_early();
     let egress = context.egress();
     let detecting = Probing::for_review(context, &request, egress.as_ref(), ".".to_owned());
-    let mut lanes = Vec::new();
-    let mut detected = BTreeMap::new();
-    let mut available = Vec::new();
-    for slug in &args.lanes {
-        let Some(lane) = request.registry.lane(slug) else {
-            continue;
-        };
-        let found = preflight::detect(lane, &detecting);
-        if let Err(refusal) = &found {
-            lanes.push(LaneOutcome::failed(
-                slug,
-                refusal.reason.as_str(),
-                refusal.detail.clone(),
-            ));
-        } else {
-            available.push(slug.clone());
-        }
-        detected.insert(slug.clone(), found);
-    }
-    if available.is_empty() {
+    let (mut lanes, detected) = detect_named(&request, &detecting, &args.lanes);
+    let Some(mut chosen) = choose_detected(&request, detected)? else {
         return Ok(Ran {
             lanes,
             exit: Some(Exit::ExplicitBlocked),
             wrote: false,
             detail: None,
         });
-    }
-    let all: Vec<String> = request
-        .registry
-        .lanes
-        .iter()
-        .map(|l| l.slug.clone())
-        .collect();
-    let normalized = selection::normalize(&request.config, &all);
-    let sel = selection::select(
-        Source::ExplicitFlags,
-        &available,
-        &normalized,
-        &all,
-        &detected,
-    );
-    if !sel.errors.is_empty() {
-        let errors: Vec<&str> = sel.errors.iter().map(|(_, e)| e.as_str()).collect();
-        return Err(Rejection::new(
-            WholeReason::SelectionFailed,
-            errors.join("; "),
-        ));
-    }
-    let mut chosen = Chosen {
-        source: Source::ExplicitFlags,
-        selection: sel,
-        verdicts: detected,
     };
     let prepared = prepared::prepare(context, &request).map_err(selection_failed)?;
     let probing = Probing {
@@ -144,18 +104,7 @@ pub fn run_lanes(
         results::run(context, &request, &chosen, &prepared, &checked).map_err(selection_failed)?;
     lanes.extend(lane_outcomes(&done, root, run_dir));
     if fingerprint(&out) != before {
-        let detail = format!(
-            "the findings file {} was written, replaced or planted while the lanes ran (a lane with write access?); gsd-lane did not write over it or read it; the lanes' reviews are in the run dir",
-            out.display()
-        );
-        crate::output::eprint_line(&format!("error: {detail}"));
-        prepared::say_kept(&prepared.run_dir);
-        return Ok(Ran {
-            lanes,
-            exit: Some(Exit::NoRealReview),
-            wrote: false,
-            detail: Some(detail),
-        });
+        return Ok(tampered(&out, &prepared, lanes));
     }
     let exit = document::finish(
         &request.subject,
@@ -165,13 +114,96 @@ pub fn run_lanes(
         &panel,
     )
     .map_err(selection_failed)?;
-    let wrote = !matches!(exit, Exit::ExplicitFailed | Exit::NoneRan);
     Ok(Ran {
         lanes,
         exit: Some(exit),
-        wrote,
+        wrote: !matches!(exit, Exit::ExplicitFailed | Exit::NoneRan),
         detail: None,
     })
+}
+
+/// Detection of each named lane (the same admission and probe as `review`'s): a refusal is that
+/// lane's outcome; the verdicts of every named lane, detected or not.
+fn detect_named(
+    request: &Request,
+    detecting: &Probing<'_>,
+    slugs: &[String],
+) -> (Vec<LaneOutcome>, Verdicts) {
+    let mut lanes = Vec::new();
+    let mut detected = BTreeMap::new();
+    for slug in slugs {
+        let Some(lane) = request.registry.lane(slug) else {
+            continue;
+        };
+        let found = preflight::detect(lane, detecting);
+        if let Err(refusal) = &found {
+            lanes.push(LaneOutcome::failed(
+                slug,
+                refusal.reason.as_str(),
+                refusal.detail.clone(),
+            ));
+        }
+        detected.insert(slug.clone(), found);
+    }
+    (lanes, detected)
+}
+
+/// The explicit selection of the detected lanes (`None`: none was detected).
+///
+/// # Errors
+///
+/// `selection_failed` for a selection error (a `review.*` configuration error).
+fn choose_detected(request: &Request, detected: Verdicts) -> Result<Option<Chosen>, Rejection> {
+    let available: Vec<String> = detected
+        .iter()
+        .filter(|(_, found)| found.is_ok())
+        .map(|(slug, _)| slug.clone())
+        .collect();
+    if available.is_empty() {
+        return Ok(None);
+    }
+    let all: Vec<String> = request
+        .registry
+        .lanes
+        .iter()
+        .map(|l| l.slug.clone())
+        .collect();
+    let normalized = selection::normalize(&request.config, &all);
+    let sel = selection::select(
+        Source::ExplicitFlags,
+        &available,
+        &normalized,
+        &all,
+        &detected,
+    );
+    if !sel.errors.is_empty() {
+        let errors: Vec<&str> = sel.errors.iter().map(|(_, e)| e.as_str()).collect();
+        return Err(Rejection::new(
+            WholeReason::SelectionFailed,
+            errors.join("; "),
+        ));
+    }
+    Ok(Some(Chosen {
+        source: Source::ExplicitFlags,
+        selection: sel,
+        verdicts: detected,
+    }))
+}
+
+/// The findings file changed while the lanes ran: it is neither read nor written over.
+fn tampered(out: &Path, prepared: &prepared::Prepared, lanes: Vec<LaneOutcome>) -> Ran {
+    let detail = format!(
+        "the findings file {} was written, replaced or planted while the lanes ran (a lane with write access?); gsd-lane did not write over it or read it; the lanes' reviews are in the run dir",
+        out.display()
+    );
+    crate::output::eprint_line(&format!("error: {detail}"));
+    prepared::say_kept(&prepared.run_dir);
+    Ran {
+        lanes,
+        exit: Some(Exit::NoRealReview),
+        wrote: false,
+        detail: Some(detail),
+    }
 }
 
 /// The stages stopped before any lane ran.
