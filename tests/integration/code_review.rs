@@ -664,3 +664,40 @@ fn attack_a_lane_cannot_plant_an_earlier_findings_file_in_the_default_run_dir() 
     assert!(detail.contains("while the lanes ran"), "{detail}");
     assert!(!out.stdout.contains("FORGED"));
 }
+
+#[test]
+fn the_depth_comes_from_the_flag_else_the_config_else_standard() {
+    let lab = lab(&["alpha"]);
+    lab.config(&json!({"workflow": {"code_review_depth": "deep"}}));
+    // The lane may run as the same pid each time (the sandbox's namespace): read its request
+    // after each run.
+    let depth_given = |extra: &[&str]| {
+        let mut args = vec!["src/lib.rs", "--base-sha", BASE, "--alpha"];
+        args.extend_from_slice(extra);
+        let (out, _) = code_review(&lab, &args);
+        out.assert_status(0);
+        let prompts = lab.prompts("alpha");
+        let line = prompts
+            .iter()
+            .flat_map(|p| p.lines())
+            .find(|l| l.starts_with("Depth: "))
+            .expect("a depth line")
+            .to_owned();
+        for entry in std::fs::read_dir(lab.env.home.join("marks"))
+            .expect("marks")
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().contains(".prompt.") {
+                std::fs::remove_file(entry.path()).expect("clear");
+            }
+        }
+        (line, out.stderr)
+    };
+    assert!(depth_given(&[]).0.starts_with("Depth: deep "));
+    assert!(depth_given(&["--depth", "quick"])
+        .0
+        .starts_with("Depth: quick "));
+    let (line, stderr) = depth_given(&["--depth", "thorough"]);
+    assert!(line.starts_with("Depth: standard "), "{line}");
+    assert!(stderr.contains("reviewing at standard depth"), "{stderr}");
+}

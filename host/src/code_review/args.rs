@@ -23,7 +23,8 @@ pub struct CodeReviewArgs {
     /// The commit the changes are measured from (4-64 hex digits; required).
     #[arg(long, value_name = "SHA")]
     pub base_sha: Option<String>,
-    /// `quick`, `standard` or `deep` (default: standard; anything else is read as standard).
+    /// `quick`, `standard` or `deep` (default: `workflow.code_review_depth`, else standard;
+    /// anything else is read as standard).
     #[arg(long, value_name = "DEPTH")]
     pub depth: Option<String>,
     /// The repository root (default: the git top level of the working directory; it must be

@@ -74,19 +74,7 @@ impl Inputs {
             inside.map_err(|err| Rejection::new(err.reason, format!("--cwd: {}", err.detail)))?;
         }
         let base_sha = hygiene::base_sha(args.base_sha.as_deref())?;
-        let depth = match args.depth.as_deref() {
-            None => Depth::Standard,
-            Some(text) => {
-                hygiene::no_control("--depth", text, WholeReason::InvalidProvenance)?;
-                Depth::parse(text).unwrap_or_else(|| {
-                    output::eprint_line(&format!(
-                        "warning: --depth {:?} is not quick, standard or deep; reviewing at standard depth",
-                        neutralize(&text.chars().take(40).collect::<String>())
-                    ));
-                    Depth::Standard
-                })
-            }
-        };
+        let depth = depth(context, args.depth.as_deref())?;
         let listed = changed_list(context, args, caller)?;
         let files = root.changed_files(&listed)?;
         Ok(Inputs {
@@ -148,4 +136,42 @@ fn read_bounded(reader: impl Read) -> std::io::Result<Vec<u8>> {
     let limit = u64::try_from(hygiene::MAX_LIST_BYTES + 1).unwrap_or(u64::MAX);
     reader.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The config key of the code-review capability that gives the default depth.
+const DEPTH_KEY: &str = "workflow.code_review_depth";
+
+/// `--depth`, else the project's `workflow.code_review_depth`, else standard; an unknown word is
+/// read as standard (§8.3), with a warning naming where it came from.
+///
+/// # Errors
+///
+/// `invalid_provenance` for a control character.
+fn depth(context: &Context, given: Option<&str>) -> Result<Depth, Rejection> {
+    let configured;
+    let (text, from) = match given {
+        Some(text) => (text, "--depth"),
+        None => {
+            let (config, _) = crate::config::ProjectConfig::load(
+                &context.project_root,
+                context.env.workstream.as_deref(),
+            );
+            configured = config
+                .get(DEPTH_KEY)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            match &configured {
+                Some(text) => (text.as_str(), DEPTH_KEY),
+                None => return Ok(Depth::Standard),
+            }
+        }
+    };
+    hygiene::no_control(from, text, WholeReason::InvalidProvenance)?;
+    Ok(Depth::parse(text).unwrap_or_else(|| {
+        output::eprint_line(&format!(
+            "warning: {from} {:?} is not quick, standard or deep; reviewing at standard depth",
+            neutralize(&text.chars().take(40).collect::<String>())
+        ));
+        Depth::Standard
+    }))
 }
