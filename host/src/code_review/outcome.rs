@@ -127,3 +127,41 @@ impl Dispatch {
         output::print(&text);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code_review::reason::WholeReason;
+
+    #[test]
+    fn a_refused_call_has_the_reducer_shape() {
+        let refused = Dispatch::rejected(Rejection::new(WholeReason::InvalidPaths, "bad path"));
+        assert_eq!(refused.status, 2);
+        assert_eq!(
+            serde_json::to_value(&refused).expect("json"),
+            serde_json::json!({"ok": false, "reason": "invalid_paths", "detail": "bad path",
+                               "lanes": [], "status": 2})
+        );
+    }
+
+    #[test]
+    fn lane_entries_use_the_workflow_key_names() {
+        let lane = LaneOutcome {
+            slug: "codex".into(),
+            ok: true,
+            review_path: Some(PathBuf::from("/run/gsd-code-review-codex.md")),
+            ..LaneOutcome::default()
+        };
+        let value = serde_json::to_value(&lane).expect("json");
+        assert_eq!(
+            value,
+            serde_json::json!({"slug": "codex", "ok": true,
+                               "reviewPath": "/run/gsd-code-review-codex.md",
+                               "findings": [], "refusedFindings": []})
+        );
+        let failed = LaneOutcome::failed("coderabbit", "prompt_channel_unsupported", "none");
+        let value = serde_json::to_value(&failed).expect("json");
+        assert_eq!(value["reason"], "prompt_channel_unsupported");
+        assert!(value.get("reviewPath").is_none());
+    }
+}
