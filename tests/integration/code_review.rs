@@ -701,3 +701,25 @@ fn the_depth_comes_from_the_flag_else_the_config_else_standard() {
     assert!(line.starts_with("Depth: standard "), "{line}");
     assert!(stderr.contains("reviewing at standard depth"), "{stderr}");
 }
+
+#[test]
+fn a_lane_the_run_path_refuses_is_a_malformed_lane() {
+    let lab = lab(&["alpha"]);
+    // A third-party lane naming a program outside its install folder by absolute path.
+    lab.lane("odd", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("/bin/sh");
+        lane["reviewer"]["invoke"]["binary"] = json!("/bin/sh");
+    });
+    let (out, result) = code_review(
+        &lab,
+        &["src/lib.rs", "--base-sha", BASE, "--alpha", "--odd"],
+    );
+    out.assert_status(2);
+    let odd = lane(&result, "odd");
+    assert_eq!(
+        odd["reason"], "malformed_lane",
+        "{result:#}\n{}",
+        out.stderr
+    );
+    assert_eq!(lane(&result, "alpha")["ok"], true);
+}
