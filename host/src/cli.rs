@@ -95,6 +95,12 @@ pub enum Command {
     Verdict(crate::app::verdict::VerdictArgs),
     /// Start a lane of your own: write a capability folder that validates as written.
     New(crate::app::new::NewArgs),
+    /// Review changed files with the named lanes (`/gsd:code-review`); findings are unverified.
+    CodeReview(crate::code_review::args::CodeReviewArgs),
+    /// `code-review` for the GSD workflow: the step's trait checked, files on stdin, JSON out.
+    DispatchStep(crate::code_review::args::CodeReviewArgs),
+    /// Print the lane flags among the arguments after `--` as sorted, comma-joined slugs.
+    ExplicitFromArgv(crate::code_review::args::ExplicitArgs),
 }
 
 /// `--json` alone.
@@ -152,10 +158,17 @@ impl Cli {
         let command = command(lanes);
         let matches: ArgMatches = command.try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let (Command::Review(review), Some(("review", sub))) =
-            (&mut cli.command, matches.subcommand())
-        {
-            crate::review::args::named_lanes(review, sub, lanes);
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Review(review), Some(("review", sub))) => {
+                crate::review::args::named_lanes(review, sub, lanes);
+            }
+            (
+                Command::CodeReview(args) | Command::DispatchStep(args),
+                Some(("code-review" | "dispatch-step", sub)),
+            ) => {
+                (args.lanes, args.inactive_flags) = crate::review::args::named(sub, lanes);
+            }
+            _ => {}
         }
         Ok(cli)
     }
@@ -194,6 +207,9 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::Verdict(_) => "verdict",
             Command::New(_) => "new",
+            Command::CodeReview(_) => "code-review",
+            Command::DispatchStep(_) => "dispatch-step",
+            Command::ExplicitFromArgv(_) => "explicit-from-argv",
         }
     }
 }
@@ -254,6 +270,15 @@ fn dispatch(context: &Context, command: Command) -> Result<u8, Failure> {
         Command::Doctor(args) => app::doctor::run(context, &args),
         Command::Verdict(args) => app::verdict::run(context, &args),
         Command::New(args) => app::new::run(context, &args),
+        Command::CodeReview(args) => {
+            app::code_review::run(context, &args, crate::code_review::args::Caller::CodeReview)
+        }
+        Command::DispatchStep(args) => app::code_review::run(
+            context,
+            &args,
+            crate::code_review::args::Caller::DispatchStep,
+        ),
+        Command::ExplicitFromArgv(args) => app::code_review::explicit_from_argv(context, &args),
         Command::Schema => app::schema(),
         Command::Manpage => app::manpage(context),
         Command::Completions(args) => app::completions(context, args.shell),
@@ -279,10 +304,14 @@ fn global_value<'a>(args: &'a [OsString], name: &str) -> Option<&'a Path> {
 /// (`--project`, `--compat-version`); none unless the command line mentions `review`,
 /// `help` or `completions` (every other command parses without loading the registry).
 pub fn lane_flags_for(args: &[OsString], env: &HostEnv) -> Vec<LaneFlags> {
-    let wanted = args
-        .iter()
-        .skip(1)
-        .any(|arg| arg == "review" || arg == "help" || arg == "completions" || arg == "manpage");
+    let wanted = args.iter().skip(1).any(|arg| {
+        arg == "review"
+            || arg == "help"
+            || arg == "completions"
+            || arg == "manpage"
+            || arg == "code-review"
+            || arg == "dispatch-step"
+    });
     if !wanted {
         return Vec::new();
     }

@@ -20,6 +20,7 @@ pub mod api;
 pub(crate) mod app;
 pub(crate) mod cli;
 pub(crate) mod clock;
+pub(crate) mod code_review;
 pub(crate) mod config;
 #[cfg(feature = "dynamic-handlers")]
 pub(crate) mod dynamic;

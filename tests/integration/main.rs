@@ -9,6 +9,7 @@ mod attack_confine;
 mod attack_rundir;
 mod attack_text;
 mod catalogue;
+mod code_review;
 mod completions;
 mod concurrency;
 mod corpus;

@@ -46,11 +46,11 @@ const ENVIRONMENT: [(&str, &str); 9] = [
 
 /// The exit statuses, by command (the README's table, in short).
 const EXIT_STATUS: [(&str, &str); 8] = [
-    ("0", "Done. validate: no error (warnings allowed); doctor: every selected lane is ready; review: at least one real review; run: the lane ran, a stub included, or was unavailable without --explicit."),
+    ("0", "Done. validate: no error (warnings allowed); doctor: every selected lane is ready; review: at least one real review; run: the lane ran, a stub included, or was unavailable without --explicit. code-review, dispatch-step: every named lane produced a real review."),
     ("1", "list, flags, sections, schema, plan, completions, manpage, runs, disclose: a file that cannot be read or written, or an id that names no capability. validate: at least one error. doctor: a lane is not ready. install, remove, trust, new: refused (validation, consent declined, fingerprint mismatch, an existing folder), store or I/O error. run, invoke: a usage error or an unusable prompt file. review: bad arguments, phase lookup or configuration."),
-    ("2", "Usage error (bad option or value, --project not a directory), except for run, invoke and review, whose usage errors exit 1. run: unknown or inactive slug, unavailable with --explicit, a refused --handler-module. invoke: unavailable with --explicit. review: a named reviewer cannot run, no reviewer ran, every reviewer failed, or --resume was refused. doctor: unknown slug. new: an invalid or reserved slug."),
-    ("130", "review only: interrupted by SIGINT or SIGTERM (finished reviews are kept and REVIEWS.md is written)."),
-    ("other commands and signals", "Only review catches SIGINT/SIGTERM; every other command ends with the signal's default status."),
+    ("2", "Usage error (bad option or value, --project not a directory), except for run, invoke and review, whose usage errors exit 1. run: unknown or inactive slug, unavailable with --explicit, a refused --handler-module. invoke: unavailable with --explicit. review: a named reviewer cannot run, no reviewer ran, every reviewer failed, or --resume was refused. doctor: unknown slug. new: an invalid or reserved slug. code-review, dispatch-step: the call was refused as a whole, or a named lane could not run or produced no review."),
+    ("130", "review, code-review and dispatch-step only: interrupted by SIGINT or SIGTERM while lanes run (finished reviews are kept and REVIEWS.md is written)."),
+    ("other commands and signals", "Only review, code-review and dispatch-step catch SIGINT/SIGTERM; every other command ends with the signal's default status."),
     ("--help, --version", "0, everywhere."),
     ("npm launcher", "The launcher exits with gsd-lane's status, or dies of the signal that killed it; 1 when no binary can be found or started."),
     ("see also", "README.md, \"Exit statuses\", for the full table."),

@@ -4,6 +4,7 @@
 //! functions; nothing here imports `cli`: what a command needs of the command line comes in as
 //! [`GlobalOptions`], the argument types of [`options`] and a [`CommandModel`].
 
+pub(crate) mod code_review;
 mod completions;
 pub(crate) mod doctor;
 pub(crate) mod inactive;

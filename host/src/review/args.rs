@@ -250,9 +250,13 @@ fn arg_id(index: usize) -> String {
     format!("lane-flag-{index}")
 }
 
-/// Adds one flag per lane to the `review` subcommand of `root`: the canonical flag plus
-/// visible aliases for active lanes, hidden for inactive ones. A flag another option (or an
-/// earlier lane) already has is left out; [`collisions`] reports the options case.
+/// The subcommands that take lane flags: `review`, and `code-review`/`dispatch-step`
+/// (`app::code_review`), which select lanes the same way.
+pub const LANE_FLAG_COMMANDS: &[&str] = &["review", "code-review", "dispatch-step"];
+
+/// Adds one flag per lane to each subcommand of [`LANE_FLAG_COMMANDS`] in `root`: the canonical
+/// flag plus visible aliases for active lanes, hidden for inactive ones. A flag another option
+/// (or an earlier lane) already has is left out; [`collisions`] reports the options case.
 pub fn with_lane_flags(root: Command, lanes: &[LaneFlags]) -> Command {
     if lanes.is_empty() {
         // Lanes are read only when `review` (or help about it) is on the command line
@@ -260,43 +264,61 @@ pub fn with_lane_flags(root: Command, lanes: &[LaneFlags]) -> Command {
         return root;
     }
     let root_for_names = root.clone();
-    root.mut_subcommand("review", |review| {
-        let mut taken = taken_longs(&root_for_names, &review);
-        // A lane flag (or option) given twice counts once, as before clap.
-        let mut review = review.args_override_self(true);
-        for (index, lane) in lanes.iter().enumerate() {
-            let mut ordered: Vec<String> = Vec::new();
-            for flag in lane.flags.iter().filter(|flag| usable(flag)) {
-                let name = &flag[2..];
-                if !taken.contains(name) && !ordered.iter().any(|n| n == name) {
-                    ordered.push(name.to_owned());
-                }
-            }
-            let Some((long, aliases)) = ordered.split_first() else {
-                continue;
-            };
-            taken.extend(ordered.iter().cloned());
-            let mut arg = Arg::new(arg_id(index))
-                .long(long.clone())
-                .action(ArgAction::SetTrue)
-                .help_heading("Lane flags");
-            if lane.active {
-                arg = arg.visible_aliases(aliases.to_vec()).help(format!(
-                    "Review with {} (lane {})",
-                    crate::textsafe::for_terminal(&lane.section),
-                    crate::textsafe::for_terminal(&lane.slug)
-                ));
-            } else {
-                arg = arg.aliases(aliases.to_vec()).hide(true);
-            }
-            review = review.arg(arg);
+    let mut root = root;
+    for name in LANE_FLAG_COMMANDS {
+        if root.find_subcommand(name).is_some() {
+            root = root.mut_subcommand(name, |sub| add_lane_flags(&root_for_names, sub, lanes));
         }
-        review
-    })
+    }
+    root
+}
+
+/// Adds the lane flags of `lanes` to `review` (one subcommand of `root_for_names`).
+fn add_lane_flags(root_for_names: &Command, review: Command, lanes: &[LaneFlags]) -> Command {
+    let mut taken = taken_longs(root_for_names, &review);
+    // A lane flag (or option) given twice counts once, as before clap.
+    let mut review = review.args_override_self(true);
+    for (index, lane) in lanes.iter().enumerate() {
+        let mut ordered: Vec<String> = Vec::new();
+        for flag in lane.flags.iter().filter(|flag| usable(flag)) {
+            let name = &flag[2..];
+            if !taken.contains(name) && !ordered.iter().any(|n| n == name) {
+                ordered.push(name.to_owned());
+            }
+        }
+        let Some((long, aliases)) = ordered.split_first() else {
+            continue;
+        };
+        taken.extend(ordered.iter().cloned());
+        let mut arg = Arg::new(arg_id(index))
+            .long(long.clone())
+            .action(ArgAction::SetTrue)
+            .help_heading("Lane flags");
+        if lane.active {
+            arg = arg.visible_aliases(aliases.to_vec()).help(format!(
+                "Review with {} (lane {})",
+                crate::textsafe::for_terminal(&lane.section),
+                crate::textsafe::for_terminal(&lane.slug)
+            ));
+        } else {
+            arg = arg.aliases(aliases.to_vec()).hide(true);
+        }
+        review = review.arg(arg);
+    }
+    review
 }
 
 /// Fills `args.lanes` and `args.inactive_flags` from the matches of the `review` subcommand.
 pub fn named_lanes(args: &mut ReviewArgs, matches: &ArgMatches, lanes: &[LaneFlags]) {
+    let (slugs, inactive) = named(matches, lanes);
+    args.lanes = slugs;
+    args.inactive_flags = inactive;
+}
+
+/// The lane flags given in the matches of a subcommand of [`LANE_FLAG_COMMANDS`]: the active
+/// lanes' slugs (each once, in descriptor order) and the canonical flags of inactive ones.
+pub fn named(matches: &ArgMatches, lanes: &[LaneFlags]) -> (Vec<String>, Vec<String>) {
+    let mut args = ReviewArgs::default();
     for (index, lane) in lanes.iter().enumerate() {
         let given = matches
             .try_get_one::<bool>(&arg_id(index))
@@ -315,6 +337,7 @@ pub fn named_lanes(args: &mut ReviewArgs, matches: &ArgMatches, lanes: &[LaneFla
             args.inactive_flags.push(flag.clone());
         }
     }
+    (args.lanes, args.inactive_flags)
 }
 
 /// Warnings about lane flags that are already options of `review` (or global ones) in `root`
