@@ -40,4 +40,5 @@ mod upstream;
 mod util;
 mod verdict;
 mod view;
+mod warnings_once;
 mod watchdog;
