@@ -30,6 +30,21 @@ pub fn eprint_line(text: &str) {
     let _ = writeln!(stderr, "{text}");
 }
 
+/// Writes one line to stderr unless this process already wrote the same line through here: a
+/// warning raised where a shared input is read (the consent store, read by every registry
+/// load, and a command loads the registry more than once) is said once per command.
+pub fn eprint_once(text: &str) {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let first = SAID
+        .lock()
+        .map(|mut said| said.insert(text.to_owned()))
+        .unwrap_or(true);
+    if first {
+        eprint_line(text);
+    }
+}
+
 /// A diagnostic as JSON: code, severity, file, line, column, field, message.
 pub fn diagnostic_json(diagnostic: &Diagnostic) -> Value {
     json!({

@@ -50,12 +50,19 @@ cache=$(cd "$cache" && pwd)
 mode=pins
 [ "$latest" = 1 ] && mode=latest
 
+# A work dir of this run's own: two runs side by side (two checkouts sharing the cache) must
+# never remove each other's launchers, tool list, project, run dir or HOME. It is removed when
+# the run ends.
+work=$(mktemp -d "$cache/work-$mode.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tools="$work/tools.json"
+
 # 1. Install (needs the registry, so outside the namespace).
-install_args=(--cache "$cache" --pins "$here/pins.txt" --out "$cache/tools-$mode.json")
+install_args=(--cache "$cache" --pins "$here/pins.txt" --out "$tools" --bindir "$work/bin")
 [ "$latest" = 1 ] && install_args+=(--latest)
 python3 "$here/lib/install.py" "${install_args[@]}"
 if [ "$latest" = 1 ]; then
-  python3 - "$cache/tools-$mode.json" <<'EOF'
+  python3 - "$tools" <<'EOF'
 import json, sys
 tools = json.load(open(sys.argv[1]))["tools"]
 print("conformance --latest: pinned -> newest")
@@ -79,12 +86,7 @@ gsd_lane=$(cd "$(dirname "$gsd_lane")" && pwd)/$(basename "$gsd_lane")
 [ -x "$gsd_lane" ] || { echo "conformance: no gsd-lane binary at $gsd_lane" >&2; exit 2; }
 
 # 3. Run, isolated from every network but loopback where possible.
-# A work dir of this run's own: two runs side by side (two checkouts sharing the cache) must
-# never remove each other's project, run dir or HOME. It is removed when the run ends.
-mkdir -p "$cache"
-work=$(mktemp -d "$cache/work-$mode.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-suite=(python3 "$here/lib/suite.py" --tools "$cache/tools-$mode.json" --gsd-lane "$gsd_lane"
+suite=(python3 "$here/lib/suite.py" --tools "$tools" --gsd-lane "$gsd_lane"
   --work "$work" --sample "$root/examples/sample-project" --jobs "$jobs" ${extra[@]+"${extra[@]}"})
 if command -v unshare >/dev/null && command -v ip >/dev/null &&
    unshare -rn ip link set lo up 2>/dev/null; then

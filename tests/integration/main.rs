@@ -43,4 +43,5 @@ mod upstream;
 mod util;
 mod verdict;
 mod view;
+mod warnings_once;
 mod watchdog;

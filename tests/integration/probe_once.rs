@@ -117,7 +117,7 @@ fn run_probes_its_lane_once() {
 }
 
 /// An OpenAI-compatible loopback server for the `ollama` lane (probe, discovery, chat).
-fn openai_server() -> Server {
+pub(crate) fn openai_server() -> Server {
     let completion = json!({"model": "acme-7b", "choices": [{"index": 0,
         "message": {"role": "assistant", "content": "looks fine"}}]});
     Server::start(&[

@@ -15,7 +15,7 @@ use crate::review::{journaled, Lab};
 use crate::util;
 
 /// The screen after `transcript`: one string per row.
-fn screen(transcript: &str) -> Vec<String> {
+pub(crate) fn screen(transcript: &str) -> Vec<String> {
     let mut rows: Vec<Vec<char>> = vec![Vec::new()];
     let (mut row, mut col) = (0_usize, 0_usize);
     let mut chars = transcript.chars().peekable();

@@ -127,7 +127,8 @@ impl ConsentGate for StoreConsentGate {
         let root = canonical_root(project_root);
         let records = self.records.get_or_init(|| {
             store.load().unwrap_or_else(|damage| {
-                crate::output::eprint_line(&format!(
+                // Every registry load asks (lane flags, then the command): said once.
+                crate::output::eprint_once(&format!(
                     "warning: {damage}: project-scope lanes stay inactive until it is repaired; fix: {}",
                     damage.fix()
                 ));

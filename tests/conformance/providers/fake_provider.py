@@ -17,6 +17,13 @@ log file as one JSON line, so the suite can check that text from the plan reache
 provider. Every generation request is answered with the fixed review text from
 --review-file, so the review a CLI writes can be compared byte for byte.
 
+With --narrate-then-read PATH (chat completions only; opencode's case, issue 21 item 4) the
+provider plays a model that narrates, calls a tool, then answers: a request that offers a
+`read` tool and carries no tool result yet is answered with the text NARRATION plus a streamed
+`tool_calls` delta calling `read` on PATH (finish reason `tool_calls`); once a request carries
+the tool's result (a `tool` role message) the answer is the review. The CLI, not the provider,
+reads the file, so the request log proves the tool really ran.
+
 Requests whose body asks for a JSON answer (a side call of the CLI, e.g. gemini-cli's
 next-speaker check or a title generator) get a small JSON object instead, so the side
 call does not fail in a way that changes the CLI's behaviour.
@@ -46,13 +53,18 @@ SIDE_JSON = {
 }
 
 
-class Provider:
-    """Shared state: the review text, the model name and the request log."""
+# What the narrating model says before its tool call; it must never reach the review.
+NARRATION = "I will read the plan file first."
 
-    def __init__(self, review, model, log_path):
+
+class Provider:
+    """Shared state: the review text, the model name, the request log and the tool script."""
+
+    def __init__(self, review, model, log_path, read_path=None):
         self.review = review
         self.model = model
         self.log_path = log_path
+        self.read_path = read_path
         self.lock = threading.Lock()
 
     def record(self, entry):
@@ -75,6 +87,34 @@ def wants_json(body):
     if isinstance(text, dict) and isinstance(text.get("format"), dict):
         return text["format"].get("type") == "json_schema"
     return False
+
+
+def read_tool_argument(body):
+    """The name of the path argument of the request's `read` tool, or None when it offers none.
+
+    Taken from the tool's own JSON schema (`filePath` in opencode 1.18), so a CLI that renames
+    the argument still gets a call it accepts.
+    """
+    tools = body.get("tools") if isinstance(body, dict) else None
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or function.get("name") != "read":
+            continue
+        schema = function.get("parameters") or {}
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        props = props if isinstance(props, dict) else {}
+        if "filePath" in props:
+            return "filePath"
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        return next((r for r in required if isinstance(r, str)), "filePath")
+    return None
+
+
+def has_tool_result(body):
+    """True when the conversation already carries a tool's result (role `tool`)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "tool" for m in messages)
 
 
 def chunks(text, size=40):
@@ -207,6 +247,10 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
         model = self.provider.model
+        argument = read_tool_argument(body) if self.provider.read_path else None
+        if argument and stream and not has_tool_result(body):
+            self.chat_tool_call(cid, created, model, argument, body)
+            return
         if not stream:
             self.send_json(
                 {
@@ -247,6 +291,33 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(opts, dict) and opts.get("include_usage"):
             self.sse({"id": cid, "object": "chat.completion.chunk", "created": created,
                       "model": model, "choices": [], "usage": usage})
+        self.sse("[DONE]")
+
+    def chat_tool_call(self, cid, created, model, argument, body):
+        """Streams NARRATION, then a call of the `read` tool on the scripted path."""
+        self.start_sse()
+
+        def chunk(delta, finish=None):
+            return {"id": cid, "object": "chat.completion.chunk", "created": created,
+                    "model": model, "choices": [{"index": 0, "delta": delta,
+                                                 "finish_reason": finish}]}
+
+        self.sse(chunk({"role": "assistant", "content": ""}))
+        for piece in chunks(NARRATION, 12):
+            self.sse(chunk({"content": piece}))
+        arguments = json.dumps({argument: self.provider.read_path})
+        call = "call_" + uuid.uuid4().hex[:24]
+        self.sse(chunk({"tool_calls": [{"index": 0, "id": call, "type": "function",
+                                        "function": {"name": "read", "arguments": ""}}]}))
+        for piece in chunks(arguments, 16):
+            self.sse(chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+        self.sse(chunk({}, "tool_calls"))
+        opts = body.get("stream_options")
+        if isinstance(opts, dict) and opts.get("include_usage"):
+            self.sse({"id": cid, "object": "chat.completion.chunk", "created": created,
+                      "model": model, "choices": [],
+                      "usage": {"prompt_tokens": 100, "completion_tokens": 10,
+                                "total_tokens": 110}})
         self.sse("[DONE]")
 
     # -- OpenAI Responses ------------------------------------------------------------------
@@ -356,12 +427,14 @@ def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--model", default="conformance-model")
     parser.add_argument("--lifetime", type=float, default=1800.0)
+    parser.add_argument("--narrate-then-read", metavar="PATH",
+                        help="narrate, call the `read` tool on PATH, then answer (chat only)")
     args = parser.parse_args()
     with open(args.review_file, encoding="utf-8") as f:
         review = f.read()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    server.provider = Provider(review, args.model, args.log)
+    server.provider = Provider(review, args.model, args.log, args.narrate_then_read)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     import os
