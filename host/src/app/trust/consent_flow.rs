@@ -8,12 +8,13 @@ use serde_json::{json, Value};
 use super::super::Context;
 use super::prompt::{ask, Answer};
 use super::ConsentArgs;
+use crate::manifest::DeclaredLane;
 use crate::output;
 use crate::trust::consent::hash;
 use crate::trust::disclosure::{disclose, Disclosure};
 use crate::trust::render::{escape_text, summary_lines};
 use crate::trust::signature::signature_for_manifest;
-use crate::trust::{fingerprint, host_resolver, lane_host};
+use crate::trust::{fingerprint, host_resolver, LaneReading};
 
 /// What a capability bundle discloses and binds, and every reason consent may not be given.
 pub(super) struct Assessment {
@@ -52,11 +53,12 @@ pub(super) fn assess(
     gate: impl FnOnce(&Disclosure) -> Vec<String>,
 ) -> Assessment {
     let config = context.config();
-    let resolver = host_resolver(value, &config);
+    let declared = DeclaredLane::of_manifest(value);
+    let resolver = host_resolver(declared.as_ref(), &config);
     let disclosure = disclose(value, Some(&resolver), Some(bundle_dir));
     let lines = summary_lines(&disclosure);
     let mut problems = gate(&disclosure);
-    let host = lane_host(value, &config);
+    let host = LaneReading::Declared(declared.map(Box::new)).host(&config);
     if let Some((key, resolved)) = &host {
         if resolved.is_empty() {
             problems.push(format!(

@@ -20,7 +20,7 @@ use crate::trust::egress::class_of;
 use crate::trust::pins::{Pin, PinSource, PinStore};
 use crate::trust::render::escape_text;
 use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
-use crate::trust::{canonical_root, fingerprint, lane_host};
+use crate::trust::{canonical_root, fingerprint, LaneReading};
 
 fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
     let home = context.env.gsd_home().ok_or_else(|| {
@@ -319,13 +319,16 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
 
 /// The capability id and manifest of the lane `rebind-host` names (id or slug): from the
 /// registry, else a project-scope folder not yet active.
-fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value), Failure> {
+fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value, LaneReading), Failure> {
     let registry = context.registry();
     let from_registry = registry
         .lanes
         .iter()
         .find(|l| l.capability_id == wanted || l.slug == wanted)
-        .map(|l| (l.capability_id.clone(), l.manifest().clone()));
+        .map(|l| {
+            let reading = LaneReading::Active(l.clone());
+            (l.capability_id.clone(), l.manifest().clone(), reading)
+        });
     if let Some(found) = from_registry {
         return Ok(found);
     }
@@ -335,7 +338,8 @@ fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value), Fai
     let path = folder.join("capability.json");
     let file = read::read_manifest(&path)
         .map_err(|err| Failure::new(format!("{}: {err}", path.display())))?;
-    Ok((id, file.value))
+    let reading = LaneReading::of_manifest(&file.value);
+    Ok((id, file.value, reading))
 }
 
 /// What binds the destination of `id` today: its consent record (`"consent"`) or a pin
@@ -435,9 +439,9 @@ fn store_rebinding(
 /// cannot be written.
 pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     let json_output = args.consent.json;
-    let (id, manifest) = rebind_target(context, &args.id)?;
+    let (id, manifest, lane) = rebind_target(context, &args.id)?;
     let config = context.config();
-    let (key, new_host) = lane_host(&manifest, &config).ok_or_else(|| {
+    let (key, new_host) = lane.host(&config).ok_or_else(|| {
         Failure::new(format!(
             "{id} is not an openai-http lane: it has no destination to rebind"
         ))
@@ -453,10 +457,7 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
     let binding = current_binding(&store, &pins, &root, &id)?;
     let old_host = binding.old_host.clone();
     let old_text = old_host.clone().unwrap_or_default();
-    let slug = manifest["reviewer"]["slug"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
+    let slug = lane.slug().to_owned();
     let mut envelope = json!({"id": id, "slug": slug, "hostConfigKey": key, "projectRoot": root,
         "binding": binding.kind,
         "old": old_host.as_ref().map(|h| json!({"host": h, "local": class_of(h) == "local"})),

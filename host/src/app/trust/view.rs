@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::super::Context;
 use crate::config::ProjectConfig;
+use crate::manifest::DeclaredLane;
 use crate::manifest::LaneSpec;
 use crate::plan::{self, PlanInputs};
 use crate::run::path_lookup;
@@ -18,7 +19,7 @@ use crate::trust::egress::class_of;
 use crate::trust::pins::PinStore;
 use crate::trust::render::{escape_text, quote_if_needed, summary_lines};
 use crate::trust::signature::{disclosure_signature, lane_binding_v2};
-use crate::trust::{canonical_root, fingerprint, host_resolver, lane_host, policy};
+use crate::trust::{canonical_root, fingerprint, host_resolver, LaneReading};
 
 /// One capability to disclose.
 #[derive(Debug, Clone)]
@@ -33,8 +34,10 @@ pub struct Subject {
     pub status: String,
     /// Why it is not active.
     pub reason: Option<String>,
-    /// The raw manifest.
+    /// The raw manifest (what the disclosure, its signature and the lane binding read).
     pub manifest: Value,
+    /// How the trust layer reads its lane: typed when active, the declared view otherwise.
+    pub reading: LaneReading,
 }
 
 impl Subject {
@@ -96,7 +99,8 @@ pub fn capability_view(
     config: &ProjectConfig,
     subject: &Subject,
 ) -> (Value, Vec<String>) {
-    let resolver = host_resolver(&subject.manifest, config);
+    let declared = DeclaredLane::of_manifest(&subject.manifest);
+    let resolver = host_resolver(declared.as_ref(), config);
     let staged = (subject.scope != "first-party")
         .then(|| subject.path.parent())
         .flatten();
@@ -108,12 +112,14 @@ pub fn capability_view(
     } else {
         // A program may live only in a global install folder (trust.md §7.5).
         let root = subject.install_root().filter(|_| subject.scope == "global");
-        policy::violations(&subject.manifest, root)
+        subject
+            .reading
+            .violations(root)
             .into_iter()
             .map(|v| json!({"code": v.code, "field": v.field, "message": v.message}))
             .collect()
     };
-    let current_host = lane_host(&subject.manifest, config).map(|(_, host)| host);
+    let current_host = subject.reading.host(config).map(|(_, host)| host);
     let content_hash = match subject.install_root() {
         Some(root) => hash::content_hash(root).ok(),
         None => None,
@@ -177,7 +183,11 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
     };
     let mut lines = Vec::new();
     // The lane's own declared defaults apply to the keys no config sets (ADR-2782 D9).
-    let resolved = LaneSpec::from_manifest(&subject.manifest).and_then(|lane| {
+    let typed = match &subject.reading {
+        LaneReading::Active(lane) => Ok(LaneSpec::clone(lane)),
+        LaneReading::Declared(_) => LaneSpec::from_manifest(&subject.manifest),
+    };
+    let resolved = typed.and_then(|lane| {
         let own = config
             .clone()
             .with_lane_defaults([(subject.id.as_str(), lane.config_defaults.as_slice())]);
@@ -398,7 +408,8 @@ fn describe_binding(binding: &Value) -> String {
 /// The trust rules of an overlay manifest at `dir`, as one message per violation.
 /// `dir` is `None` for a project-scope folder, which may hold no program that runs.
 pub fn policy_messages(manifest: &Value, dir: Option<&Path>) -> Vec<String> {
-    policy::violations(manifest, dir)
+    LaneReading::of_manifest(manifest)
+        .violations(dir)
         .into_iter()
         .map(|v| v.to_string())
         .collect()
