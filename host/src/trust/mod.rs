@@ -18,6 +18,7 @@ pub(crate) mod bundle;
 pub(crate) mod consent;
 pub(crate) mod disclosure;
 pub(crate) mod egress;
+pub(crate) mod error;
 mod locality;
 pub(crate) mod pins;
 pub(crate) mod policy;

@@ -315,7 +315,8 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     }
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let destination = caps_dir.join(&id);
-    let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
+    let staged =
+        bundle::stage(&folder, &staging_root, &id).map_err(|err| Failure::new(err.to_string()))?;
     // A program the folder ships (`./bin/x`) is checked inside the staged copy and disclosed
     // and signed at the path it will run from (registry/program.rs).
     let checked = shipped_resolved(&file.value, scope, staged.dir());
@@ -366,7 +367,7 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
             return Ok(status);
         }
     }
-    bundle::promote(&staged, &destination).map_err(Failure::new)?;
+    bundle::promote(&staged, &destination).map_err(|err| Failure::new(err.to_string()))?;
     drop(staged);
     let mut warnings = Vec::new();
     if scope == Scope::Project {
@@ -473,7 +474,7 @@ pub fn remove(context: &Context, args: &RemoveArgs) -> Result<u8, Failure> {
     let scope = installed_scope(context, args)?;
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let folder = caps_dir.join(&args.id);
-    bundle::remove(&folder, &staging_root).map_err(Failure::new)?;
+    bundle::remove(&folder, &staging_root).map_err(|err| Failure::new(err.to_string()))?;
     let (revoked, clean, hint) = revoke_consent(context, scope, &args.id);
     let envelope = json!({"status": "removed", "id": args.id, "scope": scope.as_str(),
         "path": folder.display().to_string(), "revoked": revoked, "clean": clean, "hint": hint});

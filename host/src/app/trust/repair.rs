@@ -152,7 +152,8 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
             return Ok(1);
         }
     }
-    let _guard = lock::acquire(&ConsentStore::new(&home).lock_path()).map_err(Failure::new)?;
+    let _guard = lock::acquire(&ConsentStore::new(&home).lock_path())
+        .map_err(|err| Failure::new(err.to_string()))?;
     for (damage, file) in damaged.iter().zip(files.iter_mut()) {
         let aside = aside_path(&damage.path);
         std::fs::rename(&damage.path, &aside).map_err(|err| {
