@@ -15,8 +15,9 @@ use crate::manifest::{DeclaredLane, LaneSpec};
 use crate::refusal::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
 
-/// One rule a third-party lane breaks, with the field and the fix.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One rule a third-party lane breaks, with the field and the fix (`disclose --json`'s `policy`
+/// rows).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
     /// Stable code (`TR-BINARY-PATH`, …).
     pub code: Code,

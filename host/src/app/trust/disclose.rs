@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::super::Context;
-use super::view::{capability_view, Subject};
+use super::view::{capability_view, CapabilityView, Subject};
 use super::DiscloseArgs;
 use crate::error::Failure;
 use crate::output;
@@ -106,14 +106,13 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
             }
         }
     };
-    let views: Vec<(Value, Vec<String>)> = selected
+    let views: Vec<(CapabilityView, Vec<String>)> = selected
         .iter()
         .map(|subject| capability_view(context, &config, subject))
         .collect();
     if args.json {
-        output::print_json(&Value::Array(
-            views.into_iter().map(|(json, _)| json).collect(),
-        ));
+        let objects: Vec<&CapabilityView> = views.iter().map(|(view, _)| view).collect();
+        output::print_serialized(&objects);
     } else {
         let text: Vec<String> = views
             .into_iter()
