@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::super::Context;
 use super::prompt::{ask, Answer};
@@ -83,16 +84,59 @@ pub(super) fn assess(
     }
 }
 
+/// A consent command's `--json` result: what it is about (`base`, its fields first), then how it
+/// ended (`status` and that status's own fields).
+#[derive(Debug, Serialize)]
+pub(super) struct Envelope<'a, B: Serialize> {
+    /// The command's subject.
+    #[serde(flatten)]
+    pub(super) base: &'a B,
+    /// How it ended.
+    #[serde(flatten)]
+    pub(super) outcome: Outcome<'a>,
+}
+
+/// How a consent command ended (`status`).
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub(super) enum Outcome<'a> {
+    /// A gate refused it.
+    Refused {
+        /// Every reason.
+        problems: &'a [String],
+    },
+    /// Consent was not given.
+    Aborted {
+        /// `declined`, `no-terminal` or `fingerprint-mismatch`.
+        reason: &'static str,
+    },
+    /// `trust approve`: the same consent is already recorded.
+    AlreadyApproved,
+    /// `trust approve`: consent recorded.
+    Approved,
+    /// `trust rebind-host`: the destination is the approved one already.
+    Unchanged,
+    /// `trust rebind-host`: the new destination is approved.
+    Rebound,
+    /// `install`: the bundle is in place.
+    Installed {
+        /// Where.
+        path: String,
+        /// What did not work out on the way.
+        warnings: &'a [String],
+    },
+}
+
 /// Prints a refusal (consent declined, policy gate) and returns status 1.
 pub(super) fn report_refusal(
     json_output: bool,
-    envelope: &Value,
+    envelope: &impl Serialize,
     lines: &[String],
     problems: &[String],
     hint: &str,
 ) -> u8 {
     if json_output {
-        output::print_json(envelope);
+        output::print_serialized(envelope);
     } else {
         print_lines(lines);
     }
@@ -143,9 +187,9 @@ pub(super) fn print_lines(lines: &[String]) {
 }
 
 /// Prints `envelope` as JSON, or `text` for a person.
-pub(super) fn print_result(json_output: bool, envelope: &Value, text: &str) {
+pub(super) fn print_result(json_output: bool, envelope: &impl Serialize, text: &str) {
     if json_output {
-        output::print_json(envelope);
+        output::print_serialized(envelope);
     } else {
         output::print(text);
     }
@@ -161,21 +205,23 @@ pub(super) fn show_disclosure(json_output: bool, assessment: &Assessment) {
 }
 
 /// Asks `question` about what `lines` showed (fingerprint `fp`); when consent is not given,
-/// reports the refusal in `envelope` and returns its status.
+/// reports the refusal of `base` (status `aborted`) and returns its status.
 pub(super) fn ask_consent(
     args: &ConsentArgs,
     question: &str,
     lines: &[String],
     fp: &str,
-    envelope: &mut Value,
+    base: &impl Serialize,
 ) -> Option<u8> {
     let reason = obtain_consent(args, fp, question).err()?;
-    envelope["status"] = json!("aborted");
-    envelope["reason"] = json!(reason);
+    let envelope = Envelope {
+        base,
+        outcome: Outcome::Aborted { reason },
+    };
     let shown: &[String] = if args.json { lines } else { &[] };
     Some(report_refusal(
         args.json,
-        envelope,
+        &envelope,
         shown,
         &[],
         &consent_hint(reason, fp),

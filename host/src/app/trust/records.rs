@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::super::Context;
 use super::consent_flow::{
     ask_consent, assess, print_lines, print_result, report_refusal, show_disclosure, Assessment,
+    Envelope, Outcome,
 };
 use super::view::policy_messages;
 use super::{IdArgs, IdConsentArgs, ListArgs};
@@ -46,17 +48,66 @@ fn record_rows(store: &ConsentStore, root: &str, all: bool) -> Vec<Value> {
         .collect()
 }
 
+/// One destination pin of `trust list`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PinRow {
+    /// Canonical project root.
+    project_root: String,
+    /// Capability id.
+    id: String,
+    /// The pinned host.
+    host: String,
+    /// When it was pinned.
+    pinned_at: String,
+    /// How (`first-use`, `approved`).
+    source: String,
+    /// `local` or `remote`.
+    host_class: &'static str,
+}
+
 /// The destination pins `trust list` shows (this project's, or every one with `--all`).
-fn pin_rows(pins: &PinStore, root: &str, all: bool) -> Vec<Value> {
+fn pin_rows(pins: &PinStore, root: &str, all: bool) -> Vec<PinRow> {
     pins.read()
-        .iter()
+        .into_iter()
         .filter(|p| all || p.project_root == root)
-        .map(|p| {
-            let mut row = p.to_json();
-            row["hostClass"] = json!(class_of(&p.host));
-            row
+        .map(|p| PinRow {
+            host_class: class_of(&p.host),
+            project_root: p.project_root,
+            id: p.id,
+            host: p.host,
+            pinned_at: p.pinned_at,
+            source: p.source,
         })
         .collect()
+}
+
+/// `trust list --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listing {
+    /// The consent store file.
+    store: String,
+    /// This project's canonical root.
+    project_root: String,
+    /// The consent records as stored (every field a peer wrote is kept), with the host class
+    /// and whether each is this project's.
+    records: Vec<Value>,
+    /// The destination pins.
+    pins: Vec<PinRow>,
+    /// The files that cannot be read.
+    damaged: Vec<DamageRow>,
+}
+
+/// A damaged file of `trust list --json`.
+#[derive(Debug, Serialize)]
+struct DamageRow {
+    /// The file.
+    path: PathBuf,
+    /// What is wrong with it.
+    why: String,
+    /// How to repair it.
+    fix: String,
 }
 
 /// `trust list` for a person: damage first, then the records, then the pins.
@@ -64,7 +115,7 @@ fn list_text(
     store: &ConsentStore,
     damaged: &[crate::trust::consent::Damage],
     records: &[Value],
-    pins: &[Value],
+    pins: &[PinRow],
 ) -> String {
     let mut text = String::new();
     for damage in damaged {
@@ -97,14 +148,13 @@ fn list_text(
         text.push_str("  (none)\n");
     }
     for p in pins {
-        let s = |k: &str| escape_text(p[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} -> {} ({}) {} {}\n",
-            s("id"),
-            s("host"),
-            s("hostClass"),
-            s("source"),
-            s("pinnedAt")
+            escape_text(&p.id),
+            escape_text(&p.host),
+            p.host_class,
+            escape_text(&p.source),
+            escape_text(&p.pinned_at)
         ));
     }
     text
@@ -125,18 +175,104 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
         .flatten()
         .collect();
     if args.json {
-        let damaged: Vec<Value> = damaged
+        let damaged: Vec<DamageRow> = damaged
             .iter()
-            .map(|d| json!({"path": d.path, "why": d.why, "fix": d.fix()}))
+            .map(|d| DamageRow {
+                path: d.path.clone(),
+                why: d.why.clone(),
+                fix: d.fix(),
+            })
             .collect();
-        output::print_json(
-            &json!({"store": store.path().display().to_string(), "projectRoot": root,
-            "records": records, "pins": pins, "damaged": damaged}),
-        );
+        output::print_serialized(&Listing {
+            store: store.path().display().to_string(),
+            project_root: root,
+            records,
+            pins,
+            damaged,
+        });
         return Ok(0);
     }
     output::print(&list_text(&store, &damaged, &records, &pins));
     Ok(0)
+}
+
+/// `trust revoke --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Revoked<'a> {
+    /// `revoked` or `not-found`.
+    status: &'static str,
+    /// Whether a record was removed.
+    removed: bool,
+    /// The capability id.
+    id: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// Always `project`.
+    scope: &'static str,
+}
+
+/// What `trust approve --json` is about.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Approval<'a> {
+    /// The capability id.
+    id: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// Always `project`.
+    scope: &'static str,
+    /// The disclosure summary shown.
+    disclosure: &'a [String],
+    /// Whether the bundle has an executable surface.
+    requires_consent: bool,
+    /// The consent fingerprint.
+    fingerprint: &'a str,
+    /// The bundle's content hash.
+    content_hash: &'a str,
+    /// The destination consent binds (an openai-http lane).
+    reviewer_host: Option<&'a str>,
+}
+
+/// What `trust rebind-host --json` is about.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rebinding<'a> {
+    /// The capability id.
+    id: &'a str,
+    /// The lane's slug.
+    slug: &'a str,
+    /// The config key naming the destination.
+    host_config_key: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// What binds it today (`consent`, `pin`, `none`).
+    binding: &'static str,
+    /// The destination bound today.
+    old: Option<Destination>,
+    /// The destination it resolves to now.
+    new: Destination,
+    /// The fingerprint asked about (once the destinations differ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+}
+
+/// A destination and its class.
+#[derive(Debug, Serialize)]
+struct Destination {
+    /// The host.
+    host: String,
+    /// Whether it is local.
+    local: bool,
+}
+
+impl Destination {
+    fn of(host: &str) -> Destination {
+        Destination {
+            host: host.to_owned(),
+            local: class_of(host) == "local",
+        }
+    }
 }
 
 /// Runs `trust revoke`: the project root is derived exactly as when recording.
@@ -152,8 +288,13 @@ pub fn revoke(context: &Context, args: &IdArgs) -> Result<u8, Failure> {
         .map_err(|err| Failure::new(err.to_string()))?;
     let status = if removed { "revoked" } else { "not-found" };
     if args.json {
-        output::print_json(&json!({"status": status, "removed": removed, "id": args.id,
-            "projectRoot": root, "scope": "project"}));
+        output::print_serialized(&Revoked {
+            status,
+            removed,
+            id: &args.id,
+            project_root: &root,
+            scope: "project",
+        });
     } else if removed {
         output::print(&format!(
             "revoked consent for {} in {root}; its lane is inactive until approved again\n",
@@ -268,13 +409,23 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     });
     let root = canonical_root(&context.project_root);
     let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
-    let mut envelope = json!({"id": id, "projectRoot": root, "scope": "project", "disclosure": lines,
-        "requiresConsent": assessment.disclosure.has_executable, "fingerprint": fp,
-        "contentHash": assessment.content_hash,
-        "reviewerHost": assessment.host.as_ref().map(|(_, h)| h.clone())});
+    let base = Approval {
+        id: &id,
+        project_root: &root,
+        scope: "project",
+        disclosure: lines,
+        requires_consent: assessment.disclosure.has_executable,
+        fingerprint: fp,
+        content_hash: &assessment.content_hash,
+        reviewer_host: assessment.host.as_ref().map(|(_, h)| h.as_str()),
+    };
     if !assessment.problems.is_empty() {
-        envelope["status"] = json!("refused");
-        envelope["problems"] = json!(assessment.problems);
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Refused {
+                problems: &assessment.problems,
+            },
+        };
         return Ok(report_refusal(
             json_output,
             &envelope,
@@ -285,30 +436,36 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     }
     let existing = store.read().get(&root, &id).cloned();
     if already_approved(existing.as_ref(), &assessment) {
-        envelope["status"] = json!("already-approved");
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::AlreadyApproved,
+        };
         let text = format!("{id} is already approved for {root}; nothing changed\n");
         print_result(json_output, &envelope, &text);
         return Ok(0);
     }
     show_disclosure(json_output, &assessment);
     let question = format!("activate {id} for {root} and let it run on every review?");
-    if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
+    if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &base) {
         return Ok(status);
     }
     let record = Record::new(NewRecord {
         project_root: root.clone(),
         id: id.clone(),
         integrity: assessment.content_hash.clone(),
-        disclosure_signature: assessment.signature,
-        content_hash: assessment.content_hash,
+        disclosure_signature: assessment.signature.clone(),
+        content_hash: assessment.content_hash.clone(),
         consented_at: iso_now(),
-        reviewer_host: assessment.host.map(|(_, h)| h),
+        reviewer_host: assessment.host.as_ref().map(|(_, h)| h.clone()),
         lane_binding_v2: lane_binding_v2(&file.value),
     });
     store
         .record(record)
         .map_err(|err| Failure::new(err.to_string()))?;
-    envelope["status"] = json!("approved");
+    let envelope = Envelope {
+        base: &base,
+        outcome: Outcome::Approved,
+    };
     print_result(
         json_output,
         &envelope,
@@ -458,12 +615,21 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
     let old_host = binding.old_host.clone();
     let old_text = old_host.clone().unwrap_or_default();
     let slug = lane.slug().to_owned();
-    let mut envelope = json!({"id": id, "slug": slug, "hostConfigKey": key, "projectRoot": root,
-        "binding": binding.kind,
-        "old": old_host.as_ref().map(|h| json!({"host": h, "local": class_of(h) == "local"})),
-        "new": {"host": new_host, "local": class_of(&new_host) == "local"}});
+    let mut base = Rebinding {
+        id: &id,
+        slug: &slug,
+        host_config_key: &key,
+        project_root: &root,
+        binding: binding.kind,
+        old: old_host.as_deref().map(Destination::of),
+        new: Destination::of(&new_host),
+        fingerprint: None,
+    };
     if old_host.as_deref().map(normalize_host) == Some(normalize_host(&new_host)) {
-        envelope["status"] = json!("unchanged");
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Unchanged,
+        };
         let text = format!(
             "{id}: the approved destination is already {}\n",
             escape_text(&new_host)
@@ -472,17 +638,20 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
         return Ok(0);
     }
     let fp = fingerprint(&signature_for_manifest(&manifest), &new_host, &old_text);
-    envelope["fingerprint"] = json!(fp);
+    base.fingerprint = Some(fp.clone());
     let lines = rebind_lines(&slug, &id, &key, old_host.as_ref(), &new_host, &fp);
     if !json_output {
         print_lines(&lines);
     }
     let question = format!("send every future review of {slug} to {new_host}?");
-    if let Some(status) = ask_consent(&args.consent, &question, &lines, &fp, &mut envelope) {
+    if let Some(status) = ask_consent(&args.consent, &question, &lines, &fp, &base) {
         return Ok(status);
     }
     store_rebinding(&store, &pins, &binding, &root, &id, &new_host)?;
-    envelope["status"] = json!("rebound");
+    let envelope = Envelope {
+        base: &base,
+        outcome: Outcome::Rebound,
+    };
     let text = format!("{id} now sends to {}\n", escape_text(&new_host));
     print_result(json_output, &envelope, &text);
     Ok(0)
