@@ -292,7 +292,7 @@ fn record_consent(
     value: &Value,
     destination: &Path,
     assessment: &Assessment,
-) -> Result<(), String> {
+) -> Result<(), NotRecorded> {
     let installed_hash = hash::content_hash(destination);
     match (store, installed_hash) {
         (Some(store), Ok(installed_hash)) => store
@@ -307,9 +307,32 @@ fn record_consent(
                 lane_binding_v2: lane_binding_v2(value),
             }))
             .map(|_| ())
-            .map_err(|e| e.to_string()),
-        (None, _) => Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned()),
-        (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
+            .map_err(NotRecorded::Store),
+        (None, _) => Err(NotRecorded::NoHome),
+        (_, Err(err)) => Err(NotRecorded::Hash(err)),
+    }
+}
+
+/// Why consent for a project-scope install could not be recorded (the bundle stays inactive).
+#[derive(Debug)]
+enum NotRecorded {
+    /// Neither `GSD_HOME` nor `HOME` names a home for the store.
+    NoHome,
+    /// The installed bundle cannot be hashed.
+    Hash(hash::HashError),
+    /// The store refused the record.
+    Store(crate::trust::consent::StoreError),
+}
+
+impl std::fmt::Display for NotRecorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotRecorded::NoHome => {
+                f.write_str("no GSD home (GSD_HOME or HOME) to hold the consent store")
+            }
+            NotRecorded::Hash(err) => write!(f, "the installed bundle cannot be hashed: {err}"),
+            NotRecorded::Store(err) => write!(f, "{err}"),
+        }
     }
 }
 

@@ -33,19 +33,23 @@ fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
 }
 
 /// The consent records `trust list` shows (this project's, or every one with `--all`).
-fn record_rows(store: &ConsentStore, root: &str, all: bool) -> Vec<Value> {
+fn listed_records(store: &ConsentStore, root: &str, all: bool) -> Vec<Record> {
     store
         .read()
         .all()
         .iter()
         .filter(|r| all || r.project_root() == root)
-        .map(|r| {
-            let mut row = r.to_json();
-            row["reviewerHostClass"] = json!(r.reviewer_host().map(class_of));
-            row["thisProject"] = json!(r.project_root() == root);
-            row
-        })
+        .cloned()
         .collect()
+}
+
+/// A record as `trust list --json` shows it: every field as stored (a peer's unknown fields
+/// included), with the host class and whether it is this project's.
+fn record_row(record: &Record, root: &str) -> Value {
+    let mut row = record.to_json();
+    row["reviewerHostClass"] = json!(record.reviewer_host().map(class_of));
+    row["thisProject"] = json!(record.project_root() == root);
+    row
 }
 
 /// One destination pin of `trust list`.
@@ -114,7 +118,7 @@ struct DamageRow {
 fn list_text(
     store: &ConsentStore,
     damaged: &[crate::trust::consent::Damage],
-    records: &[Value],
+    records: &[Record],
     pins: &[PinRow],
 ) -> String {
     let mut text = String::new();
@@ -129,18 +133,17 @@ fn list_text(
         text.push_str("  (none)\n");
     }
     for r in records {
-        let s = |k: &str| escape_text(r[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} (project {})\n    consented {}  content {}\n    destination {}\n    signature {}\n",
-            s("id"),
-            s("projectRoot"),
-            s("consentedAt"),
-            s("contentHash"),
-            match r["reviewerHost"].as_str() {
-                Some(h) if !h.is_empty() => format!("{} ({})", escape_text(h), class_of(h)),
-                _ => "not pinned by this record".to_owned(),
+            escape_text(r.id()),
+            escape_text(r.project_root()),
+            escape_text(r.consented_at()),
+            escape_text(r.content_hash()),
+            match r.reviewer_host() {
+                Some(h) => format!("{} ({})", escape_text(h), class_of(h)),
+                None => "not pinned by this record".to_owned(),
             },
-            s("disclosureSignature"),
+            escape_text(r.disclosure_signature()),
         ));
     }
     text.push_str("destination pins (lanes without a consented host)\n");
@@ -168,7 +171,7 @@ fn list_text(
 pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
     let (home, store) = home_store(context)?;
     let root = canonical_root(&context.project_root);
-    let records = record_rows(&store, &root, args.all);
+    let records = listed_records(&store, &root, args.all);
     let pins = pin_rows(&PinStore::new(&home), &root, args.all);
     let damaged: Vec<_> = [store.load().err(), PinStore::new(&home).load().err()]
         .into_iter()
@@ -185,8 +188,8 @@ pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
             .collect();
         output::print_serialized(&Listing {
             store: store.path().display().to_string(),
+            records: records.iter().map(|r| record_row(r, &root)).collect(),
             project_root: root,
-            records,
             pins,
             damaged,
         });

@@ -194,6 +194,16 @@ impl Record {
         self.field("contentHash")
     }
 
+    /// When consent was given, as stored.
+    pub fn consented_at(&self) -> &str {
+        self.field("consentedAt")
+    }
+
+    /// The disclosure signature bound by the record.
+    pub fn disclosure_signature(&self) -> &str {
+        self.field("disclosureSignature")
+    }
+
     /// The consented host, when the record carries a non-empty one.
     pub fn reviewer_host(&self) -> Option<&str> {
         self.raw
