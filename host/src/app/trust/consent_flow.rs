@@ -227,3 +227,59 @@ pub(super) fn ask_consent(
         &consent_hint(reason, fp),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Subject {
+        id: &'static str,
+        project_root: &'static str,
+    }
+
+    /// The subject's fields come first, then `status`, then that status's own fields: the key
+    /// order the envelopes had when they were JSON values filled in key by key.
+    #[test]
+    fn an_envelope_is_its_subject_then_its_status() {
+        let base = Subject {
+            id: "acme",
+            project_root: "/p",
+        };
+        let problems = vec!["bad".to_owned()];
+        let cases = [
+            (
+                Outcome::Refused {
+                    problems: &problems,
+                },
+                r#"{"id":"acme","projectRoot":"/p","status":"refused","problems":["bad"]}"#,
+            ),
+            (
+                Outcome::Aborted { reason: "declined" },
+                r#"{"id":"acme","projectRoot":"/p","status":"aborted","reason":"declined"}"#,
+            ),
+            (
+                Outcome::AlreadyApproved,
+                r#"{"id":"acme","projectRoot":"/p","status":"already-approved"}"#,
+            ),
+            (
+                Outcome::Installed {
+                    path: "/x".to_owned(),
+                    warnings: &[],
+                },
+                r#"{"id":"acme","projectRoot":"/p","status":"installed","path":"/x","warnings":[]}"#,
+            ),
+        ];
+        for (outcome, expected) in cases {
+            let envelope = Envelope {
+                base: &base,
+                outcome,
+            };
+            assert_eq!(
+                serde_json::to_string(&envelope).unwrap_or_default(),
+                expected
+            );
+        }
+    }
+}
