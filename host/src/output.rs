@@ -18,6 +18,12 @@ pub fn print(text: &str) {
 /// characters inside its strings are written as `\u` escapes
 /// ([`crate::textsafe::json_for_terminal`]: the same JSON value, nothing raw on a terminal).
 pub fn print_json(value: &Value) {
+    print_serialized(value);
+}
+
+/// Prints any serializable command output as `--json` does ([`print_json`]'s bytes): pretty
+/// JSON, fields in declaration order, neutralised for the terminal.
+pub fn print_serialized<T: serde::Serialize + ?Sized>(value: &T) {
     let text = crate::textsafe::json_for_terminal(
         &serde_json::to_string_pretty(value).unwrap_or_default(),
     );

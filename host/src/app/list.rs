@@ -1,11 +1,13 @@
 //! `gsd-lane list`: every discovered lane, active or not, and why not.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::Context;
 use crate::error::Failure;
+use crate::manifest::diagnostic::Code;
 use crate::output;
-use crate::registry::{Entry, Registry};
+use crate::registry::{Entry, Registry, Scope};
 use crate::run::path_lookup;
 use crate::textsafe::for_terminal;
 
@@ -33,25 +35,71 @@ fn presence(context: &Context, registry: &Registry, entry: &Entry) -> Option<Str
     }
 }
 
-fn entry_json(context: &Context, registry: &Registry, entry: &Entry) -> Value {
+/// One row of `list` (`--json` prints the array of them; the table reads the same fields).
+#[derive(Debug, Serialize)]
+struct Row {
+    /// Capability id.
+    id: String,
+    /// The lane's slug, when it declares one.
+    slug: Option<String>,
+    /// Its selection flags.
+    flags: Vec<String>,
+    /// Where it was found.
+    scope: Scope,
+    /// Its manifest file.
+    path: String,
+    /// Whether it runs.
+    active: bool,
+    /// `active`, `unavailable`, or why it was skipped.
+    status: &'static str,
+    /// The skip's code.
+    code: Option<Code>,
+    /// The skip's kind.
+    kind: Option<&'static str>,
+    /// Why it does not run.
+    reason: Option<String>,
+    /// Whether its program is here.
+    here: Option<String>,
+    /// Its warnings, one line each.
+    warnings: Vec<String>,
+    /// Its diagnostics, as `validate --json` writes them.
+    diagnostics: Vec<Value>,
+}
+
+fn entry_row(context: &Context, registry: &Registry, entry: &Entry) -> Row {
     let gap = handler_gap(registry, entry);
     let active = entry.skip.is_none() && gap.is_none();
     let reason = entry.skip.as_ref().map(|skip| skip.reason.clone()).or(gap);
-    json!({
-        "id": entry.id,
-        "slug": entry.slug,
-        "flags": entry.flags,
-        "scope": entry.scope,
-        "path": entry.path.display().to_string(),
-        "active": active,
-        "status": entry.skip.as_ref().map_or(if active { "active" } else { "unavailable" }, |s| s.status()),
-        "code": entry.skip.as_ref().map(|skip| skip.code),
-        "kind": entry.skip.as_ref().and_then(|skip| skip.kind()),
-        "reason": reason,
-        "here": presence(context, registry, entry),
-        "warnings": entry.warnings.iter().map(|w| format!("{}:{}: {}", entry.scope.as_str(), entry.id, w.detail())).collect::<Vec<_>>(),
-        "diagnostics": entry.skip.iter().flat_map(|s| s.diagnostics.iter()).chain(entry.warnings.iter()).map(output::diagnostic_json).collect::<Vec<_>>(),
-    })
+    Row {
+        id: entry.id.clone(),
+        slug: entry.slug.clone(),
+        flags: entry.flags.clone(),
+        scope: entry.scope,
+        path: entry.path.display().to_string(),
+        active,
+        status: entry
+            .skip
+            .as_ref()
+            .map_or(if active { "active" } else { "unavailable" }, |s| {
+                s.status()
+            }),
+        code: entry.skip.as_ref().map(|skip| skip.code),
+        kind: entry.skip.as_ref().and_then(|skip| skip.kind()),
+        reason,
+        here: presence(context, registry, entry),
+        warnings: entry
+            .warnings
+            .iter()
+            .map(|w| format!("{}:{}: {}", entry.scope.as_str(), entry.id, w.detail()))
+            .collect(),
+        diagnostics: entry
+            .skip
+            .iter()
+            .flat_map(|s| s.diagnostics.iter())
+            .chain(entry.warnings.iter())
+            .map(output::diagnostic_json)
+            .collect(),
+    }
 }
 
 /// Runs `list`.
@@ -61,14 +109,14 @@ fn entry_json(context: &Context, registry: &Registry, entry: &Entry) -> Value {
 /// Never fails; the signature matches the other commands.
 pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
     let registry = context.registry();
-    let rows: Vec<Value> = registry
+    let rows: Vec<Row> = registry
         .entries
         .iter()
         .filter(|entry| entry.slug.is_some() || entry.skip.is_some())
-        .map(|entry| entry_json(context, &registry, entry))
+        .map(|entry| entry_row(context, &registry, entry))
         .collect();
     if json_output {
-        output::print_json(&Value::Array(rows));
+        output::print_serialized(&rows);
         return Ok(0);
     }
     output::print(&human(&rows));
@@ -77,48 +125,25 @@ pub fn run(context: &Context, json_output: bool) -> Result<u8, Failure> {
 
 /// The table for people. Every cell is overlay- or file-controlled text, neutralised for the
 /// terminal on one line (a tab or line feed escaped too, so no cell can forge a row).
-fn human(rows: &[Value]) -> String {
-    let text_of = |row: &Value, key: &str| {
-        row.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("-")
-            .to_owned()
-    };
+fn human(rows: &[Row]) -> String {
     let mut text = format!(
         "{:<14} {:<26} {:<12} {:<12} {}\n",
         "SLUG", "FLAGS", "SCOPE", "STATUS", "DETAIL"
     );
     for row in rows {
-        let flags: Vec<&str> = row["flags"]
-            .as_array()
-            .map(|f| f.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let detail = row
-            .get("reason")
-            .and_then(Value::as_str)
-            .or_else(|| row.get("here").and_then(Value::as_str))
-            .unwrap_or("");
+        let detail = row.reason.as_deref().or(row.here.as_deref()).unwrap_or("");
         text.push_str(&format!(
             "{:<14} {:<26} {:<12} {:<12} {}\n",
-            for_terminal(&text_of(row, "slug")),
-            for_terminal(&flags.join(" ")),
-            text_of(row, "scope"),
-            text_of(row, "status"),
+            for_terminal(row.slug.as_deref().unwrap_or("-")),
+            for_terminal(&row.flags.join(" ")),
+            row.scope.as_str(),
+            row.status,
             for_terminal(detail),
         ));
-        if row["scope"] != "first-party" {
-            text.push_str(&format!(
-                "{:<14} source: {}\n",
-                "",
-                for_terminal(&text_of(row, "path"))
-            ));
+        if row.scope != Scope::FirstParty {
+            text.push_str(&format!("{:<14} source: {}\n", "", for_terminal(&row.path)));
         }
-        for warning in row["warnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
+        for warning in &row.warnings {
             text.push_str(&format!("{:<14} warning: {}\n", "", for_terminal(warning)));
         }
     }
@@ -128,16 +153,26 @@ fn human(rows: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// Issue 20 item 10: whatever a row holds, the table has no raw control and no forged row.
     #[test]
     fn the_table_prints_no_raw_control() {
         let hostile = "x\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{202e}\u{200b}\nforged";
-        let rows = vec![json!({
-            "slug": hostile, "flags": [hostile], "scope": "project", "status": "skipped",
-            "reason": hostile, "path": hostile, "warnings": [hostile],
-        })];
+        let rows = vec![Row {
+            id: hostile.to_owned(),
+            slug: Some(hostile.to_owned()),
+            flags: vec![hostile.to_owned()],
+            scope: Scope::Project,
+            path: hostile.to_owned(),
+            active: false,
+            status: "skipped",
+            code: None,
+            kind: None,
+            reason: Some(hostile.to_owned()),
+            here: None,
+            warnings: vec![hostile.to_owned()],
+            diagnostics: Vec::new(),
+        }];
         let text = human(&rows);
         assert!(
             !text

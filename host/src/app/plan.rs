@@ -1,6 +1,8 @@
 //! `gsd-lane plan`: the resolved plan of each selected lane, as JSON (invocation.md §14).
 
-use serde_json::{json, Value};
+use gsd_lane_sdk::{LanePlan, Transport};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::roster::parse_selected;
 use super::Context;
@@ -12,45 +14,104 @@ use crate::plan::{self, PlanInputs};
 use crate::refusal::Reason;
 use crate::registry::Lane;
 
-/// One plan entry: `{slug, ok:true, section, transport, promptBudget, promptPath, plan}` or
-/// `{slug, ok:false, reason, detail}`.
-pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> Value {
+/// One entry of `plan --json`: a resolved plan, or why the lane cannot be planned.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum PlanEntry {
+    /// The lane resolved.
+    Planned(Box<Planned>),
+    /// The lane cannot run as declared (or no lane has the slug).
+    Refused(Refused),
+}
+
+/// `{slug, ok: true, section, transport, promptBudget, promptPath, plan, settings?}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Planned {
+    /// The lane's slug.
+    slug: String,
+    /// Always `true`.
+    ok: bool,
+    /// Its REVIEWS.md heading.
+    section: String,
+    /// Its transport.
+    transport: Transport,
+    /// Its prompt-token budget, when one is configured.
+    prompt_budget: Option<serde_json::Number>,
+    /// The prompt file the lane reads, when it reads one.
+    prompt_path: Option<String>,
+    /// The resolved plan.
+    plan: LanePlan,
+    /// The lane's keys that have a value (left out when none has).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    settings: Vec<Setting>,
+}
+
+/// `{slug, ok: false, reason, detail}`.
+#[derive(Debug, Serialize)]
+pub struct Refused {
+    /// The slug asked for.
+    slug: String,
+    /// Always `false`.
+    ok: bool,
+    /// The refusal's reason.
+    reason: Reason,
+    /// What is wrong.
+    detail: String,
+}
+
+/// One of a lane's own config keys that has a value, and where it comes from.
+#[derive(Debug, Serialize)]
+pub struct Setting {
+    /// The dotted key.
+    key: String,
+    /// Its value.
+    value: Value,
+    /// `config file` or `lane default`.
+    source: &'static str,
+    /// The origin, as `plan` and `doctor` say it.
+    from: String,
+}
+
+/// The plan entry of `lane` (see [`PlanEntry`]).
+pub fn entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> PlanEntry {
     match plan::resolve_lane(&lane.capability_id, lane, config, inputs) {
         Ok(resolved) => {
             let prompt_path = match resolved.spawn() {
                 Some(spawn) => spawn.stdin.clone(),
                 None => Some(resolved.prompt_path.clone()),
             };
-            let mut entry = json!({
-                "slug": lane.slug,
-                "ok": true,
-                "section": lane.section,
-                "transport": resolved.transport,
-                "promptBudget": plan::prompt_budget(lane, config),
-                "promptPath": prompt_path,
-                "plan": resolved,
-            });
-            // The lane's keys that have a value, and where it comes from (decisions.md #21).
-            let settings = settings(lane, config);
-            if settings.as_array().is_some_and(|rows| !rows.is_empty()) {
-                entry["settings"] = settings;
-            }
-            entry
+            PlanEntry::Planned(Box::new(Planned {
+                slug: lane.slug.clone(),
+                ok: true,
+                section: lane.section.clone(),
+                transport: resolved.transport,
+                prompt_budget: plan::prompt_budget(lane, config),
+                prompt_path,
+                // The lane's keys that have a value, and where it comes from (decisions.md #21).
+                settings: setting_rows(lane, config),
+                plan: resolved,
+            }))
         }
-        Err(refusal) => json!({
-            "slug": lane.slug,
-            "ok": false,
-            "reason": refusal.reason,
-            "detail": refusal.detail,
+        Err(refusal) => PlanEntry::Refused(Refused {
+            slug: lane.slug.clone(),
+            ok: false,
+            reason: refusal.reason,
+            detail: refusal.detail,
         }),
     }
 }
 
+/// One plan entry as JSON, for the review's lane file and run record (the bytes of
+/// `plan --json`'s entry).
+pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> Value {
+    as_value(&entry(lane, config, inputs))
+}
+
 /// The lane's own config keys that have a value, each with where it comes from (the config
 /// file, or the default the lane declares: ADR-2782 D9).
-pub fn settings(lane: &Lane, config: &ProjectConfig) -> Value {
-    let rows: Vec<Value> = lane
-        .config_keys
+pub fn setting_rows(lane: &Lane, config: &ProjectConfig) -> Vec<Setting> {
+    lane.config_keys
         .iter()
         .filter_map(|key| {
             let origin = config.origin(key);
@@ -62,15 +123,25 @@ pub fn settings(lane: &Lane, config: &ProjectConfig) -> Value {
                 Origin::LaneDefault(_) => "lane default",
                 Origin::Unset => return None,
             };
-            Some(json!({
-                "key": key,
-                "value": value,
-                "source": source,
-                "from": origin.to_string(),
-            }))
+            Some(Setting {
+                key: key.clone(),
+                value: value.clone(),
+                source,
+                from: origin.to_string(),
+            })
         })
-        .collect();
-    Value::Array(rows)
+        .collect()
+}
+
+/// [`setting_rows`] as a JSON array (`doctor`'s rows).
+pub fn settings(lane: &Lane, config: &ProjectConfig) -> Value {
+    as_value(&setting_rows(lane, config))
+}
+
+/// A command-output value as JSON. Every output type here has string keys only, so the
+/// conversion cannot fail; `null` would stand for a failure that cannot happen.
+fn as_value<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// A declared default that leaves its key unset (manifest.md §5.3, §5.4).
@@ -97,26 +168,26 @@ pub fn run(context: &Context, args: &PlanArgs) -> Result<u8, Failure> {
         ..PlanInputs::default()
     };
     let selected = parse_selected(args.selected.as_deref());
-    let entries: Vec<Value> = if selected.is_empty() {
+    let entries: Vec<PlanEntry> = if selected.is_empty() {
         registry
             .lanes
             .iter()
-            .map(|lane| plan_entry(lane, &config, &inputs))
+            .map(|lane| entry(lane, &config, &inputs))
             .collect()
     } else {
         selected
             .iter()
             .map(|slug| match registry.lane(slug) {
-                Some(lane) => plan_entry(lane, &config, &inputs),
-                None => json!({
-                    "slug": slug,
-                    "ok": false,
-                    "reason": Reason::MalformedLane,
-                    "detail": format!("no declared lane has slug {:?}", output::neutralize(slug)),
+                Some(lane) => entry(lane, &config, &inputs),
+                None => PlanEntry::Refused(Refused {
+                    slug: slug.clone(),
+                    ok: false,
+                    reason: Reason::MalformedLane,
+                    detail: format!("no declared lane has slug {:?}", output::neutralize(slug)),
                 }),
             })
             .collect()
     };
-    output::print_json(&Value::Array(entries));
+    output::print_serialized(&entries);
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `flags` and `sections` (review-workflow.md §3).
 
-use serde_json::json;
+use serde::Serialize;
 
 use super::Context;
 use super::SelectArgs;
@@ -51,11 +51,20 @@ pub fn flags(context: &Context, args: &SelectArgs) -> Result<u8, Failure> {
         .cloned()
         .collect();
     if args.json {
-        output::print_json(&json!(flags));
+        output::print_serialized(&flags);
     } else {
         output::print(&render(&flags));
     }
     Ok(0)
+}
+
+/// One row of `sections --json`.
+#[derive(Debug, Serialize)]
+struct SectionRow<'a> {
+    /// The lane's slug.
+    slug: &'a str,
+    /// Its REVIEWS.md heading.
+    section: &'a str,
 }
 
 /// `gsd-lane sections`.
@@ -68,11 +77,14 @@ pub fn sections(context: &Context, args: &SelectArgs) -> Result<u8, Failure> {
     let selected = parse_selected(args.selected.as_deref());
     let lanes = selected_lanes(&registry, &selected);
     if args.json {
-        let rows: Vec<_> = lanes
+        let rows: Vec<SectionRow<'_>> = lanes
             .iter()
-            .map(|lane| json!({"slug": lane.slug, "section": lane.section}))
+            .map(|lane| SectionRow {
+                slug: &lane.slug,
+                section: &lane.section,
+            })
             .collect();
-        output::print_json(&json!(rows));
+        output::print_serialized(&rows);
     } else {
         let rows: Vec<(&str, &str)> = lanes
             .iter()

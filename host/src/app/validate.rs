@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde::Serialize;
+use serde_json::Value;
 
 use super::Context;
 use crate::error::Failure;
@@ -42,6 +43,15 @@ impl Sources {
     }
 }
 
+/// `validate --json`: every diagnostic, errors first.
+#[derive(Debug, Serialize)]
+struct Report {
+    /// The errors, as diagnostics.
+    errors: Vec<Value>,
+    /// The warnings, as diagnostics.
+    warnings: Vec<Value>,
+}
+
 /// Runs `validate`.
 ///
 /// # Errors
@@ -56,10 +66,14 @@ pub fn run(context: &Context, args: &super::ValidateArgs) -> Result<u8, Failure>
     let report: ValidationReport =
         registry::validate_files_for_host(&paths, &context.compat_version);
     if args.json {
-        output::print_json(&json!({
-            "errors": report.errors.iter().map(output::diagnostic_json).collect::<Vec<_>>(),
-            "warnings": report.warnings.iter().map(output::diagnostic_json).collect::<Vec<_>>(),
-        }));
+        output::print_serialized(&Report {
+            errors: report.errors.iter().map(output::diagnostic_json).collect(),
+            warnings: report
+                .warnings
+                .iter()
+                .map(output::diagnostic_json)
+                .collect(),
+        });
     } else {
         let color = context.colored(report.errors.is_empty());
         let mut sources = Sources::default();

@@ -20,8 +20,37 @@ pub struct Unusable {
     /// Line and column (1-based) of a JSON syntax error, when that is what is wrong.
     pub position: Option<(usize, usize)>,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: Problem,
 }
+
+/// What makes a config file unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A directory, FIFO, device or other non-regular file.
+    NotRegular,
+    /// Larger than the bound, in bytes.
+    TooLarge(u64),
+    /// An I/O error (the operating system's message).
+    Io(String),
+    /// Valid JSON whose top-level value is not an object.
+    NotObject,
+    /// Not JSON (the parser's message without its position, which [`Unusable`] carries).
+    InvalidJson(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::NotRegular => f.write_str("not a regular file"),
+            Problem::TooLarge(max) => write!(f, "larger than {max} bytes"),
+            Problem::Io(detail) => f.write_str(detail),
+            Problem::NotObject => f.write_str("the top-level JSON value is not an object"),
+            Problem::InvalidJson(detail) => write!(f, "invalid JSON ({detail})"),
+        }
+    }
+}
+
+impl std::error::Error for Problem {}
 
 impl Unusable {
     /// The warning printed by commands that send nothing and go on without the file.
@@ -84,8 +113,8 @@ fn read_object_or_note(path: &Path, unusable: &mut Vec<Unusable>) -> Option<Map<
     }
 }
 
-/// Why a file is unusable: the syntax error's position, if any, and the reason.
-type Why = (Option<(usize, usize)>, String);
+/// Why a file is unusable: the syntax error's position, if any, and the problem.
+type Why = (Option<(usize, usize)>, Problem);
 
 /// Reads and parses a file that must hold a JSON object; `Ok(None)` means the file is missing.
 fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, Why> {
@@ -99,7 +128,7 @@ fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, Why> {
 fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Why> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err((None, "the top-level JSON value is not an object".to_owned())),
+        Ok(_) => Err((None, Problem::NotObject)),
         Err(err) => {
             let (line, column) = (err.line(), err.column());
             let text = err.to_string();
@@ -107,7 +136,7 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Why> {
                 .strip_suffix(&format!(" at line {line} column {column}"))
                 .unwrap_or(&text)
                 .to_owned();
-            Err((Some((line, column)), format!("invalid JSON ({message})")))
+            Err((Some((line, column)), Problem::InvalidJson(message)))
         }
     }
 }
@@ -115,44 +144,44 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Why> {
 /// Reads a regular file of at most `max` bytes without ever blocking on special files.
 ///
 /// Returns `Ok(None)` when the file does not exist. A FIFO, device, directory, oversized file or
-/// I/O error is an `Err` carrying a short reason.
-fn read_regular_file_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
+/// I/O error is an `Err` carrying its [`Problem`].
+fn read_regular_file_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, Problem> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(io_problem(&err)),
     };
     check_regular_and_small(&metadata, max)?;
-    let file = crate::fsutil::open_nonblocking(path).map_err(|err| err.to_string())?;
-    let opened = file.metadata().map_err(|err| err.to_string())?;
+    let file = crate::fsutil::open_nonblocking(path).map_err(|err| io_problem(&err))?;
+    let opened = file.metadata().map_err(|err| io_problem(&err))?;
     check_regular_and_small(&opened, max)?;
     read_capped(file, max).map(Some)
 }
 
 /// Refuses anything that is not a regular file of at most `max` bytes.
-fn check_regular_and_small(metadata: &Metadata, max: u64) -> Result<(), String> {
+fn check_regular_and_small(metadata: &Metadata, max: u64) -> Result<(), Problem> {
     if !metadata.is_file() {
-        return Err("not a regular file".to_owned());
+        return Err(Problem::NotRegular);
     }
     if metadata.len() > max {
-        return Err(too_large(max));
+        return Err(Problem::TooLarge(max));
     }
     Ok(())
 }
 
-/// Describes the size refusal.
-fn too_large(max: u64) -> String {
-    format!("larger than {max} bytes")
+/// An I/O failure as a [`Problem`].
+fn io_problem(err: &std::io::Error) -> Problem {
+    Problem::Io(err.to_string())
 }
 
 /// Reads at most `max` bytes, refusing a file that turns out to be longer.
-fn read_capped(file: File, max: u64) -> Result<Vec<u8>, String> {
+fn read_capped(file: File, max: u64) -> Result<Vec<u8>, Problem> {
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|err| err.to_string())?;
+        .map_err(|err| io_problem(&err))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > max {
-        return Err(too_large(max));
+        return Err(Problem::TooLarge(max));
     }
     Ok(bytes)
 }

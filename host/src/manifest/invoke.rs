@@ -1,5 +1,6 @@
 //! `reviewer.invoke` rules (manifest.md §2.3), applied in the order the spec gives.
 
+use gsd_lane_sdk::Transport;
 use serde_json::{Map, Value};
 
 use super::checker::Checker;
@@ -11,7 +12,7 @@ use super::vocab;
 pub(crate) fn check(
     checker: &mut Checker,
     invoke: Option<&Value>,
-    transport: Option<&str>,
+    transport: Option<Transport>,
     at: &FieldPath,
 ) {
     let Some(object) = invoke.and_then(Value::as_object) else {
@@ -28,15 +29,21 @@ pub(crate) fn check(
         checker.push(Diagnostic::error(Code::InvMixed, at.clone(), message));
     }
     match transport {
-        Some("spawn") => {
-            forbid(checker, object, vocab::HTTP_ONLY, "spawn", at);
+        Some(Transport::Spawn) => {
+            forbid(checker, object, vocab::HTTP_ONLY, Transport::Spawn, at);
             check_spawn(checker, object, at);
         }
-        Some("openai-http") => {
-            forbid(checker, object, vocab::SPAWN_ONLY, "openai-http", at);
+        Some(Transport::OpenAiHttp) => {
+            forbid(
+                checker,
+                object,
+                vocab::SPAWN_ONLY,
+                Transport::OpenAiHttp,
+                at,
+            );
             check_http(checker, object, at);
         }
-        _ => {}
+        None => {}
     }
     let mut unknown: Vec<&String> = object
         .keys()
@@ -59,9 +66,10 @@ fn forbid(
     checker: &mut Checker,
     object: &Map<String, Value>,
     fields: &[&str],
-    transport: &str,
+    transport: Transport,
     at: &FieldPath,
 ) {
+    let transport = transport.as_str();
     for field in fields {
         if object.contains_key(*field) {
             checker.error(

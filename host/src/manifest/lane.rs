@@ -19,6 +19,7 @@ use super::model::{
     EffortChannel, EvidenceClass, ModelDiscovery, OutputChannel, Posture, PromptChannel,
 };
 pub use super::model::{HttpInvoke, SpawnInvoke};
+use super::probe::ProbeKind;
 use super::rate_limit::Rule;
 use super::vocab;
 use crate::refusal::{Reason, Refusal};
@@ -104,16 +105,7 @@ impl LaneSpec {
             .and_then(Value::as_object)
             .map(|config| config.keys().cloned().collect())
             .unwrap_or_default();
-        spec.config_defaults = manifest
-            .get("config")
-            .and_then(Value::as_object)
-            .map(|config| {
-                config
-                    .iter()
-                    .filter_map(|(key, slice)| Some((key.clone(), slice.get("default")?.clone())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        spec.config_defaults = super::declared::config_defaults(manifest);
         Ok(spec)
     }
 
@@ -190,6 +182,11 @@ impl LaneSpec {
     }
 }
 
+/// The transport written exactly as `name` (case-sensitive), or `None`.
+pub fn transport_named(name: &str) -> Option<Transport> {
+    member(Some(&Value::String(name.to_owned())))
+}
+
 /// The handler that drives a lane declaring `handler` over `transport`: the declared one, else
 /// `openai-compatible` for every HTTP lane; `None` for a data-only spawn lane.
 pub fn driving_handler(handler: Option<HandlerName>, transport: Transport) -> Option<&'static str> {
@@ -260,9 +257,10 @@ fn fits_transport(handler: Option<HandlerName>, invoke: &Invoke) -> Result<(), R
         return Ok(());
     };
     match crate::registry::handlers::transport_of(name.as_str()) {
-        Some(drives) if drives != transport.as_str() => Err(malformed(format!(
-            "handler {} drives {drives} lanes, not {}",
+        Some(drives) if drives != transport => Err(malformed(format!(
+            "handler {} drives {} lanes, not {}",
             name.as_str(),
+            drives.as_str(),
             transport.as_str()
         ))),
         _ => Ok(()),
@@ -323,21 +321,23 @@ fn probe(value: Option<&Value>) -> Probe {
     let field = |key: &str| text(object, key).unwrap_or("").to_owned();
     let millis =
         || vocab::positive_integer(object.get("timeoutMs")).unwrap_or(DEFAULT_PROBE_TIMEOUT_MS);
-    match text(object, "kind") {
-        Some("command-exists") => Probe::CommandExists {
+    let Some(kind) = super::probe::ProbeKind::of_value(object.get("kind")) else {
+        return Probe::Unusable;
+    };
+    match kind {
+        ProbeKind::CommandExists => Probe::CommandExists {
             binary: field("binary"),
         },
-        Some("command-capability") => Probe::CommandCapability {
+        ProbeKind::CommandCapability => Probe::CommandCapability {
             binary: field("binary"),
             needle: field("needle"),
             timeout_ms: millis(),
         },
-        Some("http-reachable") => Probe::HttpReachable {
+        ProbeKind::HttpReachable => Probe::HttpReachable {
             host_config_key: field("hostConfigKey"),
             path: field("path"),
             timeout_ms: millis(),
         },
-        _ => Probe::Unusable,
     }
 }
 

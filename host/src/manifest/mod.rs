@@ -4,6 +4,7 @@ pub(crate) mod central;
 mod checker;
 mod config_slice;
 pub(crate) mod cross;
+pub(crate) mod declared;
 pub(crate) mod diagnostic;
 pub(crate) mod facts;
 mod invoke;
@@ -19,12 +20,13 @@ mod lint;
 )]
 pub(crate) mod model;
 pub(crate) mod path;
-mod probe;
+pub(crate) mod probe;
 pub(crate) mod rate_limit;
 pub(crate) mod semver;
 pub(crate) mod validate;
 pub(crate) mod vocab;
 
+pub use declared::DeclaredLane;
 pub use diagnostic::Diagnostic;
 pub use lane::LaneSpec;
 pub use path::FieldPath;

@@ -3,6 +3,7 @@
 //! Total by construction: every access is checked, recursion never exceeds the schema's fixed
 //! depth, and values are rendered through bounded helpers.
 
+use gsd_lane_sdk::Transport;
 use serde_json::{Map, Value};
 
 use super::checker::Checker;
@@ -293,13 +294,15 @@ fn check_body(checker: &mut Checker, body: &Value, manifest: &Map<String, Value>
     };
     check_slug(checker, object, &at);
     check_flags(checker, object, &at);
-    let transport = checker.member(
-        object,
-        "transport",
-        &at,
-        Code::RbTransport,
-        &vocab::TRANSPORT,
-    );
+    let transport = checker
+        .member(
+            object,
+            "transport",
+            &at,
+            Code::RbTransport,
+            &vocab::TRANSPORT,
+        )
+        .and_then(super::lane::transport_named);
     super::probe::check(checker, object.get("probe"), &at.key("probe"));
     super::invoke::check(checker, object.get("invoke"), transport, &at.key("invoke"));
     check_lane_scalars(checker, object, &at);
@@ -531,7 +534,7 @@ pub(super) fn check_config_key(
 fn check_handler_transport(
     checker: &mut Checker,
     object: &Map<String, Value>,
-    transport: Option<&str>,
+    transport: Option<Transport>,
     at: &FieldPath,
 ) {
     let (Some(handler), Some(transport)) =
@@ -544,7 +547,9 @@ fn check_handler_transport(
     };
     if drives != transport {
         let message = format!(
-            "handler {handler} does not drive {transport:?} lanes; it drives {drives:?} (registered handlers: {})",
+            "handler {handler} does not drive {:?} lanes; it drives {:?} (registered handlers: {})",
+            transport.as_str(),
+            drives.as_str(),
             crate::registry::handlers::transports_described()
         );
         checker.push(Diagnostic::error(

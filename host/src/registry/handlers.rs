@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use gsd_lane_handlers::UnknownHandler;
-use gsd_lane_sdk::{Handler, HandlerName};
+use gsd_lane_sdk::{Handler, HandlerName, Transport};
 
 /// The set, fixed at first use.
 static SET: OnceLock<&'static [&'static dyn Handler]> = OnceLock::new();
@@ -57,13 +57,11 @@ pub fn lookup(name: &str) -> Result<&'static dyn Handler, UnknownHandler> {
     gsd_lane_handlers::lookup_in(registered(), name)
 }
 
-/// The transport (as descriptors write it) the handler registered under `name` drives, or
-/// `None` when no registered handler has that name. The one source of the handler-to-transport
-/// rule: the validator and the trust policy both ask here.
-pub fn transport_of(name: &str) -> Option<&'static str> {
-    lookup(name)
-        .ok()
-        .map(|handler| handler.transport().as_str())
+/// The transport the handler registered under `name` drives, or `None` when no registered
+/// handler has that name. The one source of the handler-to-transport rule: the validator, the
+/// typed lane and the trust policy all ask here.
+pub fn transport_of(name: &str) -> Option<Transport> {
+    lookup(name).ok().map(|handler| handler.transport())
 }
 
 /// Each registered handler with the transport it drives (`opencode with spawn`), for messages.

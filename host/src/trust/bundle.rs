@@ -9,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::consent::hash::{MAX_BYTES, MAX_ENTRIES};
+use super::error::{BundleError, BundleStep};
 
 /// A staged copy; its staging directory is removed on drop.
 #[derive(Debug)]
@@ -34,12 +35,12 @@ impl Drop for Staged {
 ///
 /// # Errors
 ///
-/// A message naming the offending path: a link or special file, more than 100 000 entries or
-/// 16 MiB, or an I/O error.
-pub fn stage(source: &Path, staging_root: &Path, id: &str) -> Result<Staged, String> {
+/// A [`BundleError`] naming the offending path: a link or special file, more than 100 000
+/// entries or 16 MiB, or an I/O error.
+pub fn stage(source: &Path, staging_root: &Path, id: &str) -> Result<Staged, BundleError> {
     let area = staging_root.join(super::consent::lock::token());
     let dir = area.join(id);
-    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    fs::create_dir_all(&dir).map_err(io(BundleStep::Create, &dir))?;
     let staged = Staged { area, dir };
     let mut entries = 0usize;
     let mut bytes = 0u64;
@@ -47,44 +48,56 @@ pub fn stage(source: &Path, staging_root: &Path, id: &str) -> Result<Staged, Str
     Ok(staged)
 }
 
-fn copy_tree(from: &Path, to: &Path, entries: &mut usize, bytes: &mut u64) -> Result<(), String> {
-    let listing = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+/// The [`BundleError::Io`] of `step` on `path`.
+fn io(step: BundleStep, path: &Path) -> impl FnOnce(std::io::Error) -> BundleError + '_ {
+    move |source| BundleError::Io {
+        step,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn copy_tree(
+    from: &Path,
+    to: &Path,
+    entries: &mut usize,
+    bytes: &mut u64,
+) -> Result<(), BundleError> {
+    let listing = fs::read_dir(from).map_err(io(BundleStep::Read, from))?;
     for entry in listing {
-        let entry = entry.map_err(|e| format!("reading {}: {e}", from.display()))?;
+        let entry = entry.map_err(io(BundleStep::Read, from))?;
         *entries += 1;
         if *entries > MAX_ENTRIES {
-            return Err(format!(
-                "{} holds more than {MAX_ENTRIES} entries",
-                from.display()
-            ));
+            return Err(BundleError::TooManyEntries {
+                dir: from.to_path_buf(),
+                max: MAX_ENTRIES,
+            });
         }
         let path = entry.path();
         let target = to.join(entry.file_name());
-        let meta =
-            fs::symlink_metadata(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let meta = fs::symlink_metadata(&path).map_err(io(BundleStep::Read, &path))?;
         let kind = meta.file_type();
         if kind.is_symlink() {
-            return Err(format!(
-                "{} is a symbolic link; a capability bundle holds only files and folders",
-                path.display()
-            ));
+            return Err(BundleError::Link(path));
         }
         if kind.is_dir() {
-            fs::create_dir(&target).map_err(|e| format!("creating {}: {e}", target.display()))?;
+            fs::create_dir(&target).map_err(io(BundleStep::Create, &target))?;
             copy_tree(&path, &target, entries, bytes)?;
         } else if kind.is_file() {
             *bytes = bytes.saturating_add(meta.len());
             if *bytes > MAX_BYTES {
-                return Err(format!(
-                    "{} holds more than {} MiB",
-                    from.display(),
-                    MAX_BYTES >> 20
-                ));
+                return Err(BundleError::TooLarge {
+                    dir: from.to_path_buf(),
+                    max_mib: MAX_BYTES >> 20,
+                });
             }
-            fs::copy(&path, &target)
-                .map_err(|e| format!("copying {} to {}: {e}", path.display(), target.display()))?;
+            fs::copy(&path, &target).map_err(|source| BundleError::Copy {
+                from: path.clone(),
+                to: target.clone(),
+                source,
+            })?;
         } else {
-            return Err(format!("{} is neither a file nor a folder", path.display()));
+            return Err(BundleError::Special(path));
         }
     }
     Ok(())
@@ -95,22 +108,21 @@ fn copy_tree(from: &Path, to: &Path, entries: &mut usize, bytes: &mut u64) -> Re
 ///
 /// # Errors
 ///
-/// A message naming the rename that failed; the destination then holds the old bundle.
-pub fn promote(staged: &Staged, destination: &Path) -> Result<(), String> {
+/// A [`BundleError`] naming the rename that failed; the destination then holds the old bundle.
+pub fn promote(staged: &Staged, destination: &Path) -> Result<(), BundleError> {
     if let Some(parent) = destination.parent() {
-        fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        fs::create_dir_all(parent).map_err(io(BundleStep::Create, parent))?;
     }
     let aside = staged.area.join("previous");
     let had_previous = destination.exists();
     if had_previous {
-        fs::rename(destination, &aside)
-            .map_err(|e| format!("moving the installed {} aside: {e}", destination.display()))?;
+        fs::rename(destination, &aside).map_err(io(BundleStep::MoveAside, destination))?;
     }
-    if let Err(e) = fs::rename(&staged.dir, destination) {
+    if let Err(source) = fs::rename(&staged.dir, destination) {
         if had_previous {
             let _ = fs::rename(&aside, destination);
         }
-        return Err(format!("installing into {}: {e}", destination.display()));
+        return Err(io(BundleStep::Install, destination)(source));
     }
     Ok(())
 }
@@ -120,13 +132,13 @@ pub fn promote(staged: &Staged, destination: &Path) -> Result<(), String> {
 ///
 /// # Errors
 ///
-/// A message naming the folder when it cannot be moved.
-pub fn remove(installed: &Path, staging_root: &Path) -> Result<(), String> {
+/// A [`BundleError`] naming the folder when it cannot be moved.
+pub fn remove(installed: &Path, staging_root: &Path) -> Result<(), BundleError> {
     let area = staging_root.join(super::consent::lock::token());
-    fs::create_dir_all(&area).map_err(|e| format!("creating {}: {e}", area.display()))?;
+    fs::create_dir_all(&area).map_err(io(BundleStep::Create, &area))?;
     let aside = area.join("removed");
     let moved = fs::rename(installed, &aside);
-    let result = moved.map_err(|e| format!("removing {}: {e}", installed.display()));
+    let result = moved.map_err(io(BundleStep::Remove, installed));
     let _ = fs::remove_dir_all(&area);
     result
 }
@@ -166,6 +178,10 @@ mod tests {
         let source = root.path().join("src");
         fs::create_dir_all(&source).expect("mkdir");
         std::os::unix::fs::symlink("/etc/passwd", source.join("l")).expect("symlink");
-        assert!(stage(&source, &root.path().join(".staging"), "x").is_err());
+        let refused = stage(&source, &root.path().join(".staging"), "x").map(|_| ());
+        assert!(
+            matches!(&refused, Err(BundleError::Link(path)) if path.ends_with("l")),
+            "{refused:?}"
+        );
     }
 }

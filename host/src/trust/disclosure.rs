@@ -2,6 +2,10 @@
 //!
 //! A pure, total function over the raw JSON value: it never fails and never panics, whatever the
 //! manifest holds, because it runs before validation (install, update, `disclose --manifest`).
+//! The lane is read through the one lenient typed view, [`DeclaredLane`], for active lanes too:
+//! the signature binds what the manifest says (non-string arguments, an undeclared posture, an
+//! untrimmed slug), which the accepted [`crate::manifest::LaneSpec`] normalizes away, so one
+//! manifest has one signature whichever command asks.
 //! Each surface class (hooks, command modules, MCP servers, reviewer lanes) is collected on its
 //! own, so a bad value in one class leaves only that class empty.
 
@@ -11,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::locality::is_local_destination;
+use crate::manifest::DeclaredLane;
 
 /// The four egress payload classes every lane discloses, in this order (trust.md §3.7, §10).
 pub const EGRESS_PAYLOAD_CLASSES: [&str; 4] = [
@@ -82,7 +87,8 @@ impl LaneSurface {
 /// A lane is HTTP-shaped when its transport is exactly `openai-http`, or when it declares no
 /// binary but names a host key (trust.md §3.4).
 pub fn is_http_shaped(transport: &str, binary: &str, host_config_key: &str) -> bool {
-    transport == "openai-http" || (binary.is_empty() && !host_config_key.is_empty())
+    crate::manifest::lane::transport_named(transport) == Some(gsd_lane_sdk::Transport::OpenAiHttp)
+        || (binary.is_empty() && !host_config_key.is_empty())
 }
 
 /// One hook surface.
@@ -173,9 +179,8 @@ pub fn disclose(
         .and_then(|r| r.get("mcpServers"))
         .map(collect_mcp)
         .unwrap_or_default();
-    let reviewer_lanes: Vec<LaneSurface> = root
-        .and_then(|r| r.get("reviewer"))
-        .and_then(|body| lane_surface(body, resolver))
+    let reviewer_lanes: Vec<LaneSurface> = DeclaredLane::of_manifest(manifest)
+        .and_then(|lane| lane_surface(&lane, resolver))
         .into_iter()
         .collect();
     let missing_artifacts = staged
@@ -203,48 +208,27 @@ fn text(object: &Map<String, Value>, key: &str) -> String {
         .to_owned()
 }
 
-/// Lane detection and the lane surface record (trust.md §3.2, §3.3).
-fn lane_surface(body: &Value, resolver: Option<Resolver<'_>>) -> Option<LaneSurface> {
-    let body = body.as_object()?;
-    let empty = Map::new();
-    let invoke = body
-        .get("invoke")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let slug = text(body, "slug");
-    let transport = text(body, "transport");
-    let handler = text(body, "handler");
-    let binary = text(invoke, "binary");
-    let host_config_key = text(invoke, "hostConfigKey");
-    let prompt_channel = text(invoke, "promptChannel");
-    let raw_args: Vec<Value> = invoke
-        .get("args")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+/// Lane detection and the lane surface record (trust.md §3.2, §3.3), from the declared view.
+fn lane_surface(lane: &DeclaredLane, resolver: Option<Resolver<'_>>) -> Option<LaneSurface> {
+    let invoke = &lane.invoke;
     let declared = [
-        &slug,
-        &transport,
-        &handler,
-        &binary,
-        &host_config_key,
-        &prompt_channel,
+        &lane.slug,
+        &lane.transport,
+        &lane.handler,
+        &invoke.binary,
+        &invoke.host_config_key,
+        &invoke.prompt_channel,
     ]
     .iter()
     .any(|field| !field.is_empty())
-        || !raw_args.is_empty();
+        || !invoke.raw_args.is_empty();
     if !declared {
         return None;
     }
-    let args = raw_args
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
-    let http = is_http_shaped(&transport, &binary, &host_config_key);
+    let http = is_http_shaped(&lane.transport, &invoke.binary, &invoke.host_config_key);
     let (resolved_host, is_local) = if http {
         let resolved = resolver
-            .and_then(|resolve| call_resolver(resolve, &host_config_key))
+            .and_then(|resolve| call_resolver(resolve, &invoke.host_config_key))
             .filter(|host| !host.is_empty());
         match resolved {
             Some(host) => {
@@ -262,17 +246,17 @@ fn lane_surface(body: &Value, resolver: Option<Resolver<'_>>) -> Option<LaneSurf
         additional_egress.push(SPAWN_ADDITIONAL_EGRESS.to_owned());
     }
     Some(LaneSurface {
-        slug,
-        transport,
-        binary,
-        args,
-        raw_args,
-        host_config_key,
+        slug: lane.slug.clone(),
+        transport: lane.transport.clone(),
+        binary: invoke.binary.clone(),
+        args: lane.args(),
+        raw_args: invoke.raw_args.clone(),
+        host_config_key: invoke.host_config_key.clone(),
         resolved_host,
         is_local_destination: is_local,
-        prompt_channel,
-        handler,
-        posture: body.get("posture").cloned(),
+        prompt_channel: invoke.prompt_channel.clone(),
+        handler: lane.handler.clone(),
+        posture: lane.posture.clone(),
         egress_payload_classes: EGRESS_PAYLOAD_CLASSES
             .iter()
             .map(|s| (*s).to_owned())

@@ -18,6 +18,7 @@ pub(crate) mod bundle;
 pub(crate) mod consent;
 pub(crate) mod disclosure;
 pub(crate) mod egress;
+pub(crate) mod error;
 mod locality;
 pub(crate) mod pins;
 pub(crate) mod policy;
@@ -26,12 +27,16 @@ pub(crate) mod signature;
 mod stable;
 pub(crate) mod winshim;
 
-use crate::manifest::lane::HttpInvoke;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use gsd_lane_sdk::Transport;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::manifest::lane::HttpInvoke;
+use crate::manifest::DeclaredLane;
+use crate::registry::Lane;
 
 use crate::config::ProjectConfig;
 use crate::project::HostEnv;
@@ -50,53 +55,98 @@ pub fn canonical_root(project_root: &Path) -> String {
         .to_string()
 }
 
-/// The destination an `openai-http` lane of `manifest` resolves to now, with the same function
-/// plans use ([`crate::plan::resolve_host`]): `Some((hostConfigKey, host))` for a lane whose
-/// transport is exactly `openai-http` and whose `invoke` is an object; the host may be empty.
-pub fn lane_host(manifest: &Value, config: &ProjectConfig) -> Option<(String, String)> {
-    let body = manifest.get("reviewer")?.as_object()?;
-    if body.get("transport").and_then(Value::as_str) != Some("openai-http") {
-        return None;
+/// How the trust layer reads one capability's lane: typed for an accepted lane, through the one
+/// lenient view for a manifest that may not validate (install, approval, `disclose --manifest`,
+/// an inactive overlay). Host resolution and the third-party rules ask it; neither reads JSON.
+#[derive(Debug, Clone)]
+pub enum LaneReading {
+    /// An accepted lane of the registry.
+    Active(Lane),
+    /// The declared view of a manifest (`None`: it declares no `reviewer` object).
+    Declared(Option<Box<DeclaredLane>>),
+}
+
+impl LaneReading {
+    /// The declared view of `manifest`.
+    pub fn of_manifest(manifest: &Value) -> LaneReading {
+        LaneReading::Declared(DeclaredLane::of_manifest(manifest).map(Box::new))
     }
-    let invoke: &Map<String, Value> = body.get("invoke")?.as_object()?;
-    Some(crate::plan::resolve_host(
-        &HttpInvoke::from_object(invoke),
-        &with_own_defaults(manifest, config),
-    ))
+
+    /// The lane's slug (`""` when none is declared).
+    pub fn slug(&self) -> &str {
+        match self {
+            LaneReading::Active(lane) => &lane.slug,
+            LaneReading::Declared(lane) => lane.as_ref().map_or("", |lane| lane.slug.as_str()),
+        }
+    }
+
+    /// The destination the lane resolves to now, with the same function plans use
+    /// ([`crate::plan::resolve_host`]): `Some((hostConfigKey, host))` for a lane whose transport
+    /// is exactly `openai-http` and whose `invoke` is an object; the host may be empty.
+    pub fn host(&self, config: &ProjectConfig) -> Option<(String, String)> {
+        let (id, http, defaults) = match self {
+            LaneReading::Active(lane) => (
+                lane.capability_id.as_str(),
+                lane.http()?,
+                lane.config_defaults.as_slice(),
+            ),
+            LaneReading::Declared(lane) => {
+                let lane = lane.as_ref()?;
+                if lane.transport() != Some(Transport::OpenAiHttp) {
+                    return None;
+                }
+                (
+                    lane.id.as_str(),
+                    lane.invoke.http.as_ref()?,
+                    lane.config_defaults.as_slice(),
+                )
+            }
+        };
+        Some(resolve_with_defaults(http, id, defaults, config))
+    }
+
+    /// The third-party rules the lane breaks; `install_root` is the capability folder.
+    pub fn violations(&self, install_root: Option<&Path>) -> Vec<policy::Violation> {
+        match self {
+            LaneReading::Active(lane) => policy::lane_violations(lane, install_root),
+            LaneReading::Declared(lane) => policy::violations(lane.as_deref(), install_root),
+        }
+    }
 }
 
-/// `config` with the declared defaults of `manifest`'s own config keys, for a manifest that
-/// need not be in the registry (install, `disclose --manifest`, `rebind-host`): its lane
-/// resolves its keys as it will once active (ADR-2782 D9).
-fn with_own_defaults(manifest: &Value, config: &ProjectConfig) -> ProjectConfig {
-    let defaults: Vec<(String, Value)> = manifest
-        .get("config")
-        .and_then(Value::as_object)
-        .map(|slices| {
-            slices
-                .iter()
-                .filter_map(|(key, slice)| Some((key.clone(), slice.get("default")?.clone())))
-                .collect()
-        })
-        .unwrap_or_default();
-    let id = manifest.get("id").and_then(Value::as_str).unwrap_or("");
-    config
-        .clone()
-        .with_lane_defaults([(id, defaults.as_slice())])
+/// [`crate::plan::resolve_host`] with the declared defaults of the lane's own config keys, for
+/// a manifest that need not be in the registry (install, `disclose --manifest`, `rebind-host`):
+/// its lane resolves its keys as it will once active (ADR-2782 D9).
+fn resolve_with_defaults(
+    http: &HttpInvoke,
+    id: &str,
+    defaults: &[(String, Value)],
+    config: &ProjectConfig,
+) -> (String, String) {
+    let config = config.clone().with_lane_defaults([(id, defaults)]);
+    crate::plan::resolve_host(http, &config)
 }
 
-/// The display resolver of a disclosure: the same function as [`lane_host`], for the lane's key.
-pub fn host_resolver<'a>(
-    manifest: &'a Value,
-    config: &'a ProjectConfig,
-) -> impl Fn(&str) -> Option<String> + 'a {
+/// The display resolver of a disclosure: the host the declared `invoke` of `lane` resolves to,
+/// for its own key only (any transport: disclosure decides which lanes are HTTP-shaped).
+pub fn host_resolver(
+    lane: Option<&DeclaredLane>,
+    config: &ProjectConfig,
+) -> impl Fn(&str) -> Option<String> {
+    let resolved = lane.and_then(|lane| {
+        let http = lane.invoke.http.as_ref()?;
+        Some(resolve_with_defaults(
+            http,
+            &lane.id,
+            &lane.config_defaults,
+            config,
+        ))
+    });
     move |key: &str| {
-        let invoke = manifest.get("reviewer")?.get("invoke")?.as_object()?;
-        let (declared, host) = crate::plan::resolve_host(
-            &HttpInvoke::from_object(invoke),
-            &with_own_defaults(manifest, config),
-        );
-        (declared == key && !host.is_empty()).then_some(host)
+        resolved
+            .as_ref()
+            .filter(|(declared, host)| declared == key && !host.is_empty())
+            .map(|(_, host)| host.clone())
     }
 }
 
@@ -170,4 +220,34 @@ pub fn egress_check(env: &HostEnv, project_root: &Path) -> Box<dyn EgressCheck> 
         home.as_deref(),
         canonical_root(project_root),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    /// The typed reading of an accepted lane and the declared view of its manifest agree on
+    /// everything the trust layer decides with: the destination and the third-party rules.
+    #[test]
+    fn typed_and_declared_readings_agree_on_accepted_lanes() {
+        let registry = Registry::first_party();
+        assert!(!registry.lanes.is_empty());
+        let config = ProjectConfig::empty();
+        let mut http_lanes = 0;
+        for lane in &registry.lanes {
+            let typed = LaneReading::Active(lane.clone());
+            let declared = LaneReading::of_manifest(lane.manifest());
+            assert_eq!(typed.slug(), declared.slug(), "{}", lane.slug);
+            assert_eq!(typed.host(&config), declared.host(&config), "{}", lane.slug);
+            assert_eq!(
+                typed.violations(None),
+                declared.violations(None),
+                "{}",
+                lane.slug
+            );
+            http_lanes += usize::from(typed.host(&config).is_some());
+        }
+        assert!(http_lanes > 0, "the first-party set has an HTTP lane");
+    }
 }

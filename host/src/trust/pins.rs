@@ -16,6 +16,7 @@ use super::consent::{
     atomic, check_version, lock, read_bounded, store_key, Damage, ReadOutcome, StoreError,
     MAX_RECORDS,
 };
+use super::error::{FormatError, PinError};
 use super::stable;
 
 /// How a pin came to be.
@@ -54,29 +55,29 @@ pub struct Pin {
 
 impl Pin {
     /// Checks one pin read from disk; every field must be a string (the three keys non-empty).
-    fn from_raw(value: &Value) -> Result<Pin, String> {
-        let text = |key: &str| {
+    fn from_raw(value: &Value) -> Result<Pin, PinError> {
+        let text = |key: &'static str| {
             value
                 .get(key)
                 .and_then(Value::as_str)
                 .map(str::to_owned)
-                .ok_or_else(|| format!("{key} is missing or not a string"))
+                .ok_or(PinError::NotText(key))
         };
-        let non_empty = |key: &str| {
+        let non_empty = |key: &'static str| {
             text(key).and_then(|s| {
                 if s.is_empty() {
-                    Err(format!("{key} is empty"))
+                    Err(PinError::Empty(key))
                 } else {
                     Ok(s)
                 }
             })
         };
         if !value.is_object() {
-            return Err("a pin is not an object".into());
+            return Err(PinError::NotObject);
         }
         let id = non_empty("id")?;
         if !super::consent::valid_id(&id) {
-            return Err("id is not a capability id".into());
+            return Err(PinError::InvalidId);
         }
         Ok(Pin {
             project_root: non_empty("projectRoot")?,
@@ -116,28 +117,27 @@ impl PinStore {
     /// Decodes the file strictly: this build is its only writer, so anything but
     /// `{"version":"1","pins":{…}}` with every pin well-formed is damage (a dropped pin would
     /// let the next run pin a moved host as if it were the first).
-    fn decode(text: &str) -> Result<Vec<Pin>, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        let root = value.as_object().ok_or("the root is not an object")?;
+    fn decode(text: &str) -> Result<Vec<Pin>, FormatError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| FormatError::InvalidJson(e.to_string()))?;
+        let root = value.as_object().ok_or(FormatError::RootNotObject)?;
         if root.get("version").is_none() {
-            return Err("version is missing".into());
+            return Err(FormatError::VersionMissing);
         }
         check_version(root)?;
         let pins = root
             .get("pins")
-            .ok_or("pins is missing")?
+            .ok_or(FormatError::Missing("pins"))?
             .as_object()
-            .ok_or("pins is not an object")?;
+            .ok_or(FormatError::NotObject("pins"))?;
         if pins.len() > MAX_RECORDS {
-            return Err(format!("more than {MAX_RECORDS} pins"));
+            return Err(FormatError::TooManyPins(MAX_RECORDS));
         }
         let mut out: Vec<Pin> = Vec::new();
         for (key, raw) in pins {
-            let pin = Pin::from_raw(raw).map_err(|why| {
-                format!(
-                    "pin {}: {why}",
-                    crate::trust::render::escape_text(&super::stable::string_literal(key))
-                )
+            let pin = Pin::from_raw(raw).map_err(|why| FormatError::Pin {
+                key: crate::trust::render::escape_text(&super::stable::string_literal(key)),
+                why,
             })?;
             out.retain(|p| !(p.project_root == pin.project_root && p.id == pin.id));
             out.push(pin);
@@ -161,7 +161,9 @@ impl PinStore {
         match read_bounded(&path) {
             ReadOutcome::Missing => Ok(Vec::new()),
             ReadOutcome::Empty => Err(damage("the file is empty (truncated?)".into())),
-            ReadOutcome::Text(text) => PinStore::decode(&text).map_err(damage),
+            ReadOutcome::Text(text) => {
+                PinStore::decode(&text).map_err(|why| damage(why.to_string()))
+            }
             ReadOutcome::Refused(why) => Err(damage(why)),
         }
     }
@@ -234,6 +236,24 @@ mod tests {
             pinned_at: "t".into(),
             source: PinSource::FirstUse.as_str().into(),
         }
+    }
+
+    #[test]
+    fn decode_errors_are_typed_and_name_the_pin_and_field() {
+        let key = store_key("/p", "ollama");
+        let text = json!({"version": "1", "pins": {key.clone(): {"projectRoot": "/p",
+            "id": "ollama", "host": "", "pinnedAt": "t", "source": "first-use"}}})
+        .to_string();
+        let err = PinStore::decode(&text).expect_err("an empty host");
+        assert!(
+            matches!(&err, FormatError::Pin { why: PinError::Empty("host"), key: shown } if shown.contains("ollama")),
+            "{err:?}"
+        );
+        assert!(err.to_string().ends_with(": host is empty"), "{err}");
+        assert_eq!(
+            PinStore::decode("{\"version\": 2, \"pins\": {}}"),
+            Err(FormatError::Version("2".to_owned()))
+        );
     }
 
     #[test]

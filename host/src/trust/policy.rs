@@ -6,17 +6,18 @@
 
 use std::path::Path;
 
-use gsd_lane_sdk::{HandlerName, Probe};
-use serde_json::Value;
+use gsd_lane_sdk::{HandlerName, Probe, Transport};
 
 use crate::manifest::diagnostic::Code;
-use crate::manifest::LaneSpec;
+use crate::manifest::probe::ProbeKind;
+use crate::manifest::{DeclaredLane, LaneSpec};
 
 use crate::refusal::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
 
-/// One rule a third-party lane breaks, with the field and the fix.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One rule a third-party lane breaks, with the field and the fix (`disclose --json`'s `policy`
+/// rows).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
     /// Stable code (`TR-BINARY-PATH`, …).
     pub code: Code,
@@ -32,41 +33,39 @@ impl std::fmt::Display for Violation {
     }
 }
 
-/// What the rules look at, read from a raw manifest or from a typed lane.
+/// What the rules look at, read from the declared view of a manifest or from a typed lane.
 #[derive(Debug, Default)]
 struct Declared<'a> {
-    /// `reviewer.transport`, as written.
-    transport: &'a str,
+    /// `reviewer.transport` as written (for messages).
+    transport_text: &'a str,
+    /// `reviewer.transport`, when it is a transport exactly.
+    transport: Option<Transport>,
     /// `reviewer.invoke.binary`.
-    invoke_binary: Option<&'a str>,
+    invoke_binary: &'a str,
     /// `reviewer.probe.binary`.
-    probe_binary: Option<&'a str>,
-    /// True for `reviewer.probe.kind: "http-reachable"`.
-    http_probe: bool,
+    probe_binary: &'a str,
+    /// `reviewer.probe.kind`.
+    probe_kind: Option<ProbeKind>,
     /// `reviewer.handler`.
     handler: Option<&'a str>,
     /// `reviewer.invoke.path`.
-    invoke_path: Option<&'a str>,
+    invoke_path: &'a str,
     /// `reviewer.probe.path`.
-    probe_path: Option<&'a str>,
+    probe_path: &'a str,
 }
 
 impl<'a> Declared<'a> {
     /// From a manifest that may not validate (install, approval and `disclose` subjects).
-    fn of_manifest(manifest: &'a Value) -> Declared<'a> {
-        let Some(body) = manifest.get("reviewer").and_then(Value::as_object) else {
-            return Declared::default();
-        };
-        let text = |object: Option<&'a Value>, key: &str| object?.get(key)?.as_str();
-        let (invoke, probe) = (body.get("invoke"), body.get("probe"));
+    fn of_declared(lane: &'a DeclaredLane) -> Declared<'a> {
         Declared {
-            transport: body.get("transport").and_then(Value::as_str).unwrap_or(""),
-            invoke_binary: text(invoke, "binary"),
-            probe_binary: text(probe, "binary"),
-            http_probe: text(probe, "kind") == Some("http-reachable"),
-            handler: body.get("handler").and_then(Value::as_str),
-            invoke_path: text(invoke, "path"),
-            probe_path: text(probe, "path"),
+            transport_text: &lane.transport,
+            transport: lane.transport(),
+            invoke_binary: &lane.invoke.binary,
+            probe_binary: &lane.probe.binary,
+            probe_kind: lane.probe.kind,
+            handler: Some(lane.handler.as_str()).filter(|name| !name.is_empty()),
+            invoke_path: &lane.invoke.path,
+            probe_path: &lane.probe.path,
         }
     }
 
@@ -74,26 +73,32 @@ impl<'a> Declared<'a> {
     fn of_lane(lane: &'a LaneSpec) -> Declared<'a> {
         let (probe_binary, probe_path) = match &lane.probe {
             Probe::CommandExists { binary } | Probe::CommandCapability { binary, .. } => {
-                (Some(binary.as_str()), None)
+                (binary.as_str(), "")
             }
-            Probe::HttpReachable { path, .. } => (None, Some(path.as_str())),
-            _ => (None, None),
+            Probe::HttpReachable { path, .. } => ("", path.as_str()),
+            Probe::Unusable => ("", ""),
         };
         Declared {
-            transport: lane.transport().as_str(),
-            invoke_binary: lane.spawn().map(|spawn| spawn.binary.as_str()),
+            transport_text: lane.transport().as_str(),
+            transport: Some(lane.transport()),
+            invoke_binary: lane.spawn().map_or("", |spawn| spawn.binary.as_str()),
             probe_binary,
-            http_probe: probe_path.is_some(),
+            probe_kind: ProbeKind::of_probe(&lane.probe),
             handler: lane.handler.map(HandlerName::as_str),
-            invoke_path: lane.http().and_then(|http| http.path.as_deref()),
+            invoke_path: lane
+                .http()
+                .and_then(|http| http.path.as_deref())
+                .unwrap_or(""),
             probe_path,
         }
     }
 }
 
-/// The rules a third-party lane body breaks; `install_root` is the capability folder.
-pub fn violations(manifest: &Value, install_root: Option<&Path>) -> Vec<Violation> {
-    declared_violations(&Declared::of_manifest(manifest), install_root)
+/// The rules the lane of a manifest that may not validate breaks; `install_root` is the
+/// capability folder. A manifest without a lane breaks none.
+pub fn violations(lane: Option<&DeclaredLane>, install_root: Option<&Path>) -> Vec<Violation> {
+    lane.map(|lane| declared_violations(&Declared::of_declared(lane), install_root))
+        .unwrap_or_default()
 }
 
 /// The rules a typed third-party lane breaks; `install_root` is the capability folder.
@@ -103,16 +108,17 @@ pub fn lane_violations(lane: &LaneSpec, install_root: Option<&Path>) -> Vec<Viol
 
 fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> Vec<Violation> {
     let mut found = Vec::new();
-    let transport = declared.transport;
     for (field, binary) in [
         ("reviewer.invoke.binary", declared.invoke_binary),
         ("reviewer.probe.binary", declared.probe_binary),
     ] {
-        if let Some(violation) = binary.and_then(|b| binary_violation(field, b, install_root)) {
+        if let Some(violation) = binary_violation(field, binary, install_root) {
             found.push(violation);
         }
     }
-    if transport == "spawn" && declared.http_probe {
+    if declared.transport == Some(Transport::Spawn)
+        && declared.probe_kind == Some(ProbeKind::HttpReachable)
+    {
         found.push(Violation {
             code: Code::TrSpawnHttpProbe,
             field: "reviewer.probe.kind".into(),
@@ -123,12 +129,13 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
         // The rule comes from the handler registry (each handler declares its transport); an
         // unregistered name is refused on its own (`RB-HANDLER`), never waved through here.
         let drives = crate::registry::handlers::transport_of(handler);
-        if drives.is_some_and(|drives| drives != transport) {
+        if drives.is_some_and(|drives| Some(drives) != declared.transport) {
             found.push(Violation {
                 code: Code::TrHandlerTransport,
                 field: "reviewer.handler".into(),
                 message: format!(
-                    "handler {handler} does not drive {transport:?} lanes; declare the transport it drives or another handler ({})",
+                    "handler {handler} does not drive {:?} lanes; declare the transport it drives or another handler ({})",
+                    declared.transport_text,
                     crate::registry::handlers::transports_described()
                 ),
             });
@@ -138,7 +145,7 @@ fn declared_violations(declared: &Declared<'_>, install_root: Option<&Path>) -> 
         ("reviewer.invoke.path", declared.invoke_path),
         ("reviewer.probe.path", declared.probe_path),
     ] {
-        if let Some(path) = path.filter(|p| !p.is_empty() && !p.starts_with('/')) {
+        if !path.is_empty() && !path.starts_with('/') {
             found.push(Violation {
                 code: Code::TrPathAuthority,
                 field: field.into(),
@@ -231,13 +238,15 @@ pub fn check_plan(
         | gsd_lane_sdk::Probe::CommandCapability { binary, .. } => {
             binaries.push(("reviewer.probe.binary", binary.as_str()));
         }
-        gsd_lane_sdk::Probe::HttpReachable { .. } if plan.spawn().is_some() => {
-            return Err(Refusal::new(
-                Reason::MalformedLane,
-                "third-party lane refused: TR-SPAWN-HTTP-PROBE reviewer.probe.kind: an http-reachable probe on a spawn lane contacts a destination nothing pins",
-            ));
+        gsd_lane_sdk::Probe::HttpReachable { .. } => {
+            if plan.spawn().is_some() {
+                return Err(Refusal::new(
+                    Reason::MalformedLane,
+                    "third-party lane refused: TR-SPAWN-HTTP-PROBE reviewer.probe.kind: an http-reachable probe on a spawn lane contacts a destination nothing pins",
+                ));
+            }
         }
-        _ => {}
+        gsd_lane_sdk::Probe::Unusable => {}
     }
     for (field, binary) in binaries {
         let inside_a_root = install_roots
@@ -259,10 +268,10 @@ pub fn check_plan(
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn codes(manifest: &Value, root: Option<&Path>) -> Vec<Code> {
-        violations(manifest, root)
+        violations(DeclaredLane::of_manifest(manifest).as_ref(), root)
             .into_iter()
             .map(|v| v.code)
             .collect()

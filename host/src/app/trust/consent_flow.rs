@@ -3,17 +3,19 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::super::Context;
 use super::prompt::{ask, Answer};
 use super::ConsentArgs;
+use crate::manifest::DeclaredLane;
 use crate::output;
 use crate::trust::consent::hash;
 use crate::trust::disclosure::{disclose, Disclosure};
 use crate::trust::render::{escape_text, summary_lines};
 use crate::trust::signature::signature_for_manifest;
-use crate::trust::{fingerprint, host_resolver, lane_host};
+use crate::trust::{fingerprint, host_resolver, LaneReading};
 
 /// What a capability bundle discloses and binds, and every reason consent may not be given.
 pub(super) struct Assessment {
@@ -52,11 +54,12 @@ pub(super) fn assess(
     gate: impl FnOnce(&Disclosure) -> Vec<String>,
 ) -> Assessment {
     let config = context.config();
-    let resolver = host_resolver(value, &config);
+    let declared = DeclaredLane::of_manifest(value);
+    let resolver = host_resolver(declared.as_ref(), &config);
     let disclosure = disclose(value, Some(&resolver), Some(bundle_dir));
     let lines = summary_lines(&disclosure);
     let mut problems = gate(&disclosure);
-    let host = lane_host(value, &config);
+    let host = LaneReading::Declared(declared.map(Box::new)).host(&config);
     if let Some((key, resolved)) = &host {
         if resolved.is_empty() {
             problems.push(format!(
@@ -81,16 +84,59 @@ pub(super) fn assess(
     }
 }
 
+/// A consent command's `--json` result: what it is about (`base`, its fields first), then how it
+/// ended (`status` and that status's own fields).
+#[derive(Debug, Serialize)]
+pub(super) struct Envelope<'a, B: Serialize> {
+    /// The command's subject.
+    #[serde(flatten)]
+    pub(super) base: &'a B,
+    /// How it ended.
+    #[serde(flatten)]
+    pub(super) outcome: Outcome<'a>,
+}
+
+/// How a consent command ended (`status`).
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub(super) enum Outcome<'a> {
+    /// A gate refused it.
+    Refused {
+        /// Every reason.
+        problems: &'a [String],
+    },
+    /// Consent was not given.
+    Aborted {
+        /// `declined`, `no-terminal` or `fingerprint-mismatch`.
+        reason: &'static str,
+    },
+    /// `trust approve`: the same consent is already recorded.
+    AlreadyApproved,
+    /// `trust approve`: consent recorded.
+    Approved,
+    /// `trust rebind-host`: the destination is the approved one already.
+    Unchanged,
+    /// `trust rebind-host`: the new destination is approved.
+    Rebound,
+    /// `install`: the bundle is in place.
+    Installed {
+        /// Where.
+        path: String,
+        /// What did not work out on the way.
+        warnings: &'a [String],
+    },
+}
+
 /// Prints a refusal (consent declined, policy gate) and returns status 1.
 pub(super) fn report_refusal(
     json_output: bool,
-    envelope: &Value,
+    envelope: &impl Serialize,
     lines: &[String],
     problems: &[String],
     hint: &str,
 ) -> u8 {
     if json_output {
-        output::print_json(envelope);
+        output::print_serialized(envelope);
     } else {
         print_lines(lines);
     }
@@ -141,9 +187,9 @@ pub(super) fn print_lines(lines: &[String]) {
 }
 
 /// Prints `envelope` as JSON, or `text` for a person.
-pub(super) fn print_result(json_output: bool, envelope: &Value, text: &str) {
+pub(super) fn print_result(json_output: bool, envelope: &impl Serialize, text: &str) {
     if json_output {
-        output::print_json(envelope);
+        output::print_serialized(envelope);
     } else {
         output::print(text);
     }
@@ -159,23 +205,81 @@ pub(super) fn show_disclosure(json_output: bool, assessment: &Assessment) {
 }
 
 /// Asks `question` about what `lines` showed (fingerprint `fp`); when consent is not given,
-/// reports the refusal in `envelope` and returns its status.
+/// reports the refusal of `base` (status `aborted`) and returns its status.
 pub(super) fn ask_consent(
     args: &ConsentArgs,
     question: &str,
     lines: &[String],
     fp: &str,
-    envelope: &mut Value,
+    base: &impl Serialize,
 ) -> Option<u8> {
     let reason = obtain_consent(args, fp, question).err()?;
-    envelope["status"] = json!("aborted");
-    envelope["reason"] = json!(reason);
+    let envelope = Envelope {
+        base,
+        outcome: Outcome::Aborted { reason },
+    };
     let shown: &[String] = if args.json { lines } else { &[] };
     Some(report_refusal(
         args.json,
-        envelope,
+        &envelope,
         shown,
         &[],
         &consent_hint(reason, fp),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Subject {
+        id: &'static str,
+        project_root: &'static str,
+    }
+
+    /// The subject's fields come first, then `status`, then that status's own fields: the key
+    /// order the envelopes had when they were JSON values filled in key by key.
+    #[test]
+    fn an_envelope_is_its_subject_then_its_status() {
+        let base = Subject {
+            id: "acme",
+            project_root: "/p",
+        };
+        let problems = vec!["bad".to_owned()];
+        let cases = [
+            (
+                Outcome::Refused {
+                    problems: &problems,
+                },
+                r#"{"id":"acme","projectRoot":"/p","status":"refused","problems":["bad"]}"#,
+            ),
+            (
+                Outcome::Aborted { reason: "declined" },
+                r#"{"id":"acme","projectRoot":"/p","status":"aborted","reason":"declined"}"#,
+            ),
+            (
+                Outcome::AlreadyApproved,
+                r#"{"id":"acme","projectRoot":"/p","status":"already-approved"}"#,
+            ),
+            (
+                Outcome::Installed {
+                    path: "/x".to_owned(),
+                    warnings: &[],
+                },
+                r#"{"id":"acme","projectRoot":"/p","status":"installed","path":"/x","warnings":[]}"#,
+            ),
+        ];
+        for (outcome, expected) in cases {
+            let envelope = Envelope {
+                base: &base,
+                outcome,
+            };
+            assert_eq!(
+                serde_json::to_string(&envelope).unwrap_or_default(),
+                expected
+            );
+        }
+    }
 }

@@ -1,13 +1,14 @@
 //! `gsd-lane disclose [<id>...] [--manifest <file>]`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::super::Context;
-use super::view::{capability_view, Subject};
+use super::view::{capability_view, CapabilityView, Subject};
 use super::DiscloseArgs;
 use crate::error::Failure;
 use crate::output;
 use crate::registry::{read, Registry, Scope};
+use crate::trust::LaneReading;
 
 /// Every capability that declares a lane, active or not, with its raw manifest.
 pub fn subjects(registry: &Registry) -> Vec<Subject> {
@@ -16,11 +17,14 @@ pub fn subjects(registry: &Registry) -> Vec<Subject> {
         if entry.slug.is_none() && entry.skip.is_none() {
             continue;
         }
-        let manifest = match entry.lane.and_then(|i| registry.lanes.get(i)) {
-            Some(lane) => lane.manifest().clone(),
+        let (manifest, reading) = match entry.lane.and_then(|i| registry.lanes.get(i)) {
+            Some(lane) => (lane.manifest().clone(), LaneReading::Active(lane.clone())),
             None if entry.scope == Scope::FirstParty => continue,
             None => match read::read_manifest(&entry.path) {
-                Ok(file) => file.value,
+                Ok(file) => {
+                    let reading = LaneReading::of_manifest(&file.value);
+                    (file.value, reading)
+                }
                 Err(_) => continue,
             },
         };
@@ -35,6 +39,7 @@ pub fn subjects(registry: &Registry) -> Vec<Subject> {
             status,
             reason,
             manifest,
+            reading,
         });
     }
     out
@@ -72,6 +77,7 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
                 path,
                 status: "not installed".to_owned(),
                 reason: None,
+                reading: LaneReading::of_manifest(&parsed.value),
                 manifest: parsed.value,
             }]
         }
@@ -84,7 +90,7 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
                 for id in &args.ids {
                     let matches: Vec<&Subject> = all
                         .iter()
-                        .filter(|s| &s.id == id || s.manifest["reviewer"]["slug"] == json!(id))
+                        .filter(|s| &s.id == id || s.reading.slug() == id)
                         .collect();
                     if matches.is_empty() {
                         let known: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
@@ -100,14 +106,13 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
             }
         }
     };
-    let views: Vec<(Value, Vec<String>)> = selected
+    let views: Vec<(CapabilityView, Vec<String>)> = selected
         .iter()
         .map(|subject| capability_view(context, &config, subject))
         .collect();
     if args.json {
-        output::print_json(&Value::Array(
-            views.into_iter().map(|(json, _)| json).collect(),
-        ));
+        let objects: Vec<&CapabilityView> = views.iter().map(|(view, _)| view).collect();
+        output::print_serialized(&objects);
     } else {
         let text: Vec<String> = views
             .into_iter()

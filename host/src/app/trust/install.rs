@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::super::Context;
 use super::consent_flow::{
-    ask_consent, assess, print_result, report_refusal, show_disclosure, Assessment,
+    ask_consent, assess, print_result, report_refusal, show_disclosure, Assessment, Envelope,
+    Outcome,
 };
 use super::view::policy_messages;
 use super::{InstallArgs, RemoveArgs, ScopeArgs};
@@ -217,19 +219,69 @@ fn changes(
     id: &str,
     value: &Value,
     assessment: &Assessment,
-) -> Value {
+) -> Changes {
     let previous = read::read_manifest(&destination.join("capability.json"))
         .ok()
         .map(|f| shipped_resolved(&f.value, scope, destination));
     let store = context.env.gsd_home().map(|home| ConsentStore::new(&home));
     let old_record = store.as_ref().and_then(|s| s.read().get(root, id).cloned());
     let host_text = assessment.host_text();
-    json!({
-        "update": previous.is_some(),
-        "executableSetChanged": previous.as_ref().map(|old| signature_for_manifest(old) != assessment.signature),
-        "bindingChanged": previous.as_ref().map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
-        "hostChanged": old_record.as_ref().and_then(Record::reviewer_host).map(|old| crate::config::normalize_host(old) != host_text),
-    })
+    Changes {
+        update: previous.is_some(),
+        executable_set_changed: previous
+            .as_ref()
+            .map(|old| signature_for_manifest(old) != assessment.signature),
+        binding_changed: previous
+            .as_ref()
+            .map(|old| lane_binding_v2(old) != lane_binding_v2(value)),
+        host_changed: old_record
+            .as_ref()
+            .and_then(Record::reviewer_host)
+            .map(|old| crate::config::normalize_host(old) != host_text),
+    }
+}
+
+/// What an install changes against the bundle it replaces (`null`: nothing to compare).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Changes {
+    /// Whether a bundle is replaced.
+    update: bool,
+    /// Whether the disclosure signature differs.
+    executable_set_changed: Option<bool>,
+    /// Whether the extended lane binding differs.
+    binding_changed: Option<bool>,
+    /// Whether the consented host differs.
+    host_changed: Option<bool>,
+}
+
+/// What `install --json` is about; the fields after `scope` are known once the bundle is
+/// staged and assessed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Installation {
+    /// The capability id.
+    id: String,
+    /// The scope installed into.
+    scope: &'static str,
+    /// The manifest's `version` as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<Value>,
+    /// The disclosure summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disclosure: Option<Vec<String>>,
+    /// Whether the bundle has an executable surface.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requires_consent: Option<bool>,
+    /// The consent fingerprint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+    /// What it changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<Changes>,
+    /// Whether consent was recorded (project scope).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consent_recorded: Option<bool>,
 }
 
 /// Records consent for a project-scope install; `Err` says why it could not be.
@@ -240,7 +292,7 @@ fn record_consent(
     value: &Value,
     destination: &Path,
     assessment: &Assessment,
-) -> Result<(), String> {
+) -> Result<(), NotRecorded> {
     let installed_hash = hash::content_hash(destination);
     match (store, installed_hash) {
         (Some(store), Ok(installed_hash)) => store
@@ -255,9 +307,32 @@ fn record_consent(
                 lane_binding_v2: lane_binding_v2(value),
             }))
             .map(|_| ())
-            .map_err(|e| e.to_string()),
-        (None, _) => Err("no GSD home (GSD_HOME or HOME) to hold the consent store".to_owned()),
-        (_, Err(err)) => Err(format!("the installed bundle cannot be hashed: {err}")),
+            .map_err(NotRecorded::Store),
+        (None, _) => Err(NotRecorded::NoHome),
+        (_, Err(err)) => Err(NotRecorded::Hash(err)),
+    }
+}
+
+/// Why consent for a project-scope install could not be recorded (the bundle stays inactive).
+#[derive(Debug)]
+enum NotRecorded {
+    /// Neither `GSD_HOME` nor `HOME` names a home for the store.
+    NoHome,
+    /// The installed bundle cannot be hashed.
+    Hash(hash::HashError),
+    /// The store refused the record.
+    Store(crate::trust::consent::StoreError),
+}
+
+impl std::fmt::Display for NotRecorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotRecorded::NoHome => {
+                f.write_str("no GSD home (GSD_HOME or HOME) to hold the consent store")
+            }
+            NotRecorded::Hash(err) => write!(f, "the installed bundle cannot be hashed: {err}"),
+            NotRecorded::Store(err) => write!(f, "{err}"),
+        }
     }
 }
 
@@ -284,17 +359,21 @@ fn report_installed(
     json_output: bool,
     id: &str,
     destination: &Path,
-    envelope: &mut Value,
+    base: &Installation,
     warnings: &[String],
 ) {
-    envelope["status"] = json!("installed");
-    envelope["path"] = json!(destination.display().to_string());
-    envelope["warnings"] = json!(warnings);
+    let envelope = Envelope {
+        base,
+        outcome: Outcome::Installed {
+            path: destination.display().to_string(),
+            warnings,
+        },
+    };
     for warning in warnings {
         output::eprint_line(&format!("warning: {warning}"));
     }
     let text = format!("installed {id} into {}\n", destination.display());
-    print_result(json_output, envelope, &text);
+    print_result(json_output, &envelope, &text);
 }
 
 /// Runs `install`.
@@ -307,15 +386,27 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let scope = scope_of(&args.scope);
     let Source { folder, file, id } = read_source(context, args)?;
     let early = id_problems(&id);
-    let mut envelope = json!({"id": id, "scope": scope.as_str()});
+    let mut base = Installation {
+        id: id.clone(),
+        scope: scope.as_str(),
+        version: None,
+        disclosure: None,
+        requires_consent: None,
+        fingerprint: None,
+        changes: None,
+        consent_recorded: None,
+    };
     if !early.is_empty() {
-        envelope["status"] = json!("refused");
-        envelope["problems"] = json!(early);
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Refused { problems: &early },
+        };
         return Ok(report_refusal(json_output, &envelope, &[], &early, ""));
     }
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let destination = caps_dir.join(&id);
-    let staged = bundle::stage(&folder, &staging_root, &id).map_err(Failure::new)?;
+    let staged =
+        bundle::stage(&folder, &staging_root, &id).map_err(|err| Failure::new(err.to_string()))?;
     // A program the folder ships (`./bin/x`) is checked inside the staged copy and disclosed
     // and signed at the path it will run from (registry/program.rs).
     let checked = shipped_resolved(&file.value, scope, staged.dir());
@@ -331,11 +422,11 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         )
     });
     let root = canonical_root(&context.project_root);
-    envelope["version"] = file.value.get("version").cloned().unwrap_or(Value::Null);
-    envelope["disclosure"] = json!(assessment.lines);
-    envelope["requiresConsent"] = json!(assessment.disclosure.has_executable);
-    envelope["fingerprint"] = json!(assessment.fingerprint);
-    envelope["changes"] = changes(
+    base.version = Some(file.value.get("version").cloned().unwrap_or(Value::Null));
+    base.disclosure = Some(assessment.lines.clone());
+    base.requires_consent = Some(assessment.disclosure.has_executable);
+    base.fingerprint = Some(assessment.fingerprint.clone());
+    base.changes = Some(changes(
         context,
         scope,
         &destination,
@@ -343,10 +434,14 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
         &id,
         &disclosed,
         &assessment,
-    );
+    ));
     if !assessment.problems.is_empty() {
-        envelope["status"] = json!("refused");
-        envelope["problems"] = json!(assessment.problems);
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Refused {
+                problems: &assessment.problems,
+            },
+        };
         return Ok(report_refusal(
             json_output,
             &envelope,
@@ -362,11 +457,11 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
             scope.as_str()
         );
         let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
-        if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
+        if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &base) {
             return Ok(status);
         }
     }
-    bundle::promote(&staged, &destination).map_err(Failure::new)?;
+    bundle::promote(&staged, &destination).map_err(|err| Failure::new(err.to_string()))?;
     drop(staged);
     let mut warnings = Vec::new();
     if scope == Scope::Project {
@@ -379,7 +474,7 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
             &destination,
             &assessment,
         );
-        envelope["consentRecorded"] = json!(recorded.is_ok());
+        base.consent_recorded = Some(recorded.is_ok());
         if let Err(why) = recorded {
             warnings.push(format!(
                 "installed but inactive: consent could not be recorded in {} ({why}); run `gsd-lane trust approve {id}`",
@@ -389,8 +484,27 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     } else {
         warnings.extend(pin_host(context, &root, &id, &assessment));
     }
-    report_installed(json_output, &id, &destination, &mut envelope, &warnings);
+    report_installed(json_output, &id, &destination, &base, &warnings);
     Ok(0)
+}
+
+/// `remove --json`.
+#[derive(Debug, Serialize)]
+struct Removed<'a> {
+    /// Always `removed`.
+    status: &'static str,
+    /// The capability id.
+    id: &'a str,
+    /// The scope it was removed from.
+    scope: &'static str,
+    /// The folder removed.
+    path: String,
+    /// Whether a consent record was revoked.
+    revoked: bool,
+    /// Whether nothing of it is left.
+    clean: bool,
+    /// What to do about what is left.
+    hint: Option<String>,
 }
 
 /// The one scope `args.id` is installed in (narrowed by `--global` / `--project`).
@@ -473,15 +587,22 @@ pub fn remove(context: &Context, args: &RemoveArgs) -> Result<u8, Failure> {
     let scope = installed_scope(context, args)?;
     let (caps_dir, staging_root) = scope_dirs(context, scope)?;
     let folder = caps_dir.join(&args.id);
-    bundle::remove(&folder, &staging_root).map_err(Failure::new)?;
+    bundle::remove(&folder, &staging_root).map_err(|err| Failure::new(err.to_string()))?;
     let (revoked, clean, hint) = revoke_consent(context, scope, &args.id);
-    let envelope = json!({"status": "removed", "id": args.id, "scope": scope.as_str(),
-        "path": folder.display().to_string(), "revoked": revoked, "clean": clean, "hint": hint});
+    let envelope = Removed {
+        status: "removed",
+        id: &args.id,
+        scope: scope.as_str(),
+        path: folder.display().to_string(),
+        revoked,
+        clean,
+        hint: hint.clone(),
+    };
     if let Some(hint) = &hint {
         output::eprint_line(&format!("warning: {hint}"));
     }
     if args.json {
-        output::print_json(&envelope);
+        output::print_serialized(&envelope);
     } else {
         output::print(&format!(
             "removed {} from {}{}\n",

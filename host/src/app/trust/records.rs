@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::super::Context;
 use super::consent_flow::{
     ask_consent, assess, print_lines, print_result, report_refusal, show_disclosure, Assessment,
+    Envelope, Outcome,
 };
 use super::view::policy_messages;
 use super::{IdArgs, IdConsentArgs, ListArgs};
@@ -20,7 +22,7 @@ use crate::trust::egress::class_of;
 use crate::trust::pins::{Pin, PinSource, PinStore};
 use crate::trust::render::escape_text;
 use crate::trust::signature::{lane_binding_v2, signature_for_manifest};
-use crate::trust::{canonical_root, fingerprint, lane_host};
+use crate::trust::{canonical_root, fingerprint, LaneReading};
 
 fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
     let home = context.env.gsd_home().ok_or_else(|| {
@@ -31,40 +33,93 @@ fn home_store(context: &Context) -> Result<(PathBuf, ConsentStore), Failure> {
 }
 
 /// The consent records `trust list` shows (this project's, or every one with `--all`).
-fn record_rows(store: &ConsentStore, root: &str, all: bool) -> Vec<Value> {
+fn listed_records(store: &ConsentStore, root: &str, all: bool) -> Vec<Record> {
     store
         .read()
         .all()
         .iter()
         .filter(|r| all || r.project_root() == root)
-        .map(|r| {
-            let mut row = r.to_json();
-            row["reviewerHostClass"] = json!(r.reviewer_host().map(class_of));
-            row["thisProject"] = json!(r.project_root() == root);
-            row
+        .cloned()
+        .collect()
+}
+
+/// A record as `trust list --json` shows it: every field as stored (a peer's unknown fields
+/// included), with the host class and whether it is this project's.
+fn record_row(record: &Record, root: &str) -> Value {
+    let mut row = record.to_json();
+    row["reviewerHostClass"] = json!(record.reviewer_host().map(class_of));
+    row["thisProject"] = json!(record.project_root() == root);
+    row
+}
+
+/// One destination pin of `trust list`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PinRow {
+    /// Canonical project root.
+    project_root: String,
+    /// Capability id.
+    id: String,
+    /// The pinned host.
+    host: String,
+    /// When it was pinned.
+    pinned_at: String,
+    /// How (`first-use`, `approved`).
+    source: String,
+    /// `local` or `remote`.
+    host_class: &'static str,
+}
+
+/// The destination pins `trust list` shows (this project's, or every one with `--all`).
+fn pin_rows(pins: &PinStore, root: &str, all: bool) -> Vec<PinRow> {
+    pins.read()
+        .into_iter()
+        .filter(|p| all || p.project_root == root)
+        .map(|p| PinRow {
+            host_class: class_of(&p.host),
+            project_root: p.project_root,
+            id: p.id,
+            host: p.host,
+            pinned_at: p.pinned_at,
+            source: p.source,
         })
         .collect()
 }
 
-/// The destination pins `trust list` shows (this project's, or every one with `--all`).
-fn pin_rows(pins: &PinStore, root: &str, all: bool) -> Vec<Value> {
-    pins.read()
-        .iter()
-        .filter(|p| all || p.project_root == root)
-        .map(|p| {
-            let mut row = p.to_json();
-            row["hostClass"] = json!(class_of(&p.host));
-            row
-        })
-        .collect()
+/// `trust list --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listing {
+    /// The consent store file.
+    store: String,
+    /// This project's canonical root.
+    project_root: String,
+    /// The consent records as stored (every field a peer wrote is kept), with the host class
+    /// and whether each is this project's.
+    records: Vec<Value>,
+    /// The destination pins.
+    pins: Vec<PinRow>,
+    /// The files that cannot be read.
+    damaged: Vec<DamageRow>,
+}
+
+/// A damaged file of `trust list --json`.
+#[derive(Debug, Serialize)]
+struct DamageRow {
+    /// The file.
+    path: PathBuf,
+    /// What is wrong with it.
+    why: String,
+    /// How to repair it.
+    fix: String,
 }
 
 /// `trust list` for a person: damage first, then the records, then the pins.
 fn list_text(
     store: &ConsentStore,
     damaged: &[crate::trust::consent::Damage],
-    records: &[Value],
-    pins: &[Value],
+    records: &[Record],
+    pins: &[PinRow],
 ) -> String {
     let mut text = String::new();
     for damage in damaged {
@@ -78,18 +133,17 @@ fn list_text(
         text.push_str("  (none)\n");
     }
     for r in records {
-        let s = |k: &str| escape_text(r[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} (project {})\n    consented {}  content {}\n    destination {}\n    signature {}\n",
-            s("id"),
-            s("projectRoot"),
-            s("consentedAt"),
-            s("contentHash"),
-            match r["reviewerHost"].as_str() {
-                Some(h) if !h.is_empty() => format!("{} ({})", escape_text(h), class_of(h)),
-                _ => "not pinned by this record".to_owned(),
+            escape_text(r.id()),
+            escape_text(r.project_root()),
+            escape_text(r.consented_at()),
+            escape_text(r.content_hash()),
+            match r.reviewer_host() {
+                Some(h) => format!("{} ({})", escape_text(h), class_of(h)),
+                None => "not pinned by this record".to_owned(),
             },
-            s("disclosureSignature"),
+            escape_text(r.disclosure_signature()),
         ));
     }
     text.push_str("destination pins (lanes without a consented host)\n");
@@ -97,14 +151,13 @@ fn list_text(
         text.push_str("  (none)\n");
     }
     for p in pins {
-        let s = |k: &str| escape_text(p[k].as_str().unwrap_or(""));
         text.push_str(&format!(
             "  {} -> {} ({}) {} {}\n",
-            s("id"),
-            s("host"),
-            s("hostClass"),
-            s("source"),
-            s("pinnedAt")
+            escape_text(&p.id),
+            escape_text(&p.host),
+            p.host_class,
+            escape_text(&p.source),
+            escape_text(&p.pinned_at)
         ));
     }
     text
@@ -118,25 +171,111 @@ fn list_text(
 pub fn list(context: &Context, args: &ListArgs) -> Result<u8, Failure> {
     let (home, store) = home_store(context)?;
     let root = canonical_root(&context.project_root);
-    let records = record_rows(&store, &root, args.all);
+    let records = listed_records(&store, &root, args.all);
     let pins = pin_rows(&PinStore::new(&home), &root, args.all);
     let damaged: Vec<_> = [store.load().err(), PinStore::new(&home).load().err()]
         .into_iter()
         .flatten()
         .collect();
     if args.json {
-        let damaged: Vec<Value> = damaged
+        let damaged: Vec<DamageRow> = damaged
             .iter()
-            .map(|d| json!({"path": d.path, "why": d.why, "fix": d.fix()}))
+            .map(|d| DamageRow {
+                path: d.path.clone(),
+                why: d.why.clone(),
+                fix: d.fix(),
+            })
             .collect();
-        output::print_json(
-            &json!({"store": store.path().display().to_string(), "projectRoot": root,
-            "records": records, "pins": pins, "damaged": damaged}),
-        );
+        output::print_serialized(&Listing {
+            store: store.path().display().to_string(),
+            records: records.iter().map(|r| record_row(r, &root)).collect(),
+            project_root: root,
+            pins,
+            damaged,
+        });
         return Ok(0);
     }
     output::print(&list_text(&store, &damaged, &records, &pins));
     Ok(0)
+}
+
+/// `trust revoke --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Revoked<'a> {
+    /// `revoked` or `not-found`.
+    status: &'static str,
+    /// Whether a record was removed.
+    removed: bool,
+    /// The capability id.
+    id: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// Always `project`.
+    scope: &'static str,
+}
+
+/// What `trust approve --json` is about.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Approval<'a> {
+    /// The capability id.
+    id: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// Always `project`.
+    scope: &'static str,
+    /// The disclosure summary shown.
+    disclosure: &'a [String],
+    /// Whether the bundle has an executable surface.
+    requires_consent: bool,
+    /// The consent fingerprint.
+    fingerprint: &'a str,
+    /// The bundle's content hash.
+    content_hash: &'a str,
+    /// The destination consent binds (an openai-http lane).
+    reviewer_host: Option<&'a str>,
+}
+
+/// What `trust rebind-host --json` is about.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rebinding<'a> {
+    /// The capability id.
+    id: &'a str,
+    /// The lane's slug.
+    slug: &'a str,
+    /// The config key naming the destination.
+    host_config_key: &'a str,
+    /// This project's canonical root.
+    project_root: &'a str,
+    /// What binds it today (`consent`, `pin`, `none`).
+    binding: &'static str,
+    /// The destination bound today.
+    old: Option<Destination>,
+    /// The destination it resolves to now.
+    new: Destination,
+    /// The fingerprint asked about (once the destinations differ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+}
+
+/// A destination and its class.
+#[derive(Debug, Serialize)]
+struct Destination {
+    /// The host.
+    host: String,
+    /// Whether it is local.
+    local: bool,
+}
+
+impl Destination {
+    fn of(host: &str) -> Destination {
+        Destination {
+            host: host.to_owned(),
+            local: class_of(host) == "local",
+        }
+    }
 }
 
 /// Runs `trust revoke`: the project root is derived exactly as when recording.
@@ -152,8 +291,13 @@ pub fn revoke(context: &Context, args: &IdArgs) -> Result<u8, Failure> {
         .map_err(|err| Failure::new(err.to_string()))?;
     let status = if removed { "revoked" } else { "not-found" };
     if args.json {
-        output::print_json(&json!({"status": status, "removed": removed, "id": args.id,
-            "projectRoot": root, "scope": "project"}));
+        output::print_serialized(&Revoked {
+            status,
+            removed,
+            id: &args.id,
+            project_root: &root,
+            scope: "project",
+        });
     } else if removed {
         output::print(&format!(
             "revoked consent for {} in {root}; its lane is inactive until approved again\n",
@@ -268,13 +412,23 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     });
     let root = canonical_root(&context.project_root);
     let (lines, fp) = (&assessment.lines, &assessment.fingerprint);
-    let mut envelope = json!({"id": id, "projectRoot": root, "scope": "project", "disclosure": lines,
-        "requiresConsent": assessment.disclosure.has_executable, "fingerprint": fp,
-        "contentHash": assessment.content_hash,
-        "reviewerHost": assessment.host.as_ref().map(|(_, h)| h.clone())});
+    let base = Approval {
+        id: &id,
+        project_root: &root,
+        scope: "project",
+        disclosure: lines,
+        requires_consent: assessment.disclosure.has_executable,
+        fingerprint: fp,
+        content_hash: &assessment.content_hash,
+        reviewer_host: assessment.host.as_ref().map(|(_, h)| h.as_str()),
+    };
     if !assessment.problems.is_empty() {
-        envelope["status"] = json!("refused");
-        envelope["problems"] = json!(assessment.problems);
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Refused {
+                problems: &assessment.problems,
+            },
+        };
         return Ok(report_refusal(
             json_output,
             &envelope,
@@ -285,30 +439,36 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     }
     let existing = store.read().get(&root, &id).cloned();
     if already_approved(existing.as_ref(), &assessment) {
-        envelope["status"] = json!("already-approved");
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::AlreadyApproved,
+        };
         let text = format!("{id} is already approved for {root}; nothing changed\n");
         print_result(json_output, &envelope, &text);
         return Ok(0);
     }
     show_disclosure(json_output, &assessment);
     let question = format!("activate {id} for {root} and let it run on every review?");
-    if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &mut envelope) {
+    if let Some(status) = ask_consent(&args.consent, &question, lines, fp, &base) {
         return Ok(status);
     }
     let record = Record::new(NewRecord {
         project_root: root.clone(),
         id: id.clone(),
         integrity: assessment.content_hash.clone(),
-        disclosure_signature: assessment.signature,
-        content_hash: assessment.content_hash,
+        disclosure_signature: assessment.signature.clone(),
+        content_hash: assessment.content_hash.clone(),
         consented_at: iso_now(),
-        reviewer_host: assessment.host.map(|(_, h)| h),
+        reviewer_host: assessment.host.as_ref().map(|(_, h)| h.clone()),
         lane_binding_v2: lane_binding_v2(&file.value),
     });
     store
         .record(record)
         .map_err(|err| Failure::new(err.to_string()))?;
-    envelope["status"] = json!("approved");
+    let envelope = Envelope {
+        base: &base,
+        outcome: Outcome::Approved,
+    };
     print_result(
         json_output,
         &envelope,
@@ -319,13 +479,16 @@ pub fn approve(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
 
 /// The capability id and manifest of the lane `rebind-host` names (id or slug): from the
 /// registry, else a project-scope folder not yet active.
-fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value), Failure> {
+fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value, LaneReading), Failure> {
     let registry = context.registry();
     let from_registry = registry
         .lanes
         .iter()
         .find(|l| l.capability_id == wanted || l.slug == wanted)
-        .map(|l| (l.capability_id.clone(), l.manifest().clone()));
+        .map(|l| {
+            let reading = LaneReading::Active(l.clone());
+            (l.capability_id.clone(), l.manifest().clone(), reading)
+        });
     if let Some(found) = from_registry {
         return Ok(found);
     }
@@ -335,7 +498,8 @@ fn rebind_target(context: &Context, wanted: &str) -> Result<(String, Value), Fai
     let path = folder.join("capability.json");
     let file = read::read_manifest(&path)
         .map_err(|err| Failure::new(format!("{}: {err}", path.display())))?;
-    Ok((id, file.value))
+    let reading = LaneReading::of_manifest(&file.value);
+    Ok((id, file.value, reading))
 }
 
 /// What binds the destination of `id` today: its consent record (`"consent"`) or a pin
@@ -435,9 +599,9 @@ fn store_rebinding(
 /// cannot be written.
 pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failure> {
     let json_output = args.consent.json;
-    let (id, manifest) = rebind_target(context, &args.id)?;
+    let (id, manifest, lane) = rebind_target(context, &args.id)?;
     let config = context.config();
-    let (key, new_host) = lane_host(&manifest, &config).ok_or_else(|| {
+    let (key, new_host) = lane.host(&config).ok_or_else(|| {
         Failure::new(format!(
             "{id} is not an openai-http lane: it has no destination to rebind"
         ))
@@ -453,16 +617,22 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
     let binding = current_binding(&store, &pins, &root, &id)?;
     let old_host = binding.old_host.clone();
     let old_text = old_host.clone().unwrap_or_default();
-    let slug = manifest["reviewer"]["slug"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
-    let mut envelope = json!({"id": id, "slug": slug, "hostConfigKey": key, "projectRoot": root,
-        "binding": binding.kind,
-        "old": old_host.as_ref().map(|h| json!({"host": h, "local": class_of(h) == "local"})),
-        "new": {"host": new_host, "local": class_of(&new_host) == "local"}});
+    let slug = lane.slug().to_owned();
+    let mut base = Rebinding {
+        id: &id,
+        slug: &slug,
+        host_config_key: &key,
+        project_root: &root,
+        binding: binding.kind,
+        old: old_host.as_deref().map(Destination::of),
+        new: Destination::of(&new_host),
+        fingerprint: None,
+    };
     if old_host.as_deref().map(normalize_host) == Some(normalize_host(&new_host)) {
-        envelope["status"] = json!("unchanged");
+        let envelope = Envelope {
+            base: &base,
+            outcome: Outcome::Unchanged,
+        };
         let text = format!(
             "{id}: the approved destination is already {}\n",
             escape_text(&new_host)
@@ -471,17 +641,20 @@ pub fn rebind_host(context: &Context, args: &IdConsentArgs) -> Result<u8, Failur
         return Ok(0);
     }
     let fp = fingerprint(&signature_for_manifest(&manifest), &new_host, &old_text);
-    envelope["fingerprint"] = json!(fp);
+    base.fingerprint = Some(fp.clone());
     let lines = rebind_lines(&slug, &id, &key, old_host.as_ref(), &new_host, &fp);
     if !json_output {
         print_lines(&lines);
     }
     let question = format!("send every future review of {slug} to {new_host}?");
-    if let Some(status) = ask_consent(&args.consent, &question, &lines, &fp, &mut envelope) {
+    if let Some(status) = ask_consent(&args.consent, &question, &lines, &fp, &base) {
         return Ok(status);
     }
     store_rebinding(&store, &pins, &binding, &root, &id, &new_host)?;
-    envelope["status"] = json!("rebound");
+    let envelope = Envelope {
+        base: &base,
+        outcome: Outcome::Rebound,
+    };
     let text = format!("{id} now sends to {}\n", escape_text(&new_host));
     print_result(json_output, &envelope, &text);
     Ok(0)

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::super::Context;
 use super::prompt::{ask, Answer};
@@ -100,6 +100,33 @@ fn aside_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{name}.damaged-{stamp}"))
 }
 
+/// `trust repair --json`.
+#[derive(Debug, Serialize)]
+struct Report {
+    /// `clean`, `aborted` or `repaired`.
+    status: &'static str,
+    /// Why nothing was moved (`aborted` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    /// The damaged files.
+    files: Vec<DamagedFile>,
+}
+
+/// One damaged file of `trust repair --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DamagedFile {
+    /// The file.
+    path: PathBuf,
+    /// What is wrong with it.
+    why: String,
+    /// Its first bytes, escaped.
+    content: String,
+    /// Where it was moved (once moved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moved_to: Option<PathBuf>,
+}
+
 /// Runs `trust repair`.
 ///
 /// # Errors
@@ -113,7 +140,11 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
     let damaged = damaged_stores(&home);
     if damaged.is_empty() {
         if args.json {
-            output::print_json(&json!({"status": "clean", "files": []}));
+            output::print_serialized(&Report {
+                status: "clean",
+                reason: None,
+                files: Vec::new(),
+            });
         } else {
             output::print(
                 "the consent store and the destination pins are readable: nothing to repair\n",
@@ -121,7 +152,7 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
         }
         return Ok(0);
     }
-    let mut files: Vec<Value> = Vec::new();
+    let mut files: Vec<DamagedFile> = Vec::new();
     for damage in &damaged {
         let shown = preview(&damage.path);
         if !args.json {
@@ -129,7 +160,12 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
                 "{damage}\n--- content (at most {PREVIEW_BYTES} bytes, escaped) ---\n{shown}\n---\n"
             ));
         }
-        files.push(json!({"path": damage.path, "why": damage.why, "content": shown}));
+        files.push(DamagedFile {
+            path: damage.path.clone(),
+            why: damage.why.clone(),
+            content: shown,
+            moved_to: None,
+        });
     }
     let question = format!(
         "move {} aside (nothing is deleted; the next run pins destinations again on first use)?",
@@ -144,7 +180,11 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
                 "no-terminal"
             };
             if args.json {
-                output::print_json(&json!({"status": "aborted", "reason": reason, "files": files}));
+                output::print_serialized(&Report {
+                    status: "aborted",
+                    reason: Some(reason),
+                    files,
+                });
             }
             output::eprint_line(&format!(
                 "nothing was moved ({reason}); re-run with --yes to move the damaged files aside"
@@ -152,7 +192,8 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
             return Ok(1);
         }
     }
-    let _guard = lock::acquire(&ConsentStore::new(&home).lock_path()).map_err(Failure::new)?;
+    let _guard = lock::acquire(&ConsentStore::new(&home).lock_path())
+        .map_err(|err| Failure::new(err.to_string()))?;
     for (damage, file) in damaged.iter().zip(files.iter_mut()) {
         let aside = aside_path(&damage.path);
         std::fs::rename(&damage.path, &aside).map_err(|err| {
@@ -162,7 +203,7 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
                 aside.display()
             ))
         })?;
-        file["movedTo"] = json!(aside);
+        file.moved_to = Some(aside.clone());
         if !args.json {
             output::print(&format!(
                 "moved {} to {}\n",
@@ -172,7 +213,11 @@ pub fn repair(context: &Context, args: &RepairArgs) -> Result<u8, Failure> {
         }
     }
     if args.json {
-        output::print_json(&json!({"status": "repaired", "files": files}));
+        output::print_serialized(&Report {
+            status: "repaired",
+            reason: None,
+            files,
+        });
     } else {
         output::print("check each lane's host setting (`gsd-lane disclose`) before the next review: its destination is pinned again on first use\n");
     }

@@ -5,20 +5,24 @@
 use std::path::{Path, PathBuf};
 
 use gsd_lane_sdk::{HttpPlan, LanePlan, SpawnPlan};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::super::Context;
 use crate::config::ProjectConfig;
+use crate::manifest::DeclaredLane;
 use crate::manifest::LaneSpec;
 use crate::plan::{self, PlanInputs};
+use crate::refusal::Reason;
 use crate::run::path_lookup;
 use crate::trust::consent::{hash, ConsentStore};
 use crate::trust::disclosure::{disclose, Disclosure};
 use crate::trust::egress::class_of;
 use crate::trust::pins::PinStore;
+use crate::trust::policy::Violation;
 use crate::trust::render::{escape_text, quote_if_needed, summary_lines};
 use crate::trust::signature::{disclosure_signature, lane_binding_v2};
-use crate::trust::{canonical_root, fingerprint, host_resolver, lane_host, policy};
+use crate::trust::{canonical_root, fingerprint, host_resolver, LaneReading};
 
 /// One capability to disclose.
 #[derive(Debug, Clone)]
@@ -33,8 +37,10 @@ pub struct Subject {
     pub status: String,
     /// Why it is not active.
     pub reason: Option<String>,
-    /// The raw manifest.
+    /// The raw manifest (what the disclosure, its signature and the lane binding read).
     pub manifest: Value,
+    /// How the trust layer reads its lane: typed when active, the declared view otherwise.
+    pub reading: LaneReading,
 }
 
 impl Subject {
@@ -50,44 +56,174 @@ impl Subject {
 pub const SANDBOX_POSTURE: &str =
     "none — the lane runs with your permissions: it can read every file you can and send it anywhere";
 
+/// The environment a spawn lane starts with (trust.md §7.9), as `disclose --json` writes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Environment {
+    /// A first-party lane: the whole environment.
+    Inherited {
+        /// What that means.
+        detail: &'static str,
+    },
+    /// A third-party lane: only the listed variables.
+    Minimal {
+        /// The variables kept.
+        variables: &'static [&'static str],
+        /// What that means.
+        detail: &'static str,
+    },
+}
+
 /// The environment a lane of `scope` starts with (trust.md §7.9).
-fn environment(scope: &str) -> Value {
+fn environment(scope: &str) -> Environment {
     if scope == "first-party" {
-        json!({"kind": "inherited", "detail": "the whole environment of gsd-lane, every credential in it included (first-party CLIs authenticate through it)"})
+        Environment::Inherited {
+            detail: "the whole environment of gsd-lane, every credential in it included (first-party CLIs authenticate through it)",
+        }
     } else {
-        json!({"kind": "minimal", "variables": ["PATH", "HOME", "USERPROFILE", "LANG", "LANGUAGE", "LC_*", "TMPDIR", "TMP", "TEMP"],
-               "detail": "only the listed variables; every credential in your environment is withheld"})
+        Environment::Minimal {
+            variables: &[
+                "PATH",
+                "HOME",
+                "USERPROFILE",
+                "LANG",
+                "LANGUAGE",
+                "LC_*",
+                "TMPDIR",
+                "TMP",
+                "TEMP",
+            ],
+            detail: "only the listed variables; every credential in your environment is withheld",
+        }
     }
 }
 
 /// The destination binding of an HTTP lane: what the next run compares against.
-fn binding(context: &Context, id: &str, current: &str) -> Value {
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Binding {
+    /// Nothing binds it (yet).
+    None {
+        /// Whether a consent record without a host exists (absent without a GSD home).
+        #[serde(rename = "legacyRecord", skip_serializing_if = "Option::is_none")]
+        legacy_record: Option<bool>,
+        /// What that means.
+        detail: &'static str,
+    },
+    /// The store or the pin file cannot be read.
+    Damaged {
+        /// The damaged file.
+        store: PathBuf,
+        /// What is wrong.
+        detail: String,
+        /// How to repair it.
+        fix: String,
+    },
+    /// A consent record binds the host.
+    Consent {
+        /// The consented host.
+        host: String,
+        /// Whether it is a local destination.
+        local: bool,
+        /// Whether the current destination is the consented one.
+        matches: bool,
+    },
+    /// A first-use or approved pin binds the host.
+    Pin {
+        /// The pinned host.
+        host: String,
+        /// Whether it is a local destination.
+        local: bool,
+        /// How the pin came to be.
+        source: String,
+        /// When.
+        #[serde(rename = "pinnedAt")]
+        pinned_at: String,
+        /// Whether the current destination has the pinned origin.
+        matches: bool,
+    },
+}
+
+impl Binding {
+    /// A damaged store or pin file.
+    fn damaged(damage: &crate::trust::consent::Damage) -> Binding {
+        Binding::Damaged {
+            store: damage.path.clone(),
+            detail: damage.to_string(),
+            fix: damage.fix(),
+        }
+    }
+}
+
+/// The destination binding of an HTTP lane: what the next run compares against.
+fn binding(context: &Context, id: &str, current: &str) -> Binding {
     let Some(home) = context.env.gsd_home() else {
-        return json!({"kind": "none", "detail": "no GSD home: destinations cannot be pinned"});
+        return Binding::None {
+            legacy_record: None,
+            detail: "no GSD home: destinations cannot be pinned",
+        };
     };
     let root = canonical_root(&context.project_root);
     let record = match ConsentStore::new(&home).load() {
         Ok(records) => records.get(&root, id).cloned(),
-        Err(damage) => {
-            return json!({"kind": "damaged", "store": damage.path, "detail": damage.to_string(), "fix": damage.fix()})
-        }
+        Err(damage) => return Binding::damaged(&damage),
     };
     if let Some(host) = record.as_ref().and_then(|r| r.reviewer_host()) {
-        return json!({"kind": "consent", "host": host, "local": class_of(host) == "local",
-                      "matches": crate::config::normalize_host(host) == crate::config::normalize_host(current)});
+        return Binding::Consent {
+            host: host.to_owned(),
+            local: class_of(host) == "local",
+            matches: crate::config::normalize_host(host) == crate::config::normalize_host(current),
+        };
     }
     match PinStore::new(&home).get(&root, id) {
-        Err(damage) => {
-            json!({"kind": "damaged", "store": damage.path, "detail": damage.to_string(), "fix": damage.fix()})
-        }
-        Ok(Some(pin)) => {
-            json!({"kind": "pin", "host": pin.host, "local": class_of(&pin.host) == "local",
-                            "source": pin.source, "pinnedAt": pin.pinned_at,
-                            "matches": crate::config::origin_of(&pin.host) == crate::config::origin_of(current)})
-        }
-        Ok(None) => json!({"kind": "none", "legacyRecord": record.is_some(),
-                       "detail": "not pinned yet: the first run pins the destination it uses"}),
+        Err(damage) => Binding::damaged(&damage),
+        Ok(Some(pin)) => Binding::Pin {
+            local: class_of(&pin.host) == "local",
+            matches: crate::config::origin_of(&pin.host) == crate::config::origin_of(current),
+            host: pin.host,
+            source: pin.source,
+            pinned_at: pin.pinned_at,
+        },
+        Ok(None) => Binding::None {
+            legacy_record: Some(record.is_some()),
+            detail: "not pinned yet: the first run pins the destination it uses",
+        },
     }
+}
+
+/// One capability as `disclose --json` writes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityView {
+    /// Capability id.
+    id: String,
+    /// `first-party`, `global`, `project` or `file`.
+    scope: &'static str,
+    /// The manifest file.
+    path: String,
+    /// `active`, `inactive`, … (`not installed` for `--manifest`).
+    status: String,
+    /// Why it is not active.
+    reason: Option<String>,
+    /// The disclosure of trust.md §3, with the resolved host.
+    disclosure: Disclosure,
+    /// Whether installing it needs consent.
+    requires_consent: bool,
+    /// The disclosure signature (trust.md §4).
+    disclosure_signature: String,
+    /// The extended lane binding (trust.md §4.8).
+    lane_binding_v2: Option<String>,
+    /// The human summary of the disclosure.
+    summary: Vec<String>,
+    /// The third-party rules it breaks.
+    policy: Vec<Violation>,
+    /// The bundle's content hash.
+    content_hash: Option<String>,
+    /// The consent fingerprint.
+    fingerprint: String,
+    /// What the lane would do now (a capability that declares a lane).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<LaneRun>,
 }
 
 /// The JSON object and the human lines for one capability.
@@ -95,44 +231,32 @@ pub fn capability_view(
     context: &Context,
     config: &ProjectConfig,
     subject: &Subject,
-) -> (Value, Vec<String>) {
-    let resolver = host_resolver(&subject.manifest, config);
+) -> (CapabilityView, Vec<String>) {
+    let declared = DeclaredLane::of_manifest(&subject.manifest);
+    let resolver = host_resolver(declared.as_ref(), config);
     let staged = (subject.scope != "first-party")
         .then(|| subject.path.parent())
         .flatten();
     let disclosure: Disclosure = disclose(&subject.manifest, Some(&resolver), staged);
     let signature = disclosure_signature(&disclose(&subject.manifest, None, None));
     let lines = summary_lines(&disclosure);
-    let violations: Vec<Value> = if subject.scope == "first-party" {
+    let violations: Vec<Violation> = if subject.scope == "first-party" {
         Vec::new()
     } else {
         // A program may live only in a global install folder (trust.md §7.5).
         let root = subject.install_root().filter(|_| subject.scope == "global");
-        policy::violations(&subject.manifest, root)
-            .into_iter()
-            .map(|v| json!({"code": v.code, "field": v.field, "message": v.message}))
-            .collect()
+        subject.reading.violations(root)
     };
-    let current_host = lane_host(&subject.manifest, config).map(|(_, host)| host);
+    let current_host = subject.reading.host(config).map(|(_, host)| host);
     let content_hash = match subject.install_root() {
         Some(root) => hash::content_hash(root).ok(),
         None => None,
     };
-    let mut object = json!({
-        "id": subject.id,
-        "scope": subject.scope,
-        "path": subject.path.display().to_string(),
-        "status": subject.status,
-        "reason": subject.reason,
-        "disclosure": disclosure,
-        "requiresConsent": disclosure.has_executable,
-        "disclosureSignature": signature,
-        "laneBindingV2": lane_binding_v2(&subject.manifest),
-        "summary": lines,
-        "policy": violations,
-        "contentHash": content_hash,
-        "fingerprint": fingerprint(&signature, current_host.as_deref().unwrap_or(""), content_hash.as_deref().unwrap_or("")),
-    });
+    let fingerprint = fingerprint(
+        &signature,
+        current_host.as_deref().unwrap_or(""),
+        content_hash.as_deref().unwrap_or(""),
+    );
     let mut human = vec![format!(
         "{} ({}, {}) {}",
         escape_text(if subject.id.is_empty() {
@@ -148,36 +272,128 @@ pub fn capability_view(
         human.push(format!("  not active: {}", escape_text(reason)));
     }
     human.extend(lines.iter().map(|l| format!("  {l}")));
-    if disclosure.lane().is_some() {
-        let run = lane_run(context, config, subject);
-        human.extend(run.1);
-        object["run"] = run.0;
-    }
+    let run = disclosure.lane().is_some().then(|| {
+        let (run, run_lines) = lane_run(context, config, subject);
+        human.extend(run_lines);
+        run
+    });
     for violation in &violations {
         human.push(format!(
             "  refused for a third-party lane: {} {}",
-            violation["field"].as_str().unwrap_or(""),
-            escape_text(violation["message"].as_str().unwrap_or(""))
+            violation.field,
+            escape_text(&violation.message)
         ));
     }
     human.push(format!("  signature:   {}", escape_text(&signature)));
-    human.push(format!(
-        "  fingerprint: {}",
-        object["fingerprint"].as_str().unwrap_or("")
-    ));
-    (object, human)
+    human.push(format!("  fingerprint: {fingerprint}"));
+    let view = CapabilityView {
+        id: subject.id.clone(),
+        scope: subject.scope,
+        path: subject.path.display().to_string(),
+        status: subject.status.clone(),
+        reason: subject.reason.clone(),
+        requires_consent: disclosure.has_executable,
+        disclosure,
+        lane_binding_v2: lane_binding_v2(&subject.manifest),
+        disclosure_signature: signature,
+        summary: lines,
+        policy: violations,
+        content_hash,
+        fingerprint,
+        run,
+    };
+    (view, human)
+}
+
+/// What the lane would do now, as `disclose --json` writes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum LaneRun {
+    /// It cannot run as declared.
+    Refused {
+        /// Always `false`.
+        ok: bool,
+        /// The refusal's reason.
+        reason: Reason,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Its plan with the current config.
+    Planned(Box<PlannedRun>),
+}
+
+/// A lane that resolves: its plan, bounds, model and, by transport, program or destination.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedRun {
+    /// Always `true`.
+    ok: bool,
+    /// The resolved plan.
+    plan: LanePlan,
+    /// Its wall-clock bound.
+    timeout_ms: u64,
+    /// Where its model comes from.
+    model: String,
+    /// A spawn lane's program and environment.
+    #[serde(flatten)]
+    spawn: Option<SpawnRun>,
+    /// An HTTP lane's destination and binding.
+    #[serde(flatten)]
+    http: Option<HttpRun>,
+}
+
+/// What a spawn lane runs with.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpawnRun {
+    /// The program found on `PATH` (`null`: not found here).
+    program: Option<String>,
+    /// The environment it starts with.
+    environment: Environment,
+}
+
+/// Where an HTTP lane sends the prompt, and what binds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpRun {
+    /// The destination.
+    destination: Destination,
+    /// What the next run compares it against.
+    binding: Binding,
+}
+
+/// An HTTP lane's destination.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Destination {
+    /// The resolved host.
+    host: String,
+    /// Whether it is local.
+    local: bool,
+    /// The config key naming it.
+    host_config_key: String,
+    /// Whether the config sets that key.
+    configured: bool,
+    /// Every request the lane sends.
+    requests: Vec<String>,
 }
 
 /// What the lane would do now: the plan with the current config, and its bounds.
-fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Value, Vec<String>) {
+fn lane_run(
+    context: &Context,
+    config: &ProjectConfig,
+    subject: &Subject,
+) -> (LaneRun, Vec<String>) {
     let inputs = PlanInputs {
         run_dir: "<run-dir>".to_owned(),
         repo_root: context.repo_root(None),
         ..PlanInputs::default()
     };
     let mut lines = Vec::new();
+    let typed = match &subject.reading {
+        LaneReading::Active(lane) => Ok(LaneSpec::clone(lane)),
+        LaneReading::Declared(_) => LaneSpec::from_manifest(&subject.manifest),
+    };
     // The lane's own declared defaults apply to the keys no config sets (ADR-2782 D9).
-    let resolved = LaneSpec::from_manifest(&subject.manifest).and_then(|lane| {
+    let resolved = typed.and_then(|lane| {
         let own = config
             .clone()
             .with_lane_defaults([(subject.id.as_str(), lane.config_defaults.as_slice())]);
@@ -191,27 +407,28 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
                 refusal.reason,
                 escape_text(&refusal.detail)
             ));
-            return (
-                json!({"ok": false, "reason": refusal.reason, "detail": refusal.detail}),
-                lines,
-            );
+            let run = LaneRun::Refused {
+                ok: false,
+                reason: refusal.reason,
+                detail: refusal.detail,
+            };
+            return (run, lines);
         }
     };
-    let mut run = json!({"ok": true, "plan": plan, "timeoutMs": plan.timeout_ms});
     let model_key = lane.model_config_key.as_deref();
     let config = &own;
     let model_line = model_line(model_key, config, &plan);
     lines.push(format!("  model:       {model_line}"));
-    run["model"] = json!(model_line);
-    if let Some(spawn) = plan.spawn() {
-        describe_spawn(context, subject.scope, spawn, &mut run, &mut lines);
+    let spawn = plan.spawn().map(|spawn| {
+        let run = describe_spawn(context, subject.scope, spawn, &mut lines);
         lines.push(format!(
             "  bounds:      killed with its whole process tree after {} s; output capped",
             plan.timeout_ms / 1000
         ));
         lines.push(format!("  sandbox:     {SANDBOX_POSTURE}"));
-    }
-    if let Some(http_plan) = plan.http() {
+        run
+    });
+    let http = plan.http().map(|http_plan| {
         let requests = http_requests(http_plan, &plan.probe);
         describe_http(
             context,
@@ -219,11 +436,18 @@ fn lane_run(context: &Context, config: &ProjectConfig, subject: &Subject) -> (Va
             &subject.id,
             http_plan,
             requests,
-            &mut run,
             &mut lines,
-        );
-    }
-    (run, lines)
+        )
+    });
+    let run = PlannedRun {
+        ok: true,
+        timeout_ms: plan.timeout_ms,
+        plan,
+        model: model_line,
+        spawn,
+        http,
+    };
+    (LaneRun::Planned(Box::new(run)), lines)
 }
 
 /// Where the lane's model comes from with the current config (`model_key` is the lane's
@@ -259,12 +483,11 @@ fn describe_spawn(
     context: &Context,
     scope: &str,
     spawn: &SpawnPlan,
-    run: &mut Value,
     lines: &mut Vec<String>,
-) {
+) -> SpawnRun {
     let found = path_lookup::find_executable(&spawn.binary, context.env.path.as_deref());
     let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
-    let raw: Vec<Value> = spawn.argv.iter().map(|a| json!(a)).collect();
+    let raw: Vec<Value> = spawn.argv.iter().cloned().map(Value::String).collect();
     lines.push(format!(
         "  runs now:    {}",
         crate::output::shell_join(all.map(String::as_str))
@@ -296,24 +519,22 @@ fn describe_spawn(
                 format!("the file it writes ({})", escape_text(path)),
         }
     ));
-    let env = environment(scope);
-    lines.push(environment_line(&env));
-    run["program"] = json!(found.map(|p| p.display().to_string()));
-    run["environment"] = env;
+    let environment = environment(scope);
+    lines.push(environment_line(&environment));
+    SpawnRun {
+        program: found.map(|p| p.display().to_string()),
+        environment,
+    }
 }
 
 /// The `environment:` line of a spawn lane, with the variables it keeps.
-fn environment_line(env: &Value) -> String {
-    let variables: Vec<&str> = env["variables"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+fn environment_line(env: &Environment) -> String {
+    let (kind, variables, detail): (&str, &[&str], &str) = match env {
+        Environment::Inherited { detail } => ("inherited", &[], detail),
+        Environment::Minimal { variables, detail } => ("minimal", variables, detail),
+    };
     format!(
-        "  environment: {} — {}{}",
-        env["kind"].as_str().unwrap_or(""),
-        env["detail"].as_str().unwrap_or(""),
+        "  environment: {kind} — {detail}{}",
         if variables.is_empty() {
             String::new()
         } else {
@@ -342,9 +563,8 @@ fn describe_http(
     id: &str,
     http_plan: &HttpPlan,
     requests: Vec<String>,
-    run: &mut Value,
     lines: &mut Vec<String>,
-) {
+) -> HttpRun {
     let class = class_of(&http_plan.host);
     let configured = config
         .configured_string(&http_plan.host_config_key)
@@ -370,35 +590,38 @@ fn describe_http(
     if class == "local" {
         lines.push("  note:        a loopback port can belong to a different program than the one you have in mind".to_owned());
     }
-    run["destination"] = json!({"host": http_plan.host, "local": class == "local",
-        "hostConfigKey": http_plan.host_config_key, "configured": configured, "requests": requests});
-    run["binding"] = binding;
+    HttpRun {
+        destination: Destination {
+            host: http_plan.host.clone(),
+            local: class == "local",
+            host_config_key: http_plan.host_config_key.clone(),
+            configured,
+            requests,
+        },
+        binding,
+    }
 }
 
-fn describe_binding(binding: &Value) -> String {
-    let host = binding["host"].as_str().unwrap_or("");
-    match binding["kind"].as_str() {
-        Some("consent") | Some("pin") => {
-            let by = if binding["kind"] == "consent" {
-                "by consent"
-            } else {
-                "on first use"
-            };
-            let verdict = if binding["matches"] == Value::Bool(true) {
-                "matches; runs are allowed"
-            } else {
-                "DIFFERS: the next run is blocked until you re-approve (gsd-lane trust rebind-host)"
-            };
-            format!("{} ({}) {by}; {verdict}", escape_text(host), class_of(host))
-        }
-        _ => binding["detail"].as_str().unwrap_or("").to_owned(),
-    }
+fn describe_binding(binding: &Binding) -> String {
+    let (host, matches, by) = match binding {
+        Binding::Consent { host, matches, .. } => (host, *matches, "by consent"),
+        Binding::Pin { host, matches, .. } => (host, *matches, "on first use"),
+        Binding::None { detail, .. } => return (*detail).to_owned(),
+        Binding::Damaged { detail, .. } => return detail.clone(),
+    };
+    let verdict = if matches {
+        "matches; runs are allowed"
+    } else {
+        "DIFFERS: the next run is blocked until you re-approve (gsd-lane trust rebind-host)"
+    };
+    format!("{} ({}) {by}; {verdict}", escape_text(host), class_of(host))
 }
 
 /// The trust rules of an overlay manifest at `dir`, as one message per violation.
 /// `dir` is `None` for a project-scope folder, which may hold no program that runs.
 pub fn policy_messages(manifest: &Value, dir: Option<&Path>) -> Vec<String> {
-    policy::violations(manifest, dir)
+    LaneReading::of_manifest(manifest)
+        .violations(dir)
         .into_iter()
         .map(|v| v.to_string())
         .collect()

@@ -6,15 +6,20 @@
 use std::fs;
 use std::path::Path;
 
+use crate::trust::error::WriteError;
+
 /// Replaces `path` with `bytes` atomically and durably (mode 0600), creating its directory.
 ///
 /// # Errors
 ///
 /// The I/O error of the failing step, with the path it concerned.
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    crate::fsutil::replace_file(path, bytes, 0o600)
+    fs::create_dir_all(dir).map_err(|source| WriteError::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    crate::fsutil::replace_file(path, bytes, 0o600).map_err(WriteError::Replace)
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::trust::error::LockError;
+
 /// Acquisition attempts before giving up.
 pub const ATTEMPTS: u32 = 50;
 
@@ -78,11 +80,14 @@ pub fn token() -> String {
 ///
 /// # Errors
 ///
-/// A message naming the lockfile and its holder when it stays held after every attempt, or when
-/// the lockfile cannot be created.
-pub fn acquire(path: &Path) -> Result<LockGuard, String> {
+/// A [`LockError`] naming the lockfile and its holder when it stays held after every attempt,
+/// or when the lockfile cannot be created.
+pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir).map_err(|source| LockError::CreateDir {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     }
     let token = token();
     let mut last_holder = String::from("unknown");
@@ -104,16 +109,21 @@ pub fn acquire(path: &Path) -> Result<LockGuard, String> {
                     }
                 }
             }
-            Err(e) => return Err(format!("creating lock {}: {e}", path.display())),
+            Err(source) => {
+                return Err(LockError::Create {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
         }
         if attempt + 1 < ATTEMPTS {
             std::thread::sleep(Duration::from_millis(25 + jitter_ms()));
         }
     }
-    Err(format!(
-        "the consent store lock {} is held ({last_holder}); try again, or remove the file if no gsd or gsd-lane process is running",
-        path.display()
-    ))
+    Err(LockError::Held {
+        path: path.to_path_buf(),
+        holder: last_holder,
+    })
 }
 
 fn jitter_ms() -> u64 {

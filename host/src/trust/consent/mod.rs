@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::disclosure::POISON_KEYS;
+use super::error::{FormatError, LockError, WriteError};
 use super::stable;
 use crate::manifest::vocab;
 
@@ -34,10 +35,10 @@ pub const MAX_RECORDS: usize = 4096;
 pub const STORE_VERSION: &str = "1";
 
 /// Why a store operation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum StoreError {
     /// The lock could not be acquired; nothing was written.
-    Lock(String),
+    Lock(LockError),
     /// Adding a new record to a store already holding [`MAX_RECORDS`].
     Full {
         /// The store file.
@@ -51,15 +52,17 @@ pub enum StoreError {
         why: String,
     },
     /// Writing the new store failed; the old one is intact.
-    Write(String),
+    Write(WriteError),
     /// The capability id does not match `^[a-z][a-z0-9-]*$`.
     InvalidId(String),
 }
 
+impl std::error::Error for StoreError {}
+
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreError::Lock(why) => f.write_str(why),
+            StoreError::Lock(why) => write!(f, "{why}"),
             StoreError::Full { path } => write!(
                 f,
                 "consent store full: {} already holds {MAX_RECORDS} records; revoke unused ones with `gsd-lane trust revoke <id>`",
@@ -189,6 +192,16 @@ impl Record {
     /// The bundle content hash bound by the record.
     pub fn content_hash(&self) -> &str {
         self.field("contentHash")
+    }
+
+    /// When consent was given, as stored.
+    pub fn consented_at(&self) -> &str {
+        self.field("consentedAt")
+    }
+
+    /// The disclosure signature bound by the record.
+    pub fn disclosure_signature(&self) -> &str {
+        self.field("disclosureSignature")
     }
 
     /// The consented host, when the record carries a non-empty one.
@@ -322,24 +335,25 @@ impl Records {
     ///
     /// # Errors
     ///
-    /// A description when the whole store must be treated as empty (invalid JSON, a root or
+    /// A [`FormatError`] when the whole store must be treated as empty (invalid JSON, a root or
     /// `records` that is not an object, a `version` other than `"1"`, more than
     /// [`MAX_RECORDS`] keys).
-    pub fn decode(text: &str) -> Result<Records, String> {
+    pub fn decode(text: &str) -> Result<Records, FormatError> {
         if text.trim().is_empty() {
             return Ok(Records::default());
         }
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        let root = value.as_object().ok_or("the root is not an object")?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| FormatError::InvalidJson(e.to_string()))?;
+        let root = value.as_object().ok_or(FormatError::RootNotObject)?;
         check_version(root)?;
         let Some(records) = root.get("records") else {
             return Ok(Records::default());
         };
-        let records = records.as_object().ok_or("records is not an object")?;
+        let records = records
+            .as_object()
+            .ok_or(FormatError::NotObject("records"))?;
         if records.len() > MAX_RECORDS {
-            return Err(format!(
-                "more than {MAX_RECORDS} records (refused as hostile)"
-            ));
+            return Err(FormatError::TooManyRecords(MAX_RECORDS));
         }
         let mut out = Records::default();
         let mut index: HashMap<(String, String), usize> = HashMap::new();
@@ -366,14 +380,17 @@ impl Records {
 
 /// Refuses a store whose `version` is present and not the string `"1"` (a format this build
 /// cannot read). A missing `version` is accepted, as GSD installations accept it.
-pub(crate) fn check_version(root: &Map<String, Value>) -> Result<(), String> {
+///
+/// # Errors
+///
+/// [`FormatError::Version`] with the value found.
+pub(crate) fn check_version(root: &Map<String, Value>) -> Result<(), FormatError> {
     match root.get("version") {
         None => Ok(()),
         Some(Value::String(v)) if v == STORE_VERSION => Ok(()),
-        Some(other) => Err(format!(
-            "version {} is not \"{STORE_VERSION}\"",
-            crate::trust::render::escape_text(&stable::compact(other))
-        )),
+        Some(other) => Err(FormatError::Version(crate::trust::render::escape_text(
+            &stable::compact(other),
+        ))),
     }
 }
 
@@ -534,7 +551,9 @@ impl ConsentStore {
             // gsd-lane never writes an empty store (every write replaces it whole): an empty
             // file was truncated, and the records it held are unknown, so it is damage.
             ReadOutcome::Empty => Err(damage(EMPTY_STORE.into())),
-            ReadOutcome::Text(text) => Records::decode(&text).map_err(damage),
+            ReadOutcome::Text(text) => {
+                Records::decode(&text).map_err(|why| damage(why.to_string()))
+            }
             ReadOutcome::Refused(why) => Err(damage(why)),
         }
     }
@@ -562,7 +581,7 @@ impl ConsentStore {
             ReadOutcome::Text(text) => {
                 Records::decode(&text).map_err(|why| StoreError::Unreadable {
                     path: path.clone(),
-                    why,
+                    why: why.to_string(),
                 })?
             }
             ReadOutcome::Refused(why) => {
