@@ -82,8 +82,8 @@ pub struct Completion {
     pub stub_reason: Option<Reason>,
     /// The last exit status and HTTP answer the effects saw (rate-limit classification).
     pub observed: super::effects::Observed,
-    /// How the lane's processes were confined (`enforce (Landlock)`, `detect (…)`, `off`).
-    pub sandbox: String,
+    /// How the lane's processes were confined (`None` until the lane ran).
+    pub sandbox: Option<crate::sandbox::policy::Effective>,
     /// Changes to the repository seen while the lane ran (empty: none, or not checked).
     pub repository_changes: Vec<String>,
 }
@@ -270,7 +270,7 @@ pub fn execute(
     completion.observed = effects.observed.take();
     completion.repository_changes = sandbox.after(before.as_ref());
     sandbox.clean_up();
-    completion.sandbox = sandbox.effective.describe();
+    completion.sandbox = Some(sandbox.effective.clone());
     let review_path = Path::new(&plan.review_path);
     crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
         .context(|| format!("writing {}", review_path.display()))?;
@@ -508,7 +508,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         elapsed: Duration::ZERO,
         stub_reason: None,
         observed: super::effects::Observed::default(),
-        sandbox: String::new(),
+        sandbox: None,
         repository_changes: Vec::new(),
     }
 }
