@@ -26,6 +26,8 @@ pub fn mark(phase: &str) {
     if !ON.load(Ordering::Relaxed) {
         return;
     }
-    let elapsed = START.get().map_or(0.0, |at| at.elapsed().as_secs_f64() * 1000.0);
+    let elapsed = START
+        .get()
+        .map_or(0.0, |at| at.elapsed().as_secs_f64() * 1000.0);
     crate::output::eprint_line(&format!("gsd-lane timing: {elapsed:8.3} ms  {phase}"));
 }

@@ -91,7 +91,14 @@ fn lanes_past_jobs_wait_in_a_queue_the_progress_shows() {
         .collect();
     assert_eq!(
         kinds[..6],
-        ["review", "lane_queued", "lane_queued", "lane_start", "lane_end", "lane_start"],
+        [
+            "review",
+            "lane_queued",
+            "lane_queued",
+            "lane_start",
+            "lane_end",
+            "lane_start"
+        ],
         "{}",
         out.stdout
     );

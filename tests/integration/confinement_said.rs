@@ -109,8 +109,10 @@ fn run_and_invoke_json_say_the_mode_and_the_mechanism_that_confined_the_lane() {
     let out = lab.gsd(&["run", "acme", "--run-dir", &run_dir], &[]);
     out.assert_status(0);
     assert!(
-        out.stdout.lines().any(|line| line.starts_with("sandbox   enforce (")
-            && line.ends_with(&format!(", mechanism {mechanism}"))),
+        out.stdout
+            .lines()
+            .any(|line| line.starts_with("sandbox   enforce (")
+                && line.ends_with(&format!(", mechanism {mechanism}"))),
         "{}",
         out.stdout
     );
@@ -137,8 +139,10 @@ fn doctor_says_which_mechanism_this_machine_uses_and_why() {
     );
     let text = lab.gsd(&["doctor", "acme"], &[("GSD_LANE_NO_NAMESPACES", "1")]);
     assert!(
-        text.stdout.lines().any(|line| line.starts_with("sandbox      enforce (Landlock")
-            && line.contains("mechanism landlock (the read-only view is refused")),
+        text.stdout
+            .lines()
+            .any(|line| line.starts_with("sandbox      enforce (Landlock")
+                && line.contains("mechanism landlock (the read-only view is refused")),
         "{}",
         text.stdout
     );

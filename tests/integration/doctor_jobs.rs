@@ -16,7 +16,10 @@ const SLUGS: [&str; 4] = ["p0", "p1", "p2", "p3"];
 /// programs running beside it (in `running`), waits (up to 1.5 s) until all four have started,
 /// and answers `together` when they all did, else `alone`, with the most it saw running.
 fn install(env: &TestEnv, bin: &Path, slug: &str) {
-    let (marks, running) = (env.root.path().join("marks"), env.root.path().join("running"));
+    let (marks, running) = (
+        env.root.path().join("marks"),
+        env.root.path().join("running"),
+    );
     let script = format!(
         r#"#!/bin/sh
 [ "$1" = --version ] || {{ cat >/dev/null; echo ok; exit 0; }}
@@ -78,7 +81,10 @@ fn doctor_probes_at_most_jobs_at_once_and_keeps_the_named_order() {
             .map(|row| {
                 (
                     row["slug"].as_str().unwrap_or_default().to_owned(),
-                    row["program"]["version"].as_str().unwrap_or_default().to_owned(),
+                    row["program"]["version"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
                 )
             })
             .collect()

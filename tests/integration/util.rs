@@ -391,7 +391,9 @@ pub fn take_sandbox(value: &mut Value) -> Option<Value> {
         _ => false,
     };
     assert!(
-        fits && sandbox["detail"].as_str().is_some_and(|d| d.starts_with(mode))
+        fits && sandbox["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with(mode))
             && sandbox.as_object().is_some_and(|m| m.len() == 3),
         "sandbox member of a lane result: {sandbox}"
     );

@@ -314,7 +314,10 @@ fn namespace_settings() -> Vec<String> {
     .filter_map(|(name, refusing)| {
         let mut value = String::new();
         std::io::Read::read_to_string(
-            &mut std::io::Read::take(std::fs::File::open(Path::new("/proc/sys").join(name)).ok()?, 64),
+            &mut std::io::Read::take(
+                std::fs::File::open(Path::new("/proc/sys").join(name)).ok()?,
+                64,
+            ),
             &mut value,
         )
         .ok()?;
