@@ -108,3 +108,32 @@ fn doctor_probes_at_most_jobs_at_once_and_keeps_the_named_order() {
         assert!((1..=2).contains(&most), "{slug}: {version}");
     }
 }
+
+/// A `--version` that does not answer within its bound (as under heavy load with many probes
+/// at once) is said, in the row and the report, never shown as a program without a version.
+#[test]
+fn a_version_query_past_its_bound_is_said() {
+    let env = TestEnv::new();
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    install(&env, &bin, "p0");
+    std::fs::write(bin.join("p0"), "#!/bin/sh\nexec sleep 30\n").expect("program");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = |args: &[&str]| {
+        let command = util::gsd_command(&env, &path, &env.project, args);
+        let (out, took) = util::run_bounded(command, Duration::from_secs(60));
+        out.assert_no_panic().assert_status(0);
+        assert!(took < Duration::from_secs(25), "bounded: {took:?}");
+        out
+    };
+    let rows = run(&["doctor", "p0", "--json"]).json_raw();
+    let program = &rows[0]["program"];
+    assert_eq!(program["version"], Value::Null, "{program}");
+    assert_eq!(program["version_error"], "ETIMEDOUT", "{program}");
+    let text = run(&["doctor", "p0"]);
+    assert!(
+        text.stdout.contains(" (--version failed: ETIMEDOUT)\n"),
+        "{}",
+        text.stdout
+    );
+}

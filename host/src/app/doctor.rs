@@ -158,13 +158,15 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sa
         Ok(admitted) => {
             if let Some(spawn) = admitted.plan.spawn() {
                 let found = path_lookup::find_executable(&spawn.binary, setup.path_var.as_deref());
+                // A query that failed (past its bound under load, say) is said, not dropped.
                 let version = found
                     .as_ref()
-                    .and_then(|_| lane::version_of(lane, &admitted, setup));
+                    .map_or(Ok(None), |_| lane::version_of(lane, &admitted, setup));
                 program = json!({
                     "binary": spawn.binary,
                     "path": found.map(|p| p.display().to_string()),
-                    "version": version,
+                    "version": version.as_ref().ok().cloned().flatten(),
+                    "version_error": version.err(),
                 });
             }
             if let Some(http) = admitted.plan.http() {
@@ -514,10 +516,15 @@ fn human(rows: &[Value], ready: usize) -> String {
                     "  program      {} at {}{}\n",
                     binary,
                     crate::textsafe::for_terminal(path),
-                    program.get("version").and_then(Value::as_str).map_or(
-                        String::new(),
-                        |v| format!(" ({})", crate::textsafe::for_terminal(v))
-                    )
+                    match (
+                        program.get("version").and_then(Value::as_str),
+                        program.get("version_error").and_then(Value::as_str),
+                    ) {
+                        (Some(v), _) => format!(" ({})", crate::textsafe::for_terminal(v)),
+                        (None, Some(e)) =>
+                            format!(" (--version failed: {})", crate::textsafe::for_terminal(e)),
+                        (None, None) => String::new(),
+                    }
                 )),
                 None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
             }
