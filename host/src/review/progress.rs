@@ -207,11 +207,6 @@ impl Progress {
                 self.jobs
             )),
             Mode::Tty => {
-                for ((bar, row), place) in self.bars.iter().zip(&self.rows).zip(&places) {
-                    if let Some(place) = place {
-                        bar.set_message(format!("{}queued (#{place})", prefix(&row.display)));
-                    }
-                }
                 if let Some(multi) = &self.multi {
                     let counts = multi.add(ProgressBar::new_spinner());
                     counts.set_style(
@@ -225,10 +220,30 @@ impl Progress {
         }
     }
 
-    /// Updates the terminal's counting line.
+    /// Updates the terminal's counting line, and the places of the lines still queued (the
+    /// queue moves up as lanes start).
     fn recount(&self) {
-        if let Some(counts) = &self.counts {
-            counts.set_message(self.counts_text());
+        let Some(counts) = &self.counts else {
+            return;
+        };
+        counts.set_message(self.counts_text());
+        let mut ahead: Vec<&str> = Vec::new();
+        for (index, (bar, row)) in self.bars.iter().zip(&self.rows).enumerate() {
+            let waiting = self.started.get(index).is_some_and(Option::is_none)
+                && self.ended.get(index).is_some_and(Option::is_none);
+            let lane_running = self.rows.iter().enumerate().any(|(other, r)| {
+                r.lane == row.lane
+                    && self.started.get(other).is_some_and(Option::is_some)
+                    && self.ended.get(other).is_some_and(Option::is_none)
+            });
+            if !waiting || lane_running {
+                continue;
+            }
+            if !ahead.contains(&row.lane.as_str()) {
+                ahead.push(&row.lane);
+            }
+            let place = ahead.len();
+            bar.set_message(format!("{}queued (#{place})", prefix(&row.display)));
         }
     }
 
@@ -246,13 +261,18 @@ impl Progress {
         }
         if self.mode == Mode::Tty {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
-            for row in &self.rows {
+            let places = queue_places(&self.rows, self.jobs);
+            for (row, place) in self.rows.iter().zip(places) {
                 let bar = multi.add(ProgressBar::new_spinner());
                 bar.set_style(
                     ProgressStyle::with_template("{msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar.set_message(format!("{}queued", prefix(&row.display)));
+                // A line whose lane has a slot is starting; the others wait in the queue.
+                bar.set_message(match place {
+                    Some(place) => format!("{}queued (#{place})", prefix(&row.display)),
+                    None => format!("{}starting", prefix(&row.display)),
+                });
                 self.bars.push(bar);
             }
             self.multi = Some(multi);
