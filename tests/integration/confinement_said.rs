@@ -137,6 +137,25 @@ fn doctor_says_which_mechanism_this_machine_uses_and_why() {
             && why.contains("Landlock ABI"),
         "{forced}"
     );
+    std::fs::write(
+        lab.repo.join(".planning/config.json"),
+        r#"{"review": {"sandbox": "off"}}"#,
+    )
+    .expect("config");
+    let off = row(&[]);
+    assert_eq!(
+        (&off["mode"], &off["mechanism"]),
+        (&json!("off"), &json!("none")),
+        "{off}"
+    );
+    assert!(
+        off["why"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("review.sandbox is off"),
+        "{off}"
+    );
+    std::fs::remove_file(lab.repo.join(".planning/config.json")).expect("config");
     let text = lab.gsd(&["doctor", "acme"], &[("GSD_LANE_NO_NAMESPACES", "1")]);
     assert!(
         text.stdout

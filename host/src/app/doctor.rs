@@ -250,11 +250,11 @@ impl Sandbox {
         match mode {
             SandboxMode::Off => Sandbox {
                 effective: Effective::Off,
-                why: Some("review.sandbox or --sandbox is off".to_owned()),
+                why: Some("review.sandbox is off in .planning/config.json".to_owned()),
             },
             SandboxMode::Detect => Sandbox {
                 effective: Effective::Detected("chosen".to_owned()),
-                why: Some("review.sandbox or --sandbox is detect".to_owned()),
+                why: Some("review.sandbox is detect in .planning/config.json".to_owned()),
             },
             SandboxMode::Enforce => {
                 let enforcement = crate::sandbox::policy::enforcement();
