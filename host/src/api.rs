@@ -66,6 +66,12 @@ pub mod limits {
     pub use crate::limits::raise_open_file_limit;
 }
 
+/// Phase timing (`GSD_LANE_TRACE_TIMING`).
+pub mod timing {
+    /// The binary starts the clock and marks its phases.
+    pub use crate::timing::{mark, start};
+}
+
 /// Printing.
 pub mod output {
     /// The binary prints its one error line with it.

@@ -40,5 +40,6 @@ pub(crate) mod run;
 pub(crate) mod sandbox;
 pub(crate) mod suggest;
 pub(crate) mod textsafe;
+pub(crate) mod timing;
 pub(crate) mod trust;
 pub(crate) mod verdict;

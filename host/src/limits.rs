@@ -75,6 +75,50 @@ pub fn default_jobs_here() -> usize {
     default_jobs(cores(), open_file_limit())
 }
 
+/// Applies `work` to every item of `items`, at most `jobs` at once (at least 1), and returns
+/// the answers in the items' order whatever order they finish in (`doctor`'s probes). The
+/// calling thread works too, so a thread that cannot be started only lowers the concurrency.
+pub fn map_bounded<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let worker = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(index) else {
+                return done;
+            };
+            done.push((index, work(item)));
+        }
+    };
+    let helpers = jobs.max(1).min(items.len()).saturating_sub(1);
+    let mut answers: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let started: Vec<_> = (0..helpers)
+            .filter_map(|n| {
+                std::thread::Builder::new()
+                    .name(format!("gsd-jobs-{n}"))
+                    .spawn_scoped(scope, worker)
+                    .ok()
+            })
+            .collect();
+        let mut all = worker();
+        for handle in started {
+            match handle.join() {
+                Ok(done) => all.extend(done),
+                // A panic in `work` is a bug: it goes on as it would have without threads.
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    });
+    answers.sort_unstable_by_key(|(index, _)| *index);
+    answers.into_iter().map(|(_, answer)| answer).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +138,26 @@ mod tests {
         assert_eq!(default_jobs(1, Some(70)), 1);
         assert_eq!(default_jobs(1, Some(u64::MAX)), LANES_PER_CORE);
         assert_eq!(default_jobs(usize::MAX, None), usize::MAX);
+    }
+
+    #[test]
+    fn bounded_map_keeps_the_order_and_the_bound() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<u64> = (0..200).collect();
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let answers = map_bounded(&items, 4, |n| {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            // Later items finish first: the order must come from the items, not the finish.
+            std::thread::sleep(std::time::Duration::from_micros(200 - n));
+            running.fetch_sub(1, Ordering::SeqCst);
+            n * 2
+        });
+        assert_eq!(answers, items.iter().map(|n| n * 2).collect::<Vec<_>>());
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 4 && most > 1, "{most} at once");
+        assert_eq!(map_bounded(&items[..3], 0, |n| *n), vec![0, 1, 2]);
+        assert!(map_bounded(&[] as &[u8], 8, |n| *n).is_empty());
     }
 
     #[cfg(unix)]

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use gsd_lane::api::cli::Cli;
 
 fn main() -> ExitCode {
+    gsd_lane::api::timing::start();
     // gsd-lane re-executed as the lane watchdog (sandbox/watchdog/): nothing else runs.
     if let Some(status) = gsd_lane::api::sandbox::watchdog::run_if_watchdog() {
         return ExitCode::from(status);
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let env = gsd_lane::api::project::HostEnv::from_process();
     let lanes = gsd_lane::api::cli::lane_flags_for(&args, &env);
+    gsd_lane::api::timing::mark("environment read");
     let cli = match Cli::parse_with_lanes(&args, &lanes) {
         Ok(cli) => cli,
         Err(err) => {
@@ -29,7 +31,10 @@ fn main() -> ExitCode {
             return ExitCode::from(usage_status(&err, &args));
         }
     };
-    match gsd_lane::api::cli::run(cli, env) {
+    gsd_lane::api::timing::mark("command line parsed");
+    let done = gsd_lane::api::cli::run(cli, env);
+    gsd_lane::api::timing::mark("command done");
+    match done {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {
             gsd_lane::api::output::eprint_line(&format!("gsd-lane: {failure}"));

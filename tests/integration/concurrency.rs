@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::review::{finish, Lab};
 
@@ -67,5 +67,71 @@ fn a_review_of_128_lanes_at_256_descriptors_completes_every_lane() {
     assert!(
         (1..128).contains(&jobs),
         "the default bound follows the open-file limit: {jobs}"
+    );
+}
+
+/// Lanes past `--jobs` wait in a queue the progress shows: a `lane_queued` event per waiting
+/// identity, in run order with its place, before any lane starts; in plain output, how many wait.
+#[test]
+fn lanes_past_jobs_wait_in_a_queue_the_progress_shows() {
+    let lab = Lab::new();
+    for slug in ["alpha", "beta", "gamma"] {
+        lab.lane(slug, |_| {});
+    }
+    let out = lab.review(&["--phase", "3", "--all", "--jobs", "1", "--json"]);
+    out.assert_no_panic().assert_status(0);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds[..6],
+        [
+            "review",
+            "lane_queued",
+            "lane_queued",
+            "lane_start",
+            "lane_end",
+            "lane_start"
+        ],
+        "{}",
+        out.stdout
+    );
+    let started: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "lane_start")
+        .map(|e| &e["identity"])
+        .collect();
+    assert_eq!(started.len(), 3, "{}", out.stdout);
+    let queued: Vec<(&Value, &Value)> = events
+        .iter()
+        .filter(|e| e["event"] == "lane_queued")
+        .map(|e| (&e["identity"], &e["position"]))
+        .collect();
+    assert_eq!(
+        queued,
+        [(started[1], &json!(1)), (started[2], &json!(2))],
+        "the lanes after the first wait, in run order"
+    );
+
+    let plain = lab.review(&["--phase", "3", "--all", "--jobs", "1"]);
+    plain.assert_no_panic().assert_status(0);
+    assert!(
+        plain
+            .stdout
+            .contains("\n2 of 3 reviewers wait in a queue (at most 1 at once; --jobs sets it)\n"),
+        "{}",
+        plain.stdout
+    );
+    let all_at_once = lab.review(&["--phase", "3", "--all", "--jobs", "3"]);
+    assert!(
+        !all_at_once.stdout.contains("wait in a queue"),
+        "{}",
+        all_at_once.stdout
     );
 }

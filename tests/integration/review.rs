@@ -221,6 +221,11 @@ pub(crate) fn normalize(reviews: &str) -> String {
         .map(|line| {
             if line.starts_with("reviewed_at: ") {
                 "reviewed_at: <timestamp>".to_owned()
+            } else if line.starts_with("> Sandbox: enforce (")
+                && (line.ends_with(", mechanism view") || line.ends_with(", mechanism landlock"))
+            {
+                // The mechanism is this machine's (confinement_said.rs checks which).
+                "> Sandbox: enforce (<this machine's mechanism>)".to_owned()
             } else {
                 line.to_owned()
             }

@@ -261,8 +261,10 @@ fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
     lab.install("spawn-stdout", "acme-review");
     let (stubbed, ran) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
+    let sandbox = util::take_sandbox(&mut ran.out.json_raw()).expect("a sandbox member");
     assert_eq!(
-        ran.out.stdout, "{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false}\n",
+        ran.out.stdout,
+        format!("{{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"sandbox\":{sandbox}}}\n"),
         "one compact JSON line"
     );
     // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
@@ -1305,8 +1307,9 @@ fn doctor_reports_a_ready_spawn_lane_with_its_program_and_version() {
     let root = lab.env.project.display().to_string();
     assert!(
         human.out.stdout.starts_with(&format!(
-            "project root {root}\nconfig       {root}/.planning/config.json (absent)\n\nacme  ready\n"
-        )),
+            "project root {root}\nconfig       {root}/.planning/config.json (absent)\nsandbox      enforce ("
+        )) && human.out.stdout.contains(", mechanism ")
+            && human.out.stdout.contains("\n\nacme  ready\n"),
         "{}",
         human.out.stdout
     );

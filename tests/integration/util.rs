@@ -354,8 +354,17 @@ impl Outcome {
         self
     }
 
-    /// Stdout parsed as JSON.
+    /// Stdout parsed as JSON; a lane result's `sandbox` member (`run --json`, `invoke --json`)
+    /// is checked by [`take_sandbox`] and taken out, so that exact comparisons of the other
+    /// members stay exact. [`Outcome::json_raw`] keeps it.
     pub fn json(&self) -> Value {
+        let mut value = self.json_raw();
+        take_sandbox(&mut value);
+        value
+    }
+
+    /// Stdout parsed as JSON, as printed.
+    pub fn json_raw(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
             panic!(
                 "{}: stdout is not JSON ({err}):\n{}\nstderr:\n{}",
@@ -363,6 +372,32 @@ impl Outcome {
             )
         })
     }
+}
+
+/// Takes the `sandbox` member out of a lane result that ran (`"ok": true`), after checking its
+/// shape: `{"mode", "mechanism", "detail"}` with a known mode and a mechanism that fits it (the
+/// view or Landlock exactly under `enforce`). Returns it (`None` when there was none).
+pub fn take_sandbox(value: &mut Value) -> Option<Value> {
+    let map = value.as_object_mut()?;
+    if map.get("ok") != Some(&Value::Bool(true)) || !map.contains_key("slug") {
+        return None;
+    }
+    let sandbox = map.remove("sandbox")?;
+    let mode = sandbox["mode"].as_str().unwrap_or_default();
+    let mechanism = sandbox["mechanism"].as_str().unwrap_or_default();
+    let fits = match mode {
+        "enforce" => matches!(mechanism, "view" | "landlock"),
+        "detect" | "off" => mechanism == "none",
+        _ => false,
+    };
+    assert!(
+        fits && sandbox["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with(mode))
+            && sandbox.as_object().is_some_and(|m| m.len() == 3),
+        "sandbox member of a lane result: {sandbox}"
+    );
+    Some(sandbox)
 }
 
 /// The `validate --json` report: `errors` and `warnings` arrays.

@@ -21,6 +21,8 @@ use crate::refusal::{Reason, Refusal};
 use crate::registry::{Entry, Lane, Registry, Scope};
 use crate::run::lane::{self, RunSetup};
 use crate::run::path_lookup;
+use crate::sandbox::policy::Effective;
+use crate::sandbox::SandboxMode;
 
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
@@ -31,6 +33,10 @@ pub struct DoctorArgs {
     /// Machine-readable output: one object per lane.
     #[arg(long)]
     pub json: bool,
+    /// At most this many lanes probed at a time (default: as `review`, from the cores and the
+    /// open-file limit; 1 is sequential).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 /// One problem and the command (or edit) that fixes it.
@@ -143,7 +149,7 @@ fn scratch_for(
 }
 
 /// Checks one active lane.
-fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
+fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sandbox) -> Value {
     let mut problems = Vec::new();
     let mut program = Value::Null;
     let mut destination = Value::Null;
@@ -152,13 +158,15 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
         Ok(admitted) => {
             if let Some(spawn) = admitted.plan.spawn() {
                 let found = path_lookup::find_executable(&spawn.binary, setup.path_var.as_deref());
+                // A query that failed (past its bound under load, say) is said, not dropped.
                 let version = found
                     .as_ref()
-                    .and_then(|_| lane::version_of(lane, &admitted, setup));
+                    .map_or(Ok(None), |_| lane::version_of(lane, &admitted, setup));
                 program = json!({
                     "binary": spawn.binary,
                     "path": found.map(|p| p.display().to_string()),
-                    "version": version,
+                    "version": version.as_ref().ok().cloned().flatten(),
+                    "version_error": version.err(),
                 });
             }
             if let Some(http) = admitted.plan.http() {
@@ -188,6 +196,7 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>) -> Value {
         trust: trust_state(lane),
         destination,
         settings: super::plan::settings(lane, setup.config),
+        sandbox: sandbox.for_lane(lane, setup.config),
         problems,
     }
     .to_json()
@@ -218,9 +227,120 @@ fn check_inactive(entry: &Entry) -> Value {
             "not loaded"
         },
         destination: Value::Null,
+        sandbox: Value::Null,
         problems,
     }
     .to_json()
+}
+
+/// How this machine confines a spawn lane under the configured mode, and why that mechanism:
+/// what `review` and `run` will apply (the same decision, [`crate::sandbox::policy`]).
+#[derive(Debug, Clone)]
+struct Sandbox {
+    /// What applies to a lane that does not write the repository.
+    effective: Effective,
+    /// Why this mechanism and not a stronger one (`None` for the read-only view and for
+    /// a mode chosen weaker).
+    why: Option<String>,
+}
+
+impl Sandbox {
+    /// Decided for `mode` (probes the view and Landlock once, as a review would).
+    fn decide(mode: SandboxMode) -> Sandbox {
+        match mode {
+            SandboxMode::Off => Sandbox {
+                effective: Effective::Off,
+                why: Some("review.sandbox is off in .planning/config.json".to_owned()),
+            },
+            SandboxMode::Detect => Sandbox {
+                effective: Effective::Detected("chosen".to_owned()),
+                why: Some("review.sandbox is detect in .planning/config.json".to_owned()),
+            },
+            SandboxMode::Enforce => {
+                let enforcement = crate::sandbox::policy::enforcement();
+                let mut why: Vec<String> = enforcement
+                    .view_refused
+                    .iter()
+                    .map(|refused| format!("the read-only view is refused: {refused}"))
+                    .collect();
+                if enforcement.view_refused.is_some() {
+                    why.extend(namespace_settings());
+                }
+                if let Effective::Enforced(_) = enforcement.effective {
+                    why.push(landlock_abi());
+                }
+                Sandbox {
+                    effective: enforcement.effective,
+                    why: (!why.is_empty()).then(|| why.join("; ")),
+                }
+            }
+        }
+    }
+
+    /// The row's `sandbox` member for `lane` (`null` for a lane that starts no process).
+    fn for_lane(&self, lane: &Lane, config: &crate::config::ProjectConfig) -> Value {
+        if lane.transport() != gsd_lane_sdk::Transport::Spawn {
+            return Value::Null;
+        }
+        if lane.posture == crate::sandbox::Posture::WritesRepository
+            && lane::repository_writes_allowed(config, &lane.slug)
+        {
+            return Effective::WritesAllowed.to_json();
+        }
+        let mut value = self.effective.to_json();
+        value["why"] = json!(self.why);
+        value
+    }
+
+    /// The report's `sandbox` line.
+    fn line(&self) -> String {
+        format!(
+            "{}, mechanism {}{}",
+            self.effective.describe(),
+            self.effective.mechanism(),
+            self.why
+                .as_ref()
+                .map_or(String::new(), |why| format!(" ({why})"))
+        )
+    }
+}
+
+/// The kernel settings that refuse unprivileged user namespaces, as set here (those readable).
+fn namespace_settings() -> Vec<String> {
+    [
+        ("kernel/unprivileged_userns_clone", "0"),
+        ("user/max_user_namespaces", "0"),
+        ("kernel/apparmor_restrict_unprivileged_userns", "1"),
+    ]
+    .iter()
+    .filter_map(|(name, refusing)| {
+        let mut value = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(
+                std::fs::File::open(Path::new("/proc/sys").join(name)).ok()?,
+                64,
+            ),
+            &mut value,
+        )
+        .ok()?;
+        let value = value.trim().to_owned();
+        (value == *refusing).then(|| format!("{} = {value}", name.replace('/', ".")))
+    })
+    .collect()
+}
+
+/// What the Landlock fallback covers on this kernel.
+fn landlock_abi() -> String {
+    let support = crate::sandbox::landlock::support();
+    let signals = if crate::sandbox::landlock::signals_scoped() {
+        "signals scoped (ABI 6 or later)"
+    } else {
+        "signals not scoped (kernel before Landlock ABI 6)"
+    };
+    match support {
+        crate::sandbox::landlock::Support::Full => format!("Landlock ABI 3 or later, {signals}"),
+        other => format!("{}, {signals}", other.describe()),
+    }
 }
 
 /// One lane's findings.
@@ -234,6 +354,7 @@ struct Row<'a> {
     trust: &'a str,
     destination: Value,
     settings: Value,
+    sandbox: Value,
     problems: Vec<Problem>,
 }
 
@@ -250,6 +371,7 @@ impl Row<'_> {
             "trust": self.trust,
             "destination": self.destination,
             "settings": self.settings,
+            "sandbox": self.sandbox,
             "problems": self.problems.iter().map(|p| json!({"problem": p.problem, "fix": p.fix})).collect::<Vec<_>>(),
         })
     }
@@ -327,20 +449,26 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
         // Probes run as a review would run them: the configured mode (default enforce).
         sandbox: crate::sandbox::policy::run_mode(&config, None).map_err(Failure::new)?,
     };
-    let rows: Vec<Value> = targets
-        .iter()
-        .map(|target| match target {
-            Target::Active(lane) => check_lane(context, lane, &setup),
+    let sandbox = Sandbox::decide(setup.sandbox);
+    // Probed as `review` runs lanes: at most its bound at once, each probe bounded in time and
+    // output; the rows keep the selection's order.
+    let concurrency = crate::review::parallel::concurrency(args.jobs, &config);
+    if let Some(warning) = &concurrency.warning {
+        output::eprint_line(&format!("warning: {}", neutralize(warning)));
+    }
+    context.verbose(&concurrency.why.replace("lanes run", "lanes are probed"));
+    let rows: Vec<Value> =
+        crate::limits::map_bounded(&targets, concurrency.max_jobs, |target| match target {
+            Target::Active(lane) => check_lane(context, lane, &setup, &sandbox),
             Target::Inactive(entry) => check_inactive(entry),
-        })
-        .collect();
+        });
     let ready = rows.iter().filter(|r| r["ready"] == true).count();
     if args.json {
         output::print_json(&Value::Array(rows.clone()));
     } else {
         let config_path = context.project_root.join(".planning").join("config.json");
         output::print(&format!(
-            "project root {}\nconfig       {} ({})\n\n{}",
+            "project root {}\nconfig       {} ({})\nsandbox      {}\n\n{}",
             neutralize(&context.project_root.display().to_string()),
             neutralize(&config_path.display().to_string()),
             if config_path.is_file() {
@@ -348,6 +476,7 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
             } else {
                 "absent"
             },
+            crate::textsafe::for_terminal(&sandbox.line()),
             human(&rows, ready)
         ));
     }
@@ -387,10 +516,15 @@ fn human(rows: &[Value], ready: usize) -> String {
                     "  program      {} at {}{}\n",
                     binary,
                     crate::textsafe::for_terminal(path),
-                    program.get("version").and_then(Value::as_str).map_or(
-                        String::new(),
-                        |v| format!(" ({})", crate::textsafe::for_terminal(v))
-                    )
+                    match (
+                        program.get("version").and_then(Value::as_str),
+                        program.get("version_error").and_then(Value::as_str),
+                    ) {
+                        (Some(v), _) => format!(" ({})", crate::textsafe::for_terminal(v)),
+                        (None, Some(e)) =>
+                            format!(" (--version failed: {})", crate::textsafe::for_terminal(e)),
+                        (None, None) => String::new(),
+                    }
                 )),
                 None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
             }

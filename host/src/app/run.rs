@@ -175,13 +175,18 @@ pub fn run(
     // `--handler-module`: checked before anything else, so a refused module runs nothing.
     let module = handler_module(options, &context.env.cwd)?;
     let registry = context.registry();
+    crate::timing::mark("registry loaded");
     let Some(lane) = registry.lane(slug) else {
         return Ok(report_unknown_slug(&registry, slug, options, caller));
     };
     check_prompt(lane, options, &context.env.cwd, caller)?;
     if lane.transport() == gsd_lane_sdk::Transport::Spawn {
-        // Its probe or its run starts a process: the lane watchdog starts now, alongside.
+        // Its probe or its run starts a process: the lane watchdog starts now, alongside, and
+        // so does the read-only view's probe unless the sandbox is off for this run.
         crate::sandbox::watchdog::start_early();
+        if options.sandbox != Some(crate::sandbox::SandboxMode::Off) {
+            crate::sandbox::policy::probe_early();
+        }
     }
     let config = context.lane_config(&registry);
     let run_dir =
@@ -230,13 +235,18 @@ pub fn run(
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
             .map_err(Failure::usage)?,
     };
+    crate::timing::mark("run dir, prompt, egress store and sandbox mode");
     confine(context, &setup)?;
+    crate::timing::mark("confined roots decided");
     crate::sandbox::policy::warm(
         setup.sandbox,
         Path::new(&setup.inputs.repo_root),
         Path::new(&setup.inputs.run_dir),
     );
-    match lane::run_lane(lane, &setup)? {
+    crate::timing::mark("sandbox warmed (the view probed)");
+    let outcome = lane::run_lane(lane, &setup)?;
+    crate::timing::mark("lane admitted, probed and run");
+    match outcome {
         Outcome::Unavailable(refusal) => Ok(report_unavailable(slug, &refusal, options, shown_dir)),
         Outcome::Completed(done) => {
             report_completed(&done, options, shown_dir);
@@ -409,12 +419,15 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
 }
 
 /// The `--json` line of a lane that ran: `reason` when gsd-lane recognised why it is a stub,
-/// `repositoryChanges` only when the repository changed while it ran, `runDir` for a default
-/// run dir.
+/// `sandbox` (the mode and mechanism that confined it), `repositoryChanges` only when the
+/// repository changed while it ran, `runDir` for a default run dir.
 fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Value {
     let mut value = json!({"slug": done.plan.slug, "ok": true, "stubbed": done.stubbed});
     if let Some(reason) = done.stub_reason {
         value["reason"] = json!(reason);
+    }
+    if let Some(sandbox) = &done.sandbox {
+        value["sandbox"] = sandbox.to_json();
     }
     if !done.repository_changes.is_empty() {
         value["repositoryChanges"] = json!(done.repository_changes);
@@ -467,8 +480,12 @@ fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Pa
     for note in &done.notes {
         text.push_str(&format!("note      {}\n", neutralize(note)));
     }
-    if !done.sandbox.is_empty() {
-        text.push_str(&format!("sandbox   {}\n", neutralize(&done.sandbox)));
+    if let Some(sandbox) = &done.sandbox {
+        text.push_str(&format!(
+            "sandbox   {}, mechanism {}\n",
+            neutralize(&sandbox.describe()),
+            sandbox.mechanism()
+        ));
     }
     if let Some(changes) = crate::sandbox::policy::changes_line(&done.repository_changes) {
         text.push_str(&format!("WARNING   {}\n", neutralize(&changes)));

@@ -52,7 +52,8 @@ pub struct ReviewArgs {
         value_parser = clap::builder::NonEmptyStringValueParser::new()
     )]
     pub self_slug: Option<String>,
-    /// At most this many lanes at a time (default: all at once; 1 is sequential).
+    /// At most this many lanes at a time (default: from the cores and the open-file limit; 1 is
+    /// sequential).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// How spawned lanes may touch the repository for this run: `enforce`, `detect` or `off`

@@ -78,6 +78,7 @@ pub fn finish(
         plans,
         entries,
         earlier,
+        sandbox: Some(crate::sandbox::policy::summary(done.sandbox)),
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
     let grades = coverage::grade(subject, &doc);

@@ -5,6 +5,12 @@
 //!   has started and every identity before it has finished; its ending follows when it ends.
 //! - **Tty**: one live line per identity (spinner and elapsed time), ending in its outcome.
 //! - **Json**: one compact JSON object per event, in the same order as the plain lines.
+//!
+//! When more lanes are selected than may run at once (`--jobs`, [`crate::limits`]), the lanes
+//! past the bound wait in a queue, in run order: plain output says how many after the banner,
+//! JSON has a `lane_queued` event per waiting identity (with its place in the queue), and the
+//! terminal shows `queued (#k)` on each waiting line and a line counting running, queued and
+//! done identities.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -69,6 +75,8 @@ pub struct Row {
     pub id: String,
     /// `<Display>`.
     pub display: String,
+    /// The lane it runs through: a lane's identities run one after another on one slot.
+    pub lane: String,
 }
 
 /// The progress display.
@@ -81,6 +89,30 @@ pub struct Progress {
     prefix_shown: bool,
     bars: Vec<ProgressBar>,
     multi: Option<MultiProgress>,
+    /// How many lanes may run at once.
+    jobs: usize,
+    /// The terminal's counting line, when some lanes wait.
+    counts: Option<ProgressBar>,
+}
+
+/// Each row's place in the queue when the review starts (`None`: its lane has a slot at once):
+/// the lanes
+/// take their slots in run order of their first identity, `jobs` at a time, so the rows of the
+/// lanes past the first `jobs` wait, and a lane's place is its order past the bound.
+pub fn queue_places(rows: &[Row], jobs: usize) -> Vec<Option<usize>> {
+    let mut lanes: Vec<&str> = Vec::new();
+    rows.iter()
+        .map(|row| {
+            let order = lanes
+                .iter()
+                .position(|lane| *lane == row.lane)
+                .unwrap_or_else(|| {
+                    lanes.push(&row.lane);
+                    lanes.len() - 1
+                });
+            (order >= jobs.max(1)).then(|| order + 1 - jobs.max(1))
+        })
+        .collect()
 }
 
 fn print(text: &str) {
@@ -120,6 +152,98 @@ impl Progress {
             prefix_shown: false,
             bars: Vec::new(),
             multi: None,
+            jobs: usize::MAX,
+            counts: None,
+        }
+    }
+
+    /// The display of a run with at most `jobs` lanes at once (unbounded by default).
+    #[must_use]
+    pub fn with_jobs(mut self, jobs: usize) -> Progress {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// `running R, queued Q, done D of N (at most J at once)`.
+    fn counts_text(&self) -> String {
+        let done = self.ended.iter().filter(|e| e.is_some()).count();
+        let running = self
+            .started
+            .iter()
+            .zip(&self.ended)
+            .filter(|(s, e)| s.is_some() && e.is_none())
+            .count();
+        let queued = self.rows.len() - done - running;
+        format!(
+            "running {running}, queued {queued}, done {done} of {} (at most {} at once)",
+            self.rows.len(),
+            self.jobs
+        )
+    }
+
+    /// Shows the queue once the banner is out.
+    fn show_queue(&mut self) {
+        let places = queue_places(&self.rows, self.jobs);
+        let queued = places.iter().filter(|p| p.is_some()).count();
+        if queued == 0 {
+            return;
+        }
+        match self.mode {
+            Mode::Json => {
+                for (row, place) in self.rows.iter().zip(&places) {
+                    if let Some(place) = place {
+                        event(&json!({
+                            "event": "lane_queued",
+                            "identity": row.id,
+                            "display": row.display,
+                            "position": place,
+                        }));
+                    }
+                }
+            }
+            Mode::Plain => print(&format!(
+                "{queued} of {} reviewers wait in a queue (at most {} at once; --jobs sets it)\n\n",
+                self.rows.len(),
+                self.jobs
+            )),
+            Mode::Tty => {
+                if let Some(multi) = &self.multi {
+                    let counts = multi.add(ProgressBar::new_spinner());
+                    counts.set_style(
+                        ProgressStyle::with_template("{msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
+                    counts.set_message(self.counts_text());
+                    self.counts = Some(counts);
+                }
+            }
+        }
+    }
+
+    /// Updates the terminal's counting line, and the places of the lines still queued (the
+    /// queue moves up as lanes start).
+    fn recount(&self) {
+        let Some(counts) = &self.counts else {
+            return;
+        };
+        counts.set_message(self.counts_text());
+        let mut ahead: Vec<&str> = Vec::new();
+        for (index, (bar, row)) in self.bars.iter().zip(&self.rows).enumerate() {
+            let waiting = self.started.get(index).is_some_and(Option::is_none)
+                && self.ended.get(index).is_some_and(Option::is_none);
+            let lane_running = self.rows.iter().enumerate().any(|(other, r)| {
+                r.lane == row.lane
+                    && self.started.get(other).is_some_and(Option::is_some)
+                    && self.ended.get(other).is_some_and(Option::is_none)
+            });
+            if !waiting || lane_running {
+                continue;
+            }
+            if !ahead.contains(&row.lane.as_str()) {
+                ahead.push(&row.lane);
+            }
+            let place = ahead.len();
+            bar.set_message(format!("{}queued (#{place})", prefix(&row.display)));
         }
     }
 
@@ -137,17 +261,23 @@ impl Progress {
         }
         if self.mode == Mode::Tty {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
-            for row in &self.rows {
+            let places = queue_places(&self.rows, self.jobs);
+            for (row, place) in self.rows.iter().zip(places) {
                 let bar = multi.add(ProgressBar::new_spinner());
                 bar.set_style(
                     ProgressStyle::with_template("{msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar.set_message(format!("{}queued", prefix(&row.display)));
+                // A line whose lane has a slot is starting; the others wait in the queue.
+                bar.set_message(match place {
+                    Some(place) => format!("{}queued (#{place})", prefix(&row.display)),
+                    None => format!("{}starting", prefix(&row.display)),
+                });
                 self.bars.push(bar);
             }
             self.multi = Some(multi);
         }
+        self.show_queue();
     }
 
     /// Identity `index` started.
@@ -166,6 +296,7 @@ impl Progress {
             bar.reset_elapsed();
             bar.enable_steady_tick(Duration::from_millis(120));
         }
+        self.recount();
         self.advance();
     }
 
@@ -194,6 +325,7 @@ impl Progress {
         if let Some(slot) = self.ended.get_mut(index) {
             *slot = Some((ending, elapsed));
         }
+        self.recount();
         self.advance();
     }
 
@@ -244,7 +376,7 @@ impl Progress {
             // Every live line is erased (finished ones included) before the final lines are
             // printed once each: an abandoned bar stays drawn, and after Ctrl-C that left the
             // interrupted reviewers' lines on screen twice.
-            for bar in &self.bars {
+            for bar in self.bars.iter().chain(&self.counts) {
                 bar.finish_and_clear();
             }
             let _ = multi.clear();
@@ -301,5 +433,35 @@ mod tests {
         let line = json_for_terminal(&value.to_string());
         assert!(!raw_control(&line), "{line:?}");
         assert_eq!(serde_json::from_str::<Value>(&line).ok(), Some(value));
+    }
+
+    fn row(id: &str, lane: &str) -> Row {
+        Row {
+            id: id.to_owned(),
+            display: id.to_owned(),
+            lane: lane.to_owned(),
+        }
+    }
+
+    /// Lanes past the bound wait in run order; a lane's later identities share its place.
+    #[test]
+    fn the_lanes_past_the_bound_are_queued_in_run_order() {
+        let rows = [row("a", "a"), row("b", "b"), row("c", "c")];
+        assert_eq!(queue_places(&rows, 1), vec![None, Some(1), Some(2)]);
+        assert_eq!(queue_places(&rows, 3), vec![None, None, None]);
+        assert_eq!(queue_places(&rows, 0), vec![None, Some(1), Some(2)]);
+        let instances = [row("x1", "op"), row("x2", "op"), row("y", "codex")];
+        assert_eq!(queue_places(&instances, 1), vec![None, None, Some(1)]);
+        let mut display = Progress::new(Mode::Plain, rows.to_vec()).with_jobs(1);
+        assert_eq!(
+            display.counts_text(),
+            "running 0, queued 3, done 0 of 3 (at most 1 at once)"
+        );
+        display.started[0] = Some(Instant::now());
+        display.ended[1] = Some((Ending::Review, Duration::ZERO));
+        assert_eq!(
+            display.counts_text(),
+            "running 1, queued 1, done 1 of 3 (at most 1 at once)"
+        );
     }
 }

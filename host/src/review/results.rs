@@ -33,6 +33,8 @@ pub struct Results {
     /// Each identity's review bytes as read once and hashed into the journal (kept ones of a
     /// resumed run: as read and checked against the journaled hash); REVIEWS.md shows these.
     pub reviews: BTreeMap<String, Vec<u8>>,
+    /// The sandbox mode the lanes ran under (REVIEWS.md says what applied).
+    pub sandbox: crate::sandbox::SandboxMode,
 }
 
 impl Results {
@@ -69,9 +71,9 @@ pub fn run(
         .map(|job| Row {
             id: job.identity.id.clone(),
             display: lane_facts::display(&job.identity, &job.lane),
+            lane: job.identity.cli.clone(),
         })
         .collect();
-    let mut display = Progress::new(mode, rows);
     let ids: Vec<&str> = chosen
         .selection
         .identities
@@ -84,16 +86,11 @@ pub fn run(
     }
     context.verbose(&concurrency.why);
     let max_jobs = concurrency.max_jobs;
+    let mut display = Progress::new(mode, rows).with_jobs(max_jobs);
     display.banner(
         &request.subject.label(),
         &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path, "jobs": max_jobs}),
     );
-    let lanes = lane_count(&jobs);
-    if lanes > max_jobs && mode != Mode::Json {
-        context.info(&format!(
-            "{lanes} reviewers, at most {max_jobs} at once (--jobs); the others wait in a queue"
-        ));
-    }
     let shared = shared(context, request, prepared, decision)?;
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
         show(context, &mut display, event, jobs);
@@ -111,15 +108,8 @@ pub fn run(
         interrupted,
         mode,
         reviews,
+        sandbox: request.sandbox,
     })
-}
-
-/// How many lanes `jobs` spans (a lane's identities run one at a time on its own slot).
-fn lane_count(jobs: &[Job]) -> usize {
-    let mut lanes: Vec<&str> = jobs.iter().map(|job| job.identity.cli.as_str()).collect();
-    lanes.sort_unstable();
-    lanes.dedup();
-    lanes.len()
 }
 
 /// Live progress on a terminal, plain lines otherwise, JSON events with `--json`.

@@ -105,6 +105,8 @@ pub struct Doc {
     pub entries: Vec<Entry>,
     /// What is kept of the earlier REVIEWS.md (reviews this run did not reproduce).
     pub earlier: Kept,
+    /// How the spawned lanes were confined, in one line (`None`: not said).
+    pub sandbox: Option<String>,
 }
 
 /// Whether a review counts as blind (§11.3).
@@ -152,6 +154,9 @@ fn names(list: &[String]) -> String {
 /// Renders the whole file.
 pub fn render(doc: &Doc) -> String {
     let mut out = frontmatter(doc);
+    if let Some(sandbox) = &doc.sandbox {
+        out.push_str(&format!("> Sandbox: {sandbox}\n\n"));
+    }
     let notes = shared_adapter_notes(&doc.entries);
     if !notes.is_empty() {
         out.push_str(&notes.join("\n"));
@@ -400,6 +405,7 @@ mod tests {
             plans: vec![],
             entries: vec![hostile],
             earlier: Kept::default(),
+            sandbox: None,
         };
         let text = render(&doc);
         let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
@@ -444,6 +450,7 @@ mod tests {
                 ),
             ],
             earlier: Kept::default(),
+            sandbox: None,
         };
         let text = render(&doc);
         assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\nmodels:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\nmodel_sources:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");

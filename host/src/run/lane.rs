@@ -82,8 +82,8 @@ pub struct Completion {
     pub stub_reason: Option<Reason>,
     /// The last exit status and HTTP answer the effects saw (rate-limit classification).
     pub observed: super::effects::Observed,
-    /// How the lane's processes were confined (`enforce (Landlock)`, `detect (…)`, `off`).
-    pub sandbox: String,
+    /// How the lane's processes were confined (`None` until the lane ran).
+    pub sandbox: Option<crate::sandbox::policy::Effective>,
     /// Changes to the repository seen while the lane ran (empty: none, or not checked).
     pub repository_changes: Vec<String>,
 }
@@ -187,10 +187,22 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 const VERSION_BYTES: usize = 4096;
 
 /// The first line of `<binary> --version` of an admitted spawn lane, run like a probe
-/// (bounded in time and size, the same environment and program allow-list); `None` for HTTP
-/// lanes and when it fails or prints nothing.
-pub fn version_of(lane: &Lane, admitted: &Admitted<'_>, setup: &RunSetup<'_>) -> Option<String> {
-    let binary = admitted.plan.spawn()?.binary.clone();
+/// (bounded in time and size, the same environment and program allow-list); `Ok(None)` for HTTP
+/// lanes and when it prints nothing.
+///
+/// # Errors
+///
+/// The spawn error's code (`ETIMEDOUT` past the bound, …) when the query failed: said, never
+/// taken for a program without a version.
+pub fn version_of(
+    lane: &Lane,
+    admitted: &Admitted<'_>,
+    setup: &RunSetup<'_>,
+) -> Result<Option<String>, String> {
+    let Some(spawn) = admitted.plan.spawn() else {
+        return Ok(None);
+    };
+    let binary = spawn.binary.clone();
     let effects = effects_for(lane, &admitted.plan, setup);
     let report = gsd_lane_sdk::Effects::spawn(
         &effects,
@@ -201,18 +213,19 @@ pub fn version_of(lane: &Lane, admitted: &Admitted<'_>, setup: &RunSetup<'_>) ->
             VERSION_TIMEOUT,
         ),
     );
-    if report.error.is_some() {
-        return None;
+    if let Some(error) = &report.error {
+        return Err(error.code().to_owned());
     }
     let text = if report.stdout.trim().is_empty() {
         report.stderr
     } else {
         report.stdout
     };
-    text.lines()
+    Ok(text
+        .lines()
         .map(str::trim)
         .find(|line| !line.is_empty())
-        .map(|line| line.chars().take(200).collect())
+        .map(|line| line.chars().take(200).collect()))
 }
 
 /// Runs one lane: admit, probe, execute, empty-output policy.
@@ -270,7 +283,7 @@ pub fn execute(
     completion.observed = effects.observed.take();
     completion.repository_changes = sandbox.after(before.as_ref());
     sandbox.clean_up();
-    completion.sandbox = sandbox.effective.describe();
+    completion.sandbox = Some(sandbox.effective.clone());
     let review_path = Path::new(&plan.review_path);
     crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
         .context(|| format!("writing {}", review_path.display()))?;
@@ -508,7 +521,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         elapsed: Duration::ZERO,
         stub_reason: None,
         observed: super::effects::Observed::default(),
-        sandbox: String::new(),
+        sandbox: None,
         repository_changes: Vec::new(),
     }
 }

@@ -108,6 +108,21 @@ pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
     landlock::warm(&lane_roots(&roots::current_with(repo_root), run_dir));
 }
 
+/// Starts the read-only view's once-per-process probe (gsd-lane started under a view) on a
+/// thread of its own, so that it overlaps with the command's own start (manifests, config,
+/// stores) instead of following it: `run` paid it in full before its lane. Harmless when no
+/// lane ends up confined: only the work is lost.
+pub fn probe_early() {
+    if !watchdog::is_enabled() {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("gsd-view-probe".to_owned())
+        .spawn(|| {
+            let _ = view_support();
+        });
+}
+
 /// The sentence reporting repository changes (`None` when there were none).
 pub fn changes_line(changes: &[String]) -> Option<String> {
     (!changes.is_empty()).then(|| {
@@ -242,6 +257,90 @@ impl Effective {
     }
 }
 
+impl Effective {
+    /// The mode that applied (`enforce` only where a mechanism refuses the writes).
+    pub fn mode(&self) -> SandboxMode {
+        match self {
+            Effective::Viewed | Effective::Enforced(_) => SandboxMode::Enforce,
+            Effective::Detected(_) => SandboxMode::Detect,
+            Effective::Off | Effective::WritesAllowed => SandboxMode::Off,
+        }
+    }
+
+    /// What refused the writes: `view` (the read-only view), `landlock`, or `none`.
+    pub fn mechanism(&self) -> &'static str {
+        match self {
+            Effective::Viewed => "view",
+            Effective::Enforced(_) => "landlock",
+            Effective::Detected(_) | Effective::Off | Effective::WritesAllowed => "none",
+        }
+    }
+
+    /// `{"mode", "mechanism", "detail"}`: the `sandbox` member of `run --json` and
+    /// `invoke --json` (`detail` is [`Effective::describe`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mode": self.mode().as_str(),
+            "mechanism": self.mechanism(),
+            "detail": self.describe(),
+        })
+    }
+}
+
+/// What `enforce` amounts to in this process, and why the read-only view is not it when it
+/// is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforcement {
+    /// The view where it can be had, else Landlock, else only detection (saying why).
+    pub effective: Effective,
+    /// Why the view was refused (`None` when it applies, or was not tried).
+    pub view_refused: Option<String>,
+}
+
+/// Decides (once per process: both probes are cached) how `enforce` confines a spawn lane that
+/// does not write the repository: the same answer [`LaneSandbox::decide`] gives, for `doctor`.
+pub fn enforcement() -> Enforcement {
+    if !watchdog::is_enabled() {
+        return Enforcement {
+            effective: Effective::Detected("no lane watchdog in this process".to_owned()),
+            view_refused: None,
+        };
+    }
+    match view_support() {
+        Ok(()) => Enforcement {
+            effective: Effective::Viewed,
+            view_refused: None,
+        },
+        Err(view_refused) => {
+            let support = landlock::support();
+            let effective = if support == Support::Unavailable {
+                Effective::Detected(format!("{}; {view_refused}", support.describe()))
+            } else {
+                Effective::Enforced(support)
+            };
+            Enforcement {
+                effective,
+                view_refused: Some(view_refused),
+            }
+        }
+    }
+}
+
+/// How the spawn lanes of a command run under `mode` are confined, in one line (REVIEWS.md):
+/// the mode, the mechanism and what it does.
+pub fn summary(mode: SandboxMode) -> String {
+    let effective = match mode {
+        SandboxMode::Off => Effective::Off,
+        SandboxMode::Detect => Effective::Detected("chosen".to_owned()),
+        SandboxMode::Enforce => enforcement().effective,
+    };
+    format!(
+        "{}, mechanism {}",
+        effective.describe(),
+        effective.mechanism()
+    )
+}
+
 /// The sandbox of one lane run.
 #[derive(Debug, Clone)]
 pub struct LaneSandbox {
@@ -332,23 +431,11 @@ impl LaneSandbox {
             SandboxMode::Off => LaneSandbox::off(),
             SandboxMode::Detect => detecting(Effective::Detected("chosen".to_owned())),
             SandboxMode::Enforce => {
-                if !watchdog::is_enabled() {
-                    return detecting(Effective::Detected(
-                        "no lane watchdog in this process".to_owned(),
-                    ));
-                }
-                let (mechanism, effective) = match view_support() {
-                    Ok(()) => (Mechanism::View, Effective::Viewed),
-                    Err(view_refused) => {
-                        let support = landlock::support();
-                        if support == Support::Unavailable {
-                            return detecting(Effective::Detected(format!(
-                                "{}; {view_refused}",
-                                support.describe()
-                            )));
-                        }
-                        (Mechanism::Landlock, Effective::Enforced(support))
-                    }
+                let effective = enforcement().effective;
+                let mechanism = match &effective {
+                    Effective::Viewed => Mechanism::View,
+                    Effective::Enforced(_) => Mechanism::Landlock,
+                    _ => return detecting(effective),
                 };
                 let mut sandbox = detecting(effective);
                 if mechanism == Mechanism::View {
