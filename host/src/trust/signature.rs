@@ -266,6 +266,10 @@ mod tests {
             ("flags", json!(["--other"])),
             ("emptyOutput", json!("handler-owned")),
             ("requiresBinaries", json!(["x"])),
+            (
+                "rateLimit",
+                json!({"exitCodes": [75], "stderrPatterns": ["quota exceeded"]}),
+            ),
         ] {
             let changed = spawn(|v| v["reviewer"][key] = value.clone());
             assert!(!executable_set_changed(&base, &changed), "{key}");
