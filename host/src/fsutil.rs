@@ -34,6 +34,20 @@ const SWEEP_SCAN_LIMIT: usize = 10_000;
 ///
 /// The I/O error of the failing step, with the path it concerned.
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    replace_file_with(path, mode, |file| file.write_all(bytes))
+}
+
+/// [`replace_file`] with the content streamed by `fill` into the temporary file (a file of any
+/// size in bounded memory); an error from `fill` leaves `path` as it was.
+///
+/// # Errors
+///
+/// The I/O error of the failing step (`fill`'s included), with the path it concerned.
+pub fn replace_file_with(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -41,7 +55,7 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> 
     sweep_stale_temps(path);
     let (temp, mut file) = create_temp(path)?;
     let written = set_mode(&file, mode)
-        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| fill(&mut file))
         .and_then(|()| file.sync_all())
         .map_err(|e| format!("writing {}: {e}", temp.display()));
     drop(file);

@@ -53,6 +53,8 @@ pub const EXACT: &[&str] = &[
     "review.default_reviewers",
     "review.max_prompt_tokens",
     "review.max_prompt_tokens_per_reviewer",
+    // How much of each review REVIEWS.md shows (gsd-lane; issue 25 item 3).
+    "review.max_inline_bytes",
     // The lane sandbox (gsd-lane): no capability may own or default these.
     "review.sandbox",
     "review.allow_repository_writes",
@@ -213,8 +215,10 @@ mod tests {
 
     #[test]
     fn counts_match_the_appendix() {
-        // Appendix B's 106 keys plus the two keys of the lane sandbox.
-        assert_eq!(EXACT.len(), 108);
+        // Appendix B's 106 keys plus the two keys of the lane sandbox and the inline bound of
+        // REVIEWS.md.
+        assert_eq!(EXACT.len(), 109);
+        assert!(EXACT.contains(&"review.max_inline_bytes"));
         assert!(EXACT.contains(&"review.sandbox"));
         assert!(EXACT.contains(&"review.allow_repository_writes"));
     }

@@ -7,10 +7,12 @@
 
 pub(crate) mod args;
 pub(crate) mod budget;
+pub(crate) mod captured;
 pub(crate) mod choose;
 pub(crate) mod continuation;
 pub(crate) mod document;
 pub(crate) mod exit;
+pub(crate) mod full_review;
 pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;

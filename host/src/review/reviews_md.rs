@@ -58,6 +58,40 @@ pub struct Entry {
     pub fate: Fate,
     /// The reviewer's resolved model (`None`: not recorded, written as unknown).
     pub model: Option<super::model_record::ModelRecord>,
+    /// Set when the review is over `review.max_inline_bytes`: REVIEWS.md shows its head and
+    /// names the file holding all of it.
+    pub full: Option<Overflow>,
+}
+
+/// A review REVIEWS.md shows only in part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overflow {
+    /// Bytes of the whole review.
+    pub total: u64,
+    /// Bytes of it shown.
+    pub shown: u64,
+    /// The file beside REVIEWS.md holding all of it (`None`: too large to keep; it stays in
+    /// the run dir).
+    pub file: Option<String>,
+}
+
+impl Overflow {
+    /// The line closing a section that shows only part of its review.
+    fn notice(&self) -> String {
+        let whole = match &self.file {
+            Some(file) => format!("The whole review is in {}, beside this file", name(file)),
+            None => {
+                "The whole review is too large to keep beside this file; it stays in the run dir"
+                    .to_owned()
+            }
+        };
+        format!(
+            "> [gsd-lane] partial review: it has {} bytes and only the first {} are shown here \
+             (review.max_inline_bytes). {whole}. The panel verdict and the consensus read only the \
+             part shown.",
+            self.total, self.shown
+        )
+    }
 }
 
 impl Entry {
@@ -306,6 +340,10 @@ fn section(e: &Entry) -> Option<String> {
         out.push_str("\n\n");
     }
     out.push_str(nest_headings(&strip_controls(content)).trim_end_matches('\n'));
+    if let Some(full) = &e.full {
+        out.push_str("\n\n");
+        out.push_str(&full.notice());
+    }
     out.push_str("\n\n---\n\n");
     Some(out)
 }
@@ -377,6 +415,7 @@ mod tests {
             metadata: None,
             fate,
             model: None,
+            full: None,
         }
     }
 
