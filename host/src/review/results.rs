@@ -155,6 +155,7 @@ fn shared(
         journal: Some(std::sync::Arc::new(journal)),
         prior_attempts: decision.attempts.clone(),
         reviews: std::sync::Arc::default(),
+        budget_inputs: std::sync::Arc::default(),
     })
 }
 

@@ -76,6 +76,8 @@ pub struct Shared {
     /// The reviews whose hash each final journal line records, their heads kept (REVIEWS.md
     /// uses them).
     pub reviews: Arc<super::captured::Captured>,
+    /// What the budget steps of the review's lanes read once for all of them.
+    pub budget_inputs: Arc<budget::Inputs>,
 }
 
 /// How one identity ended.
@@ -550,8 +552,8 @@ fn budget_step(job: &Job, shared: &Shared) -> Option<Step> {
     let b = job.budget.filter(|b| *b > 0)?;
     let id = crate::plan::safe_instance_name(&job.identity.id);
     Some(match &shared.plan_names {
-        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
-        None => budget::prompt_file_step(&shared.run_dir, &id, b),
+        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names, &shared.budget_inputs),
+        None => budget::prompt_file_step(&shared.run_dir, &id, b, &shared.budget_inputs),
     })
 }
 
