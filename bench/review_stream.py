@@ -95,8 +95,7 @@ def fmt(seconds):
 
 
 def output_curve(gsd, work, env, sizes, rounds):
-    print("## Output: one lane printing N bytes (review vs run vs the file written directly)\n")
-    print("```")
+    print("output: one lane printing N bytes; review vs run vs the lane's pipeline writing the file")
     repo = project(work, "out-project")
     run_dir = os.path.join(work, "run")
     for mib in sizes:
@@ -134,12 +133,26 @@ def output_curve(gsd, work, env, sizes, rounds):
               f"({rss['review']:6.1f} MiB peak)  review/run {med['review'] / med['run']:5.2f}x  "
               f"run/direct {med['run'] / med['direct']:5.2f}x  review/direct "
               f"{med['review'] / med['direct']:5.2f}x  (n={rounds})", flush=True)
-    print("```\n")
+
+
+def many_lanes(gsd, work, env, lanes, mib):
+    """A review of `lanes` lanes each printing `mib` MiB: REVIEWS.md inlines each up to the
+    bound, so its cost grows with the lanes, not with what they print."""
+    repo = project(work, "many-project")
+    slugs = [f"many{i}" for i in range(1, lanes + 1)]
+    for slug in slugs:
+        write_lane(os.path.join(work, "home"), os.path.join(work, "bin"), slug,
+                   f"yes '{LINE}' | head -c {mib * MIB}")
+    t, mem, status, err = peak([gsd, "review", "--phase", "3", "--jobs", str(lanes)]
+                               + ["--" + s for s in slugs], env, repo)
+    if status != 0:
+        sys.exit(f"review of {lanes} lanes exited {status}: {err[-2000:]}")
+    print(f"{lanes} lanes x {mib} MiB  review {fmt(t)} ({mem:6.1f} MiB peak)", flush=True)
+    shutil.rmtree(repo, ignore_errors=True)
 
 
 def prompt_curve(gsd, work, env, sizes):
-    print("## Prompt: a phase whose plan has N bytes (phase mode; 1 lane, 8 budgeted lanes)\n")
-    print("```")
+    print("prompt: a phase whose plan has N bytes (phase mode; 1 lane, 8 budgeted lanes)")
     home, bindir = os.path.join(work, "home"), os.path.join(work, "bin")
     slugs = [f"plan{i}" for i in range(1, 9)]
     keys = [budgeted_lane(home, bindir, slug) for slug in slugs]
@@ -163,7 +176,6 @@ def prompt_curve(gsd, work, env, sizes):
         print(f"plan {label:>7}  1 lane: {fmt(one[0])} {one[1]:6.1f} MiB peak   "
               f"8 budgeted lanes: {fmt(eight[0])} {eight[1]:6.1f} MiB peak", flush=True)
         shutil.rmtree(repo, ignore_errors=True)
-    print("```")
 
 
 def main():
@@ -177,10 +189,10 @@ def main():
     env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": home, "GSD_HOME": home,
            "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
     try:
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-              f"binary {gsd}\n")
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         sizes = [s for s in (1, 16, 128, 1024) if s <= largest_out]
         output_curve(gsd, work, env, sizes, 3)
+        many_lanes(gsd, work, env, 8, 16)
         plans = [s for s in (10_000, 1_000_000, 5_000_000, 20_000_000)
                  if s <= largest_plan * 1_000_000]
         prompt_curve(gsd, work, env, plans)
