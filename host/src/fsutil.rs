@@ -34,7 +34,18 @@ const SWEEP_SCAN_LIMIT: usize = 10_000;
 ///
 /// The I/O error of the failing step, with the path it concerned.
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    replace_file_with(path, mode, |file| file.write_all(bytes))
+    replace_file_with(path, mode, Durability::Synced, |file| file.write_all(bytes))
+}
+
+/// Whether [`replace_file_with`] waits for the new content to reach the disk before the rename.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync` the file, then the directory: a crash leaves the old file or the whole new one.
+    Synced,
+    /// No `fsync` (a copy as large as gigabytes, whose sync would cost the disk's whole write
+    /// time): other processes still see the old file or the whole new one, never a mixture;
+    /// a crash may leave the new name with part of its content.
+    Unsynced,
 }
 
 /// [`replace_file`] with the content streamed by `fill` into the temporary file (a file of any
@@ -46,6 +57,7 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> 
 pub fn replace_file_with(
     path: &Path,
     mode: u32,
+    durability: Durability,
     fill: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
 ) -> Result<(), String> {
     let dir = path
@@ -56,7 +68,10 @@ pub fn replace_file_with(
     let (temp, mut file) = create_temp(path)?;
     let written = set_mode(&file, mode)
         .and_then(|()| fill(&mut file))
-        .and_then(|()| file.sync_all())
+        .and_then(|()| match durability {
+            Durability::Synced => file.sync_all(),
+            Durability::Unsynced => Ok(()),
+        })
         .map_err(|e| format!("writing {}: {e}", temp.display()));
     drop(file);
     if let Err(err) = written {

@@ -13,7 +13,7 @@ use super::prepared::say_kept;
 use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
 use super::results::Results;
-use super::reviews_md::{self, Doc, Entry, Fate, Overflow};
+use super::reviews_md::{self, Doc, Entry, Fate, Overflow, Whole};
 use super::rundir::{self, RunDir};
 use super::runner::{Done, Job, LaneResult};
 use super::subject::Subject;
@@ -154,22 +154,28 @@ fn overflow(
         let Some(review) = done.reviews.get(&entry.id).filter(|r| r.is_cut()) else {
             continue;
         };
-        let target = full_review::path_for(output, &entry.id);
-        let file = review.sha256.as_ref().map(|sha256| {
-            copies.push(FullCopy {
-                source: super::resume::review_path(&run_dir.path, &entry.id),
-                sha256: sha256.clone(),
-                target: target.clone(),
-            });
-            target
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
+        let real = matches!(entry.fate, Fate::Ran { stubbed: false, .. });
+        let whole = match (&review.sha256, real) {
+            (_, false) => Whole::RunDir,
+            (None, true) => Whole::TooLarge,
+            (Some(sha256), true) => {
+                let target = full_review::path_for(output, &entry.id);
+                let name = target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                copies.push(FullCopy {
+                    source: super::resume::review_path(&run_dir.path, &entry.id),
+                    sha256: sha256.clone(),
+                    target,
+                });
+                Whole::Beside(name)
+            }
+        };
         entry.full = Some(Overflow {
             total: review.total,
             shown: u64::try_from(review.shown_len()).unwrap_or(u64::MAX),
-            file,
+            whole,
         });
     }
     copies

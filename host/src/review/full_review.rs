@@ -7,7 +7,8 @@
 //! file that changed since (a process the lane left behind) is never placed. The copy goes to a
 //! temporary file created exclusively beside the target and is renamed over it
 //! ([`crate::fsutil::replace_file_with`]), so a link planted at the target is replaced, never
-//! followed, and no lane can write the result.
+//! followed, and no lane can write the result. It is not synced to disk (see
+//! [`crate::fsutil::Durability::Unsynced`]).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -67,7 +68,10 @@ pub fn place(source: &Path, sha256: &str, target: &Path) -> Result<(), Failure> 
             ))
         }
     };
-    crate::fsutil::replace_file_with(target, 0o644, copy).map_err(|err| {
+    // Not synced: the copy can be gigabytes, and `run` never syncs the same bytes either; a
+    // crash may cost its content (REVIEWS.md states its size), never another file's.
+    let durability = crate::fsutil::Durability::Unsynced;
+    crate::fsutil::replace_file_with(target, 0o644, durability, copy).map_err(|err| {
         Failure::new(format!(
             "copying the whole review {} to {}: {err}",
             source.display(),

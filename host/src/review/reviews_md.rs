@@ -70,20 +70,35 @@ pub struct Overflow {
     pub total: u64,
     /// Bytes of it shown.
     pub shown: u64,
-    /// The file beside REVIEWS.md holding all of it (`None`: too large to keep; it stays in
-    /// the run dir).
-    pub file: Option<String>,
+    /// Where the whole text is.
+    pub whole: Whole,
+}
+
+/// Where the whole text of a review shown in part is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Whole {
+    /// In this file, beside REVIEWS.md (a real review).
+    Beside(String),
+    /// Only in the run dir's review file, kept for `review --resume` (a stub or a skip notice:
+    /// never copied beside REVIEWS.md, where it could replace the whole of a real review an
+    /// earlier run left and this file still carries).
+    RunDir,
+    /// Nowhere: the file is over the largest size gsd-lane hashes and copies.
+    TooLarge,
 }
 
 impl Overflow {
     /// The line closing a section that shows only part of its review.
     fn notice(&self) -> String {
-        let whole = match &self.file {
-            Some(file) => format!("The whole review is in {}, beside this file", name(file)),
-            None => {
-                "The whole review is too large to keep beside this file; it stays in the run dir"
+        let whole = match &self.whole {
+            Whole::Beside(file) => {
+                format!("The whole review is in {}, beside this file", name(file))
+            }
+            Whole::RunDir => {
+                "The whole text is in the run dir's review file, kept for review --resume"
                     .to_owned()
             }
+            Whole::TooLarge => "The whole text is too large to keep".to_owned(),
         };
         format!(
             "> [gsd-lane] partial review: it has {} bytes and only the first {} are shown here \
