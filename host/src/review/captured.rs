@@ -27,8 +27,9 @@ pub const MAX_INLINE_BYTES: u64 = 256 * 1024 * 1024;
 /// resume and never copied beside REVIEWS.md.
 pub const MAX_REVIEW_BYTES: u64 = crate::run::spawn::DEFAULT_STDOUT_FILE_BYTES + 64 * 1024;
 
-/// Size of each read.
-const CHUNK: usize = 64 * 1024;
+/// Size of each read (large enough that a 1 GiB review costs a thousand reads, not sixteen
+/// thousand).
+pub const CHUNK: usize = 1024 * 1024;
 
 /// The inline bound from the config: [`DEFAULT_INLINE_BYTES`] when unset.
 ///

@@ -41,7 +41,7 @@ pub fn place(source: &Path, sha256: &str, target: &Path) -> Result<(), Failure> 
         let mut from = open_run_file_read(source)?;
         let limit = super::captured::MAX_REVIEW_BYTES;
         let mut hasher = Sha256::new();
-        let mut buffer = vec![0_u8; 64 * 1024];
+        let mut buffer = vec![0_u8; super::captured::CHUNK];
         let mut total: u64 = 0;
         loop {
             let read = match from.read(&mut buffer) {
