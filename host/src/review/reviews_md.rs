@@ -472,6 +472,44 @@ mod tests {
         assert!(text.contains("open fence\n```\n\n---\n"), "{text}");
     }
 
+    /// A review shown in part ends with the notice, after its nested text (a fence it left
+    /// open closed first), naming where the whole text is.
+    #[test]
+    fn a_partial_review_ends_with_the_notice_outside_its_fence() {
+        let partial = |whole: Whole| {
+            let mut e = entry(
+                "op-a",
+                "opencode",
+                false,
+                Fate::Ran {
+                    stubbed: false,
+                    content: "# Big\n\n```\nline\n".into(),
+                },
+            );
+            e.full = Some(Overflow {
+                total: 5000,
+                shown: 20,
+                whole,
+            });
+            let doc = Doc {
+                phase: "3".into(),
+                subject: "Phase 3".into(),
+                reviewed_at: "2026-07-29T14:03:05.120Z".into(),
+                plans: vec![],
+                entries: vec![e],
+                earlier: Kept::default(),
+            };
+            render(&doc)
+        };
+        let text = partial(Whole::Beside("03-REVIEWS.<op-a>.full.md".into()));
+        assert!(
+            text.contains("### Big\n\n```\nline\n```\n\n> [gsd-lane] partial review: it has 5000 bytes and only the first 20 are shown here (review.max_inline_bytes). The whole review is in 03-REVIEWS.&lt;op-a>.full.md, beside this file."),
+            "{text}"
+        );
+        assert!(partial(Whole::RunDir).contains("The whole text is in the run dir's review file"));
+        assert!(partial(Whole::TooLarge).contains("The whole text is too large to keep."));
+    }
+
     #[test]
     fn not_run_line_and_shared_adapter_note() {
         let ran = |c: &str| Fate::Ran {
