@@ -28,6 +28,7 @@ if [ -f tests/fixtures/handlers/latency.py ]; then
 fi
 python3 bench/sandbox_cost.py "$bin" 30 | tee "$target"/bench-sandbox.txt
 python3 bench/lane_overhead.py "$bin" 60 | tee "$target"/bench-overhead.txt
+python3 bench/review_stream.py "$bin" | tee "$target"/bench-stream.txt
 # Written aside and moved into place, so a failed run leaves the committed figures alone.
 python3 bench/whole_process.py "$bin" "$target" > "$target/BENCHMARKS.md.new"
 mv "$target/BENCHMARKS.md.new" BENCHMARKS.md

@@ -31,6 +31,15 @@ and a table every 20 blocks, 200 cited concerns each. Thread CPU time is what th
 used whatever else the machine runs; wall time includes waiting for a CPU. Peak RSS growth is
 the rise of `VmHWM` over one computation, the document already in memory.
 """,
+    "bench-stream.txt": """
+Each output size runs three commands back to back per round: the lane's own pipeline writing
+the file (the floor), `gsd-lane run` of the lane, and `gsd-lane review --phase 3` of it; the
+ratios are of medians from the same rounds. Peak RSS is `wait4`'s of the gsd-lane process.
+`review` reads the review file once (hashing every byte) and copies it beside REVIEWS.md, so
+it pays the file about twice more than `run`; what REVIEWS.md shows is bounded by
+`review.max_inline_bytes` (2 MiB), whose rendering (nesting, the panel verdict) is a fixed
+cost of about a second here, and which bounds the memory.
+""",
     "bench-overhead.txt": """
 "Marginal" is what one more lane adds to a review, (T(8 lanes) - T(1 lane)) / 7, minus the lane
 alone; "amortised" also spreads review's one-time work (phase, prompt, run dir, REVIEWS.md) over
@@ -177,6 +186,7 @@ def main():
         ("bench-antigravity.txt", "Antigravity handler overhead over a plain spawn lane (`tests/fixtures/handlers/latency.py`)", ""),
         ("bench-sandbox.txt", "Sandbox cost per spawn: `--sandbox off|detect|enforce` (`bench/sandbox_cost.py`)", ""),
         ("bench-overhead.txt", "Host overhead per lane, `run` and `review --jobs 1`, sandbox enforce and off (`bench/lane_overhead.py`)", ""),
+        ("bench-stream.txt", "Streamed reviews: output 1 MiB-1 GiB, plans 10 KB-20 MB (`bench/review_stream.py`)", ""),
     ]
     for name, title, marker in sections:
         path = os.path.join(RESULTS or "", name)

@@ -34,6 +34,32 @@ const SWEEP_SCAN_LIMIT: usize = 10_000;
 ///
 /// The I/O error of the failing step, with the path it concerned.
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    replace_file_with(path, mode, Durability::Synced, |file| file.write_all(bytes))
+}
+
+/// Whether [`replace_file_with`] waits for the new content to reach the disk before the rename.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync` the file, then the directory: a crash leaves the old file or the whole new one.
+    Synced,
+    /// No `fsync` (a copy as large as gigabytes, whose sync would cost the disk's whole write
+    /// time): other processes still see the old file or the whole new one, never a mixture;
+    /// a crash may leave the new name with part of its content.
+    Unsynced,
+}
+
+/// [`replace_file`] with the content streamed by `fill` into the temporary file (a file of any
+/// size in bounded memory); an error from `fill` leaves `path` as it was.
+///
+/// # Errors
+///
+/// The I/O error of the failing step (`fill`'s included), with the path it concerned.
+pub fn replace_file_with(
+    path: &Path,
+    mode: u32,
+    durability: Durability,
+    fill: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -41,8 +67,11 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> 
     sweep_stale_temps(path);
     let (temp, mut file) = create_temp(path)?;
     let written = set_mode(&file, mode)
-        .and_then(|()| file.write_all(bytes))
-        .and_then(|()| file.sync_all())
+        .and_then(|()| fill(&mut file))
+        .and_then(|()| match durability {
+            Durability::Synced => file.sync_all(),
+            Durability::Unsynced => Ok(()),
+        })
         .map_err(|e| format!("writing {}: {e}", temp.display()));
     drop(file);
     if let Err(err) = written {

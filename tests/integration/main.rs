@@ -39,6 +39,7 @@ mod sandbox;
 mod screens;
 mod shipped_program;
 mod soak;
+mod stream;
 mod terminal;
 mod trust;
 mod upstream;

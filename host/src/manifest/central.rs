@@ -53,6 +53,8 @@ pub const EXACT: &[&str] = &[
     "review.default_reviewers",
     "review.max_prompt_tokens",
     "review.max_prompt_tokens_per_reviewer",
+    // How much of each review REVIEWS.md shows (gsd-lane; issue 25 item 3).
+    "review.max_inline_bytes",
     // The lane sandbox (gsd-lane): no capability may own or default these.
     "review.sandbox",
     "review.allow_repository_writes",
@@ -217,8 +219,10 @@ mod tests {
 
     #[test]
     fn counts_match_the_appendix() {
-        // Appendix B's 106 keys, the two keys of the lane sandbox and two more keys gsd-lane reads.
-        assert_eq!(EXACT.len(), 110);
+        // Appendix B's 106 keys, the two keys of the lane sandbox and three more keys gsd-lane
+        // reads (the lane bound, the quorum, the inline bound of REVIEWS.md).
+        assert_eq!(EXACT.len(), 111);
+        assert!(EXACT.contains(&"review.max_inline_bytes"));
         assert!(EXACT.contains(&"review.sandbox"));
         assert!(EXACT.contains(&"review.allow_repository_writes"));
     }
@@ -228,6 +232,7 @@ mod tests {
         for key in [
             crate::review::parallel::KEY,
             crate::verdict::quorum::KEY,
+            crate::review::captured::KEY,
             "review.max_prompt_tokens",
             "review.sandbox",
             "review.allow_repository_writes",

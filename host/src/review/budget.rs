@@ -1,6 +1,10 @@
 //! Per-lane prompt budgets (review-workflow.md §8): resolution, the UTF-16 token estimate, the
 //! trimming algorithm, the trim note, metadata and the two failure reasons.
 
+use std::borrow::Cow;
+use std::io::Write;
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{json, Value};
 
 use super::rundir::RunDir;
@@ -134,16 +138,66 @@ pub struct Sections {
 
 /// What trimming produced.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Trim {
+pub enum Trim<'a> {
     /// The prompt fits.
     Fits {
         /// The assembled prompt.
-        prompt: String,
+        prompt: Prompt<'a>,
         /// Its metadata.
         metadata: Metadata,
     },
     /// Hard fail (minimum set, or the assembled prompt still over `E`).
     TooSmall(Metadata),
+}
+
+/// An assembled prompt as the pieces it is made of, in order: headings and separators, and
+/// the sections' text borrowed (cut, never copied), so a lane's trimmed prompt costs no copy of
+/// a large plan; it is written to its file piece by piece.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Prompt<'a>(Vec<Cow<'a, str>>);
+
+impl<'a> Prompt<'a> {
+    /// Appends one block, after a blank line when it is not the first.
+    fn block(&mut self, parts: impl IntoIterator<Item = Cow<'a, str>>) {
+        if !self.0.is_empty() {
+            self.0.push(Cow::Borrowed("\n\n"));
+        }
+        self.0.extend(parts);
+    }
+
+    /// The estimate of the whole prompt, `est` of its text.
+    pub fn estimate(&self) -> i64 {
+        let units: usize = self.0.iter().map(|piece| utf16_len(piece)).sum();
+        i64::try_from(units.div_ceil(4)).unwrap_or(i64::MAX)
+    }
+
+    /// Writes the prompt's text to `out`.
+    ///
+    /// # Errors
+    ///
+    /// The write error.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        self.0
+            .iter()
+            .try_for_each(|piece| out.write_all(piece.as_bytes()))
+    }
+
+    /// The prompt's text in one string (tests).
+    #[cfg(test)]
+    pub fn text(&self) -> String {
+        self.0.concat()
+    }
+}
+
+/// What the budget steps of one review share: the section files (phase form) and the prompt's
+/// estimate (`--prompt-file` form), each read once, by the first budgeted lane, for all of
+/// them, instead of once per lane.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// The section files, read once.
+    sections: OnceLock<Result<Arc<Sections>, String>>,
+    /// The estimate of `gsd-review-prompt.md`, read once.
+    prompt_estimate: OnceLock<Result<i64, String>>,
 }
 
 /// The trim note (§8.4).
@@ -167,7 +221,7 @@ pub fn effective(budget: i64) -> i64 {
 }
 
 /// The trimming algorithm (§8.3) for budget `B > 0`.
-pub fn trim(s: &Sections, budget: i64) -> Trim {
+pub fn trim(s: &Sections, budget: i64) -> Trim<'_> {
     let e = effective(budget);
     let minimum = est(&s.instructions)
         + est(&s.roadmap)
@@ -190,11 +244,15 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
     }
     metadata.hard_failed = false;
     let mut draft = Draft {
-        project: s.project.clone(),
-        plans: s.plans.clone(),
-        context: s.context.clone(),
-        research: s.research.clone(),
-        requirements: s.requirements.clone(),
+        project: &s.project,
+        plans: s
+            .plans
+            .iter()
+            .map(|(name, content)| (name.as_str(), content.as_str()))
+            .collect(),
+        context: &s.context,
+        research: &s.research,
+        requirements: &s.requirements,
     };
     let c = if draft.total(s) > e {
         e - NOTE_RESERVE
@@ -210,7 +268,7 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
     let notice = trimmed.then(|| note(budget, &metadata.omitted, metadata.plan_truncation_pct));
     metadata.note_injected = notice.is_some();
     let prompt = draft.render(s, notice);
-    metadata.estimated_tokens = est(&prompt);
+    metadata.estimated_tokens = prompt.estimate();
     if metadata.estimated_tokens > e {
         metadata.hard_failed = true;
         return Trim::TooSmall(metadata);
@@ -218,13 +276,14 @@ pub fn trim(s: &Sections, budget: i64) -> Trim {
     Trim::Fits { prompt, metadata }
 }
 
-/// The sections as trimming leaves them (instructions and roadmap are never trimmed).
-struct Draft {
-    project: String,
-    plans: Vec<(String, String)>,
-    context: String,
-    research: String,
-    requirements: String,
+/// The sections as trimming leaves them (instructions and roadmap are never trimmed): each a
+/// prefix of the section's text, or empty when omitted.
+struct Draft<'a> {
+    project: &'a str,
+    plans: Vec<(&'a str, &'a str)>,
+    context: &'a str,
+    research: &'a str,
+    requirements: &'a str,
 }
 
 /// The estimate of a block: its heading and content, nothing for an absent optional block.
@@ -236,21 +295,21 @@ fn cost(wrapper: &str, content: &str, required: bool) -> i64 {
     }
 }
 
-impl Draft {
+impl<'a> Draft<'a> {
     /// The estimate of the prompt this draft makes (without the trimming note).
     fn total(&self, s: &Sections) -> i64 {
         est(&s.instructions)
             + cost("## Roadmap\n\n", &s.roadmap, true)
-            + cost("## Project\n\n", &self.project, false)
+            + cost("## Project\n\n", self.project, false)
             + cost("## Plans\n\n", "", true)
             + self
                 .plans
                 .iter()
                 .map(|(name, content)| cost(&format!("### {name}\n\n"), content, true))
                 .sum::<i64>()
-            + cost("## Context\n\n", &self.context, false)
-            + cost("## Research\n\n", &self.research, false)
-            + cost("## Requirements\n\n", &self.requirements, false)
+            + cost("## Context\n\n", self.context, false)
+            + cost("## Research\n\n", self.research, false)
+            + cost("## Requirements\n\n", self.requirements, false)
     }
 
     /// Over `c`: PROJECT.md keeps its first [`PROJECT_LINES`] lines.
@@ -259,10 +318,10 @@ impl Draft {
             return;
         }
         let shrunk = match self.project.match_indices('\n').nth(PROJECT_LINES - 1) {
-            Some((at, _)) => self.project.get(..at).unwrap_or(&self.project).to_owned(),
-            None => self.project.clone(),
+            Some((at, _)) => self.project.get(..at).unwrap_or(self.project),
+            None => self.project,
         };
-        if shrunk != self.project {
+        if shrunk.len() != self.project.len() {
             metadata.project_md_shrunk = true;
             self.project = shrunk;
         }
@@ -296,8 +355,8 @@ impl Draft {
                 ((len as f64 / o as f64) * chars).floor() as usize
             };
             let keep = share.max(PLAN_FLOOR);
-            let cut = cut16(content, keep).to_owned();
-            new_total += utf16_len(&cut);
+            let cut = cut16(content, keep);
+            new_total += utf16_len(cut);
             *content = cut;
         }
         if o > 0 {
@@ -317,36 +376,42 @@ impl Draft {
                 _ => &mut self.requirements,
             };
             if over && !section.is_empty() {
-                section.clear();
+                *section = "";
                 metadata.omitted.push(name.to_owned());
             }
         }
     }
 
     /// The prompt: instructions, the trimming note when there is one, then the blocks.
-    fn render(&self, s: &Sections, notice: Option<String>) -> String {
-        let mut blocks = vec![s.instructions.clone()];
-        blocks.extend(notice);
-        blocks.push(format!("## Roadmap\n\n{}", s.roadmap));
-        if !self.project.is_empty() {
-            blocks.push(format!("## Project\n\n{}", self.project));
+    fn render(&self, s: &'a Sections, notice: Option<String>) -> Prompt<'a> {
+        let mut prompt = Prompt::default();
+        prompt.block([Cow::Borrowed(s.instructions.as_str())]);
+        if let Some(notice) = notice {
+            prompt.block([Cow::Owned(notice)]);
         }
-        let plan_blocks: Vec<String> = self
-            .plans
-            .iter()
-            .map(|(name, content)| format!("### {name}\n\n{content}"))
-            .collect();
-        blocks.push(format!("## Plans\n\n{}", plan_blocks.join("\n\n")));
+        prompt.block([Cow::Borrowed("## Roadmap\n\n"), Cow::Borrowed(&s.roadmap)]);
+        if !self.project.is_empty() {
+            prompt.block([Cow::Borrowed("## Project\n\n"), Cow::Borrowed(self.project)]);
+        }
+        let mut plans = vec![Cow::Borrowed("## Plans\n\n")];
+        for (index, (name, content)) in self.plans.iter().enumerate() {
+            if index > 0 {
+                plans.push(Cow::Borrowed("\n\n"));
+            }
+            plans.push(Cow::Owned(format!("### {name}\n\n")));
+            plans.push(Cow::Borrowed(*content));
+        }
+        prompt.block(plans);
         for (heading, text) in [
-            ("## Context", &self.context),
-            ("## Research", &self.research),
-            ("## Requirements", &self.requirements),
+            ("## Context\n\n", self.context),
+            ("## Research\n\n", self.research),
+            ("## Requirements\n\n", self.requirements),
         ] {
             if !text.is_empty() {
-                blocks.push(format!("{heading}\n\n{text}"));
+                prompt.block([Cow::Borrowed(heading), Cow::Borrowed(text)]);
             }
         }
-        blocks.join("\n\n")
+        prompt
     }
 }
 
@@ -373,7 +438,8 @@ fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, 
         std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
     });
     match read {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(bytes) => Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => Ok(String::new()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(format!("{name} is missing")),
         Err(err) => Err(format!("reading {name}: {err}")),
@@ -454,19 +520,31 @@ fn tool_failed(run_dir: &RunDir, id: &str, detail: &str) -> Step {
     }
 }
 
-/// Runs the budget step of identity `id` (file-safe) for a phase review.
-pub fn phase_step(run_dir: &RunDir, id: &str, budget: i64, plan_names: &[String]) -> Step {
-    let sections = match load_sections(run_dir, plan_names) {
-        Ok(sections) => sections,
-        Err(detail) => return tool_failed(run_dir, id, &detail),
+/// Runs the budget step of identity `id` (file-safe) for a phase review; the section files
+/// are read once per review (`inputs`) and the trimmed prompt is written piece by piece.
+pub fn phase_step(
+    run_dir: &RunDir,
+    id: &str,
+    budget: i64,
+    plan_names: &[String],
+    inputs: &Inputs,
+) -> Step {
+    let loaded = inputs
+        .sections
+        .get_or_init(|| load_sections(run_dir, plan_names).map(Arc::new));
+    let sections = match loaded {
+        Ok(sections) => Arc::clone(sections),
+        Err(detail) => return tool_failed(run_dir, id, detail),
     };
     match trim(&sections, budget) {
         Trim::TooSmall(metadata) => too_small(run_dir, id, metadata),
         Trim::Fits { prompt, metadata } => {
             let name = trimmed_prompt_name(id);
-            match write_metadata(run_dir, id, &metadata)
-                .and_then(|()| run_dir.write(&name, &prompt).map_err(|f| f.message))
-            {
+            match write_metadata(run_dir, id, &metadata).and_then(|()| {
+                run_dir
+                    .write_with(&name, |file| prompt.write_to(file))
+                    .map_err(|f| f.message)
+            }) {
                 Ok(()) => Step::Run {
                     metadata: Some(metadata),
                 },
@@ -477,14 +555,17 @@ pub fn phase_step(run_dir: &RunDir, id: &str, budget: i64, plan_names: &[String]
 }
 
 /// The budget step in the `--prompt-file` form: nothing to trim, so a prompt whose estimate
-/// exceeds `E` ends `budget_too_small` (never a silently truncated prompt).
-pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64) -> Step {
-    let prompt = match read_section(run_dir, "gsd-review-prompt.md", true) {
-        Ok(text) => text,
-        Err(detail) => return tool_failed(run_dir, id, &detail),
+/// exceeds `E` ends `budget_too_small` (never a silently truncated prompt). The prompt is read
+/// once per review (`inputs`), for its estimate only.
+pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64, inputs: &Inputs) -> Step {
+    let estimate = inputs
+        .prompt_estimate
+        .get_or_init(|| read_section(run_dir, "gsd-review-prompt.md", true).map(|text| est(&text)));
+    let estimated = match estimate {
+        Ok(estimated) => *estimated,
+        Err(detail) => return tool_failed(run_dir, id, detail),
     };
     let e = effective(budget);
-    let estimated = est(&prompt);
     if estimated > e {
         return too_small(
             run_dir,
@@ -564,25 +645,53 @@ mod tests {
 
     #[test]
     fn drops_in_order_and_notes() {
-        let Trim::Fits { prompt, metadata } = trim(&sections(2000), 1500) else {
+        let s = sections(2000);
+        let Trim::Fits { prompt, metadata } = trim(&s, 1500) else {
             panic!("fits");
         };
         assert_eq!(metadata.omitted, vec!["context", "research"]);
         assert!(metadata.project_md_shrunk);
         assert!(metadata.note_injected);
-        assert!(prompt.contains("<note>\nPrompt automatically trimmed to fit a 1500-token budget.\nOmitted sections: context, research.\n"));
-        assert!(prompt.contains("## Requirements\n\nqqqq"));
+        assert!(prompt.text().contains("<note>\nPrompt automatically trimmed to fit a 1500-token budget.\nOmitted sections: context, research.\n"));
+        assert!(prompt.text().contains("## Requirements\n\nqqqq"));
         assert!(metadata.estimated_tokens <= 1350);
     }
 
     #[test]
     fn no_pressure_no_note() {
-        let Trim::Fits { prompt, metadata } = trim(&sections(100), 100_000) else {
+        let s = sections(100);
+        let Trim::Fits { prompt, metadata } = trim(&s, 100_000) else {
             panic!("fits");
         };
         assert!(!metadata.qualifies());
-        assert!(!prompt.contains("<note>"));
-        assert!(prompt.starts_with(&"i".repeat(400)));
+        assert!(!prompt.text().contains("<note>"));
+        assert!(prompt.text().starts_with(&"i".repeat(400)));
+    }
+
+    /// The prompt written piece by piece is the text the blocks make, joined by blank lines.
+    #[test]
+    fn the_prompt_is_its_blocks_in_order() {
+        let s = Sections {
+            instructions: "INS".into(),
+            roadmap: "road".into(),
+            project: "proj".into(),
+            plans: vec![
+                ("01-PLAN.md".into(), "one".into()),
+                ("02-PLAN.md".into(), "two".into()),
+            ],
+            context: String::new(),
+            research: "res".into(),
+            requirements: "req".into(),
+        };
+        let Trim::Fits { prompt, metadata } = trim(&s, 100_000) else {
+            panic!("fits");
+        };
+        let text = "INS\n\n## Roadmap\n\nroad\n\n## Project\n\nproj\n\n## Plans\n\n### 01-PLAN.md\n\none\n\n### 02-PLAN.md\n\ntwo\n\n## Research\n\nres\n\n## Requirements\n\nreq";
+        assert_eq!(prompt.text(), text);
+        assert_eq!(metadata.estimated_tokens, est(text));
+        let mut written = Vec::new();
+        prompt.write_to(&mut written).expect("write");
+        assert_eq!(written, text.as_bytes());
     }
 
     #[test]
@@ -594,6 +703,8 @@ mod tests {
             panic!("fits");
         };
         assert!(metadata.plan_truncation_pct > 0.0);
-        assert!(prompt.contains("Plan content truncated by approximately"));
+        assert!(prompt
+            .text()
+            .contains("Plan content truncated by approximately"));
     }
 }

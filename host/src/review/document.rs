@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::exit::Exit;
+use super::full_review;
 use super::lane_facts;
 use super::prepared::say_kept;
 use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
 use super::results::Results;
-use super::reviews_md::{self, Doc, Entry, Fate};
+use super::reviews_md::{self, Doc, Entry, Fate, Overflow, Whole};
 use super::rundir::{self, RunDir};
 use super::runner::{Done, Job, LaneResult};
 use super::subject::Subject;
@@ -67,6 +68,7 @@ pub fn finish(
     // The earlier file's plan-revision conflicts slot (upstream #3916); malformed, it blocks.
     let slot = conflicts_slot::read(wanted).inspect_err(|_| say_kept(run_dir))?;
     let (output_path, earlier) = placed(wanted, real, &entries, &reviewed_at);
+    let copies = overflow(done, run_dir, &output_path, &mut entries);
     let not_run = entries
         .iter()
         .filter(|e| matches!(e.fate, Fate::NotRun { .. }))
@@ -88,6 +90,11 @@ pub fn finish(
     );
     let (text, panel_verdict) = panel.apply(text);
     let text = conflicts_slot::place(text, &slot);
+    // The whole reviews first: REVIEWS.md never names a file that is not there.
+    for copy in &copies {
+        full_review::place(&copy.source, &copy.sha256, &copy.target)
+            .inspect_err(|_| say_kept(run_dir))?;
+    }
     rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(run_dir))?;
     let exit = panel.exit(
         Exit::written(done.interrupted, real),
@@ -130,6 +137,57 @@ fn placed(wanted: &Path, real: usize, entries: &[Entry], stamp: &str) -> (PathBu
         Placement::Replace(kept) => (wanted.to_owned(), kept),
         Placement::Beside => (preserve::failed_path(wanted), Kept::default()),
     }
+}
+
+/// A whole review to copy beside REVIEWS.md: the run dir's review file, the hash the journal
+/// recorded for it, and the target.
+struct FullCopy {
+    source: PathBuf,
+    sha256: String,
+    target: PathBuf,
+}
+
+/// Marks every entry whose review is over `review.max_inline_bytes` with where the whole of
+/// it goes (beside `output`), and returns the copies to make.
+fn overflow(
+    done: &Results,
+    run_dir: &RunDir,
+    output: &Path,
+    entries: &mut [Entry],
+) -> Vec<FullCopy> {
+    let mut copies = Vec::new();
+    for entry in entries.iter_mut() {
+        if !matches!(entry.fate, Fate::Ran { .. } | Fate::BudgetFailed { .. }) {
+            continue;
+        }
+        let Some(review) = done.reviews.get(&entry.id).filter(|r| r.is_cut()) else {
+            continue;
+        };
+        let real = matches!(entry.fate, Fate::Ran { stubbed: false, .. });
+        let whole = match (&review.sha256, real) {
+            (_, false) => Whole::RunDir,
+            (None, true) => Whole::TooLarge,
+            (Some(sha256), true) => {
+                let target = full_review::path_for(output, &entry.id);
+                let name = target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                copies.push(FullCopy {
+                    source: super::resume::review_path(&run_dir.path, &entry.id),
+                    sha256: sha256.clone(),
+                    target,
+                });
+                Whole::Beside(name)
+            }
+        };
+        entry.full = Some(Overflow {
+            total: review.total,
+            shown: u64::try_from(review.shown_len()).unwrap_or(u64::MAX),
+            whole,
+        });
+    }
+    copies
 }
 
 /// Reports every explicitly named identity that could not run; true when there was one.

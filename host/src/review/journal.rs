@@ -7,7 +7,6 @@
 //! [`MAX_LINE_BYTES`], a torn last line (no trailing newline, e.g. the process died mid-write)
 //! and any line that is not a valid v1 entry are ignored, never a crash.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -252,38 +251,6 @@ pub fn file_sha256(path: &Path, max: u64) -> Option<String> {
         return None;
     }
     Some(hex(&hasher.finalize()))
-}
-
-/// Reads a review file once (no-follow, non-blocking, at most `max` bytes) and hashes exactly
-/// the bytes read: `(bytes, Some(hash))`; a file over `max` gives its first `max` bytes and no
-/// hash (it is never kept by a resume); a missing or refused file is `None`.
-pub fn read_hashed(path: &Path, max: u64) -> Option<(Vec<u8>, Option<String>)> {
-    use sha2::{Digest, Sha256};
-    let (bytes, over) = read_run_file(path, max).ok()??;
-    let hash = (!over).then(|| hex(&Sha256::digest(&bytes)));
-    Some((bytes, hash))
-}
-
-/// The review bytes each identity's journal line hashed, kept so that REVIEWS.md is built from
-/// exactly those bytes and never from a file a lane could have rewritten since.
-#[derive(Debug, Default)]
-pub struct Captured(Mutex<BTreeMap<String, Vec<u8>>>);
-
-impl Captured {
-    /// Keeps `bytes` as identity `id`'s review.
-    pub fn keep(&self, id: &str, bytes: Vec<u8>) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(id.to_owned(), bytes);
-        }
-    }
-
-    /// Everything kept, emptying the store.
-    pub fn take(&self) -> BTreeMap<String, Vec<u8>> {
-        self.0
-            .lock()
-            .map(|mut map| std::mem::take(&mut *map))
-            .unwrap_or_default()
-    }
 }
 
 /// Lower-case hex of `bytes`.

@@ -39,5 +39,6 @@ pub fn entry(identity: &Identity, lane: &Lane, metadata: Option<Metadata>, fate:
         metadata,
         fate,
         model: None,
+        full: None,
     }
 }

@@ -7,6 +7,7 @@
 
 pub(crate) mod args;
 pub(crate) mod budget;
+pub(crate) mod captured;
 pub(crate) mod choose;
 pub(crate) mod conflicts_slot;
 pub(crate) mod continuation;
@@ -14,6 +15,7 @@ pub(crate) mod coverage;
 pub(crate) mod diagnostics;
 pub(crate) mod document;
 pub(crate) mod exit;
+pub(crate) mod full_review;
 pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;

@@ -1,5 +1,6 @@
 //! The review prompt and the section files (review-workflow.md §7.1-§7.3).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::coverage;
@@ -63,15 +64,21 @@ pub fn head_lines(text: &str, n: usize) -> String {
     text.split_inclusive('\n').take(n).collect()
 }
 
+/// `bytes` as text: taken over when valid UTF-8 (no copy), else decoded lossily.
+fn text_of(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+}
+
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read(path)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map(text_of)
         .map_err(|err| Failure::new(format!("cannot read {}: {err}", path.display())))
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, Failure> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(bytes) => Ok(Some(text_of(bytes))),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(Failure::new(format!(
             "cannot read {}: {err}",
@@ -157,8 +164,28 @@ impl Sources {
     }
 }
 
-fn block(heading: &str, content: &str) -> String {
-    format!("{heading}\n{}", content.trim_end_matches(['\n', '\r']))
+/// Writes blocks separated by a blank line, each as it comes (no block is copied).
+struct Blocks<'w, W: Write> {
+    out: &'w mut W,
+    started: bool,
+}
+
+impl<W: Write> Blocks<'_, W> {
+    /// Writes one block made of `parts`.
+    fn block(&mut self, parts: &[&str]) -> std::io::Result<()> {
+        if self.started {
+            self.out.write_all(b"\n\n")?;
+        }
+        self.started = true;
+        parts
+            .iter()
+            .try_for_each(|part| self.out.write_all(part.as_bytes()))
+    }
+
+    /// Writes `heading`, a line break and `content` without its trailing line breaks.
+    fn titled(&mut self, heading: &str, content: &str) -> std::io::Result<()> {
+        self.block(&[heading, "\n", content.trim_end_matches(['\n', '\r'])])
+    }
 }
 
 /// The instructions section file: title, preamble, the whole Review Instructions block, then
@@ -171,51 +198,65 @@ pub fn instructions_text(s: &Sources) -> String {
     text
 }
 
-/// Assembles `gsd-review-prompt.md` (§7.2).
-pub fn prompt_text(s: &Sources) -> String {
-    let mut blocks = vec![
-        "# Cross-AI Plan Review Request".to_owned(),
-        PREAMBLE.to_owned(),
-    ];
+/// Writes `gsd-review-prompt.md` (§7.2) to `out`, block by block: a large plan is written
+/// from the one copy [`Sources`] holds, never assembled into another.
+///
+/// # Errors
+///
+/// The write error.
+pub fn write_prompt(out: &mut impl Write, s: &Sources) -> std::io::Result<()> {
+    let mut blocks = Blocks {
+        out,
+        started: false,
+    };
+    blocks.block(&["# Cross-AI Plan Review Request"])?;
+    blocks.block(&[PREAMBLE])?;
     if let Some(project) = &s.project {
-        blocks.push(block("## Project Context", project));
+        blocks.titled("## Project Context", project)?;
     }
     let phase_heading = format!("## Phase {}: {}", s.phase, s.phase_name);
     if s.roadmap.trim().is_empty() {
-        blocks.push(phase_heading);
+        blocks.block(&[&phase_heading])?;
     } else {
-        blocks.push(format!(
-            "{phase_heading}\n{}",
-            block("### Roadmap Section", &s.roadmap)
-        ));
+        blocks.block(&[
+            &phase_heading,
+            "\n### Roadmap Section\n",
+            s.roadmap.trim_end_matches(['\n', '\r']),
+        ])?;
     }
     if let Some(requirements) = &s.requirements {
-        blocks.push(block("### Requirements Addressed", requirements));
+        blocks.titled("### Requirements Addressed", requirements)?;
     }
     if let Some(context) = &s.context {
-        blocks.push(block("### User Decisions (CONTEXT.md)", context));
+        blocks.titled("### User Decisions (CONTEXT.md)", context)?;
     }
     if let Some(research) = &s.research {
-        blocks.push(block("### Research Findings", research));
+        blocks.titled("### Research Findings", research)?;
     }
-    let plans: Vec<String> = s
-        .plans
-        .iter()
-        .enumerate()
-        .map(|(index, (_, content))| {
-            format!(
-                "#### {}\n\n{}",
-                s.anchor(index),
-                content.trim_end_matches(['\n', '\r'])
-            )
-        })
-        .collect();
-    blocks.push(format!("### Plans to Review\n{}", plans.join("\n\n")));
-    blocks.push(block("## Review Instructions", INSTRUCTIONS));
-    let mut text = blocks.join("\n\n");
-    text.push('\n');
-    text.push_str(&s.manifest().unwrap_or_default());
-    text
+    blocks.block(&["### Plans to Review\n"])?;
+    for (index, (_, content)) in s.plans.iter().enumerate() {
+        if index > 0 {
+            blocks.out.write_all(b"\n\n")?;
+        }
+        let heading = format!("#### {}\n\n", s.anchor(index));
+        blocks.out.write_all(heading.as_bytes())?;
+        blocks
+            .out
+            .write_all(content.trim_end_matches(['\n', '\r']).as_bytes())?;
+    }
+    blocks.titled("## Review Instructions", INSTRUCTIONS)?;
+    blocks.out.write_all(b"\n")?;
+    blocks
+        .out
+        .write_all(s.manifest().unwrap_or_default().as_bytes())
+}
+
+/// `gsd-review-prompt.md` (§7.2) as one string (tests).
+#[cfg(test)]
+pub fn prompt_text(s: &Sources) -> String {
+    let mut out = Vec::new();
+    let _ = write_prompt(&mut out, s);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Writes the prompt and every §7.3 section file into the run dir.
@@ -224,7 +265,11 @@ pub fn prompt_text(s: &Sources) -> String {
 ///
 /// I/O errors (status 1).
 pub fn write_files(run_dir: &RunDir, s: &Sources) -> Result<(), Failure> {
-    run_dir.write("gsd-review-prompt.md", &prompt_text(s))?;
+    run_dir.write_with("gsd-review-prompt.md", |file| {
+        let mut out = std::io::BufWriter::new(file);
+        write_prompt(&mut out, s)?;
+        out.flush()
+    })?;
     run_dir.write("gsd-review-instructions.md", &instructions_text(s))?;
     run_dir.write("gsd-review-roadmap.md", &s.roadmap)?;
     for (name, content) in &s.plans {

@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 
 use serde_json::json;
 
+use super::captured::Review;
 use super::choose::Chosen;
 use super::lane_facts;
 use super::prepared::Prepared;
@@ -30,20 +31,19 @@ pub struct Results {
     pub interrupted: bool,
     /// How progress was shown (the summary follows it).
     pub mode: Mode,
-    /// Each identity's review bytes as read once and hashed into the journal (kept ones of a
-    /// resumed run: as read and checked against the journaled hash); REVIEWS.md shows these.
-    pub reviews: BTreeMap<String, Vec<u8>>,
+    /// Each identity's review as read once, streamed, and hashed into the journal (kept ones
+    /// of a resumed run: as read and checked against the journaled hash), with its bounded
+    /// head; REVIEWS.md shows these.
+    pub reviews: BTreeMap<String, Review>,
     /// The sandbox mode the lanes ran under (REVIEWS.md says what applied).
     pub sandbox: crate::sandbox::SandboxMode,
 }
 
 impl Results {
-    /// The review text of `id` (lossy UTF-8; empty when there was no review file).
+    /// The review text of `id` REVIEWS.md shows (lossy UTF-8; its head up to a line break when
+    /// it is over `review.max_inline_bytes`; empty when there was no review file).
     pub fn review_text(&self, id: &str) -> String {
-        self.reviews
-            .get(id)
-            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-            .unwrap_or_default()
+        self.reviews.get(id).map(Review::shown).unwrap_or_default()
     }
 }
 
@@ -145,6 +145,7 @@ fn shared(
         journal: Some(std::sync::Arc::new(journal)),
         prior_attempts: decision.attempts.clone(),
         reviews: std::sync::Arc::default(),
+        budget_inputs: std::sync::Arc::default(),
     })
 }
 

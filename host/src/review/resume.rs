@@ -20,8 +20,8 @@ use crate::error::Failure;
 use crate::output::escape_text;
 use crate::private_fs;
 
-/// Largest review file whose hash is checked (the spawn output cap).
-pub const MAX_REVIEW_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest review file whose hash is checked (the spawn output cap, and a little room).
+pub const MAX_REVIEW_BYTES: u64 = super::captured::MAX_REVIEW_BYTES;
 
 /// The review file of identity `id` in `run_dir`.
 pub fn review_path(run_dir: &Path, id: &str) -> PathBuf {
@@ -318,9 +318,9 @@ pub fn lock(dir: &Path) -> Result<RunLock, Failure> {
 pub struct Kept {
     /// Its budget metadata, as the first run recorded it.
     pub metadata: Option<Metadata>,
-    /// The review bytes read (once) and found to have the journaled hash: what REVIEWS.md
-    /// shows.
-    pub review: Vec<u8>,
+    /// The review read (once, streamed) and found to have the journaled hash: its head is what
+    /// REVIEWS.md shows.
+    pub review: super::captured::Review,
 }
 
 /// What a resumed run does.
@@ -334,20 +334,19 @@ pub struct Decision {
 
 /// Decides, from the journal and the review files, which identities are kept; `retry` names
 /// identities that run again even when they finished. Each kept review file is read once,
-/// through the no-follow, non-blocking opener, and the bytes whose hash matched are kept.
-pub fn decide(run_dir: &Path, lines: &[Line], retry: &[String]) -> Decision {
+/// through the no-follow, non-blocking opener, streamed: the hash covers every byte, the first
+/// `inline` bytes are kept.
+pub fn decide(run_dir: &Path, lines: &[Line], retry: &[String], inline: u64) -> Decision {
     let mut decision = Decision::default();
     for (id, (line, attempts)) in journal::last_by_identity(lines) {
         decision.attempts.insert(id.clone(), attempts);
         if !line.status.is_finished_review() || retry.contains(&id) {
             continue;
         }
-        let Some((review, Some(hash))) =
-            journal::read_hashed(&review_path(run_dir, &id), MAX_REVIEW_BYTES)
-        else {
+        let Some(review) = super::captured::read(&review_path(run_dir, &id), inline) else {
             continue;
         };
-        if line.review_sha256.as_deref() != Some(hash.as_str()) {
+        if review.sha256.is_none() || line.review_sha256 != review.sha256 {
             continue;
         }
         let metadata = match &line.metadata {
@@ -408,13 +407,13 @@ mod tests {
             Line::new("delta", 1, Status::Stub),
             Line::new("eps", 1, Status::Interrupted),
         ];
-        let decision = decide(dir.path(), &lines, &[]);
+        let decision = decide(dir.path(), &lines, &[], 1024);
         assert_eq!(
             decision.kept.keys().collect::<Vec<_>>(),
             vec!["alpha", "beta"]
         );
-        assert_eq!(decision.kept["alpha"].review, b"# alpha\n");
-        let decision = decide(dir.path(), &lines, &["beta".to_owned()]);
+        assert_eq!(decision.kept["alpha"].review.head, b"# alpha\n");
+        let decision = decide(dir.path(), &lines, &["beta".to_owned()], 1024);
         assert_eq!(decision.kept.keys().collect::<Vec<_>>(), vec!["alpha"]);
         assert_eq!(decision.attempts["delta"], 1);
     }

@@ -58,6 +58,55 @@ pub struct Entry {
     pub fate: Fate,
     /// The reviewer's resolved model (`None`: not recorded, written as unknown).
     pub model: Option<super::model_record::ModelRecord>,
+    /// Set when the review is over `review.max_inline_bytes`: REVIEWS.md shows its head and
+    /// names the file holding all of it.
+    pub full: Option<Overflow>,
+}
+
+/// A review REVIEWS.md shows only in part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overflow {
+    /// Bytes of the whole review.
+    pub total: u64,
+    /// Bytes of it shown.
+    pub shown: u64,
+    /// Where the whole text is.
+    pub whole: Whole,
+}
+
+/// Where the whole text of a review shown in part is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Whole {
+    /// In this file, beside REVIEWS.md (a real review).
+    Beside(String),
+    /// Only in the run dir's review file, kept for `review --resume` (a stub or a skip notice:
+    /// never copied beside REVIEWS.md, where it could replace the whole of a real review an
+    /// earlier run left and this file still carries).
+    RunDir,
+    /// Nowhere: the file is over the largest size gsd-lane hashes and copies.
+    TooLarge,
+}
+
+impl Overflow {
+    /// The line closing a section that shows only part of its review.
+    fn notice(&self) -> String {
+        let whole = match &self.whole {
+            Whole::Beside(file) => {
+                format!("The whole review is in {}, beside this file", name(file))
+            }
+            Whole::RunDir => {
+                "The whole text is in the run dir's review file, kept for review --resume"
+                    .to_owned()
+            }
+            Whole::TooLarge => "The whole text is too large to keep".to_owned(),
+        };
+        format!(
+            "> [gsd-lane] partial review: it has {} bytes and only the first {} are shown here \
+             (review.max_inline_bytes). {whole}. The panel verdict and the consensus read only the \
+             part shown.",
+            self.total, self.shown
+        )
+    }
 }
 
 impl Entry {
@@ -312,6 +361,10 @@ fn section(e: &Entry) -> Option<String> {
         out.push_str("\n\n");
     }
     out.push_str(nest_headings(&strip_controls(content)).trim_end_matches('\n'));
+    if let Some(full) = &e.full {
+        out.push_str("\n\n");
+        out.push_str(&full.notice());
+    }
     out.push_str("\n\n---\n\n");
     Some(out)
 }
@@ -383,6 +436,7 @@ mod tests {
             metadata: None,
             fate,
             model: None,
+            full: None,
         }
     }
 
@@ -423,6 +477,45 @@ mod tests {
         );
         assert!(text.contains("- X --&gt; &lt;h2>"), "{text}");
         assert!(text.contains("open fence\n```\n\n---\n"), "{text}");
+    }
+
+    /// A review shown in part ends with the notice, after its nested text (a fence it left
+    /// open closed first), naming where the whole text is.
+    #[test]
+    fn a_partial_review_ends_with_the_notice_outside_its_fence() {
+        let partial = |whole: Whole| {
+            let mut e = entry(
+                "op-a",
+                "opencode",
+                false,
+                Fate::Ran {
+                    stubbed: false,
+                    content: "# Big\n\n```\nline\n".into(),
+                },
+            );
+            e.full = Some(Overflow {
+                total: 5000,
+                shown: 20,
+                whole,
+            });
+            let doc = Doc {
+                phase: "3".into(),
+                subject: "Phase 3".into(),
+                reviewed_at: "2026-07-29T14:03:05.120Z".into(),
+                plans: vec![],
+                entries: vec![e],
+                earlier: Kept::default(),
+                sandbox: None,
+            };
+            render(&doc)
+        };
+        let text = partial(Whole::Beside("03-REVIEWS.<op-a>.full.md".into()));
+        assert!(
+            text.contains("### Big\n\n```\nline\n```\n\n> [gsd-lane] partial review: it has 5000 bytes and only the first 20 are shown here (review.max_inline_bytes). The whole review is in 03-REVIEWS.&lt;op-a>.full.md, beside this file."),
+            "{text}"
+        );
+        assert!(partial(Whole::RunDir).contains("The whole text is in the run dir's review file"));
+        assert!(partial(Whole::TooLarge).contains("The whole text is too large to keep."));
     }
 
     #[test]

@@ -70,6 +70,23 @@ impl RunDir {
         write_private(&self.file(name), text.as_bytes(), false)
     }
 
+    /// Writes the file `name` (0600, never through a planted link), its content streamed by
+    /// `fill`.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors, naming the file.
+    pub fn write_with(
+        &self,
+        name: &str,
+        fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+    ) -> Result<(), Failure> {
+        let path = self.file(name);
+        crate::private_fs::open_run_file(&path, WriteMode::Truncate)
+            .and_then(|mut file| fill(&mut file))
+            .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
+    }
+
     /// Removes the directory and everything in it, and its ledger entry (best effort).
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.path);

@@ -73,8 +73,11 @@ pub struct Shared {
     pub journal: Option<Arc<Journal>>,
     /// Attempts already made per identity by earlier runs of this run dir (resume).
     pub prior_attempts: BTreeMap<String, u32>,
-    /// The review bytes whose hash each final journal line records (REVIEWS.md uses them).
-    pub reviews: Arc<journal::Captured>,
+    /// The reviews whose hash each final journal line records, their heads kept (REVIEWS.md
+    /// uses them).
+    pub reviews: Arc<super::captured::Captured>,
+    /// What the budget steps of the review's lanes read once for all of them.
+    pub budget_inputs: Arc<budget::Inputs>,
 }
 
 /// How one identity ended.
@@ -407,15 +410,17 @@ impl<F: Fn(usize, bool) -> Option<LaneResult>> Drop for PanicReport<'_, F> {
 }
 
 /// Appends the identity's final attempt to the journal (synced before the result is shown).
-/// The review file is read once: its bytes are hashed for the journal and kept for REVIEWS.md.
+/// The review file is read once, streamed: every byte is hashed for the journal, its head
+/// (`review.max_inline_bytes`) kept for REVIEWS.md.
 fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
     let id = &job.identity.id;
     let mut review_sha256 = None;
     if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
         let path = super::resume::review_path(&shared.run_dir.path, id);
-        if let Some((bytes, hash)) = journal::read_hashed(&path, super::resume::MAX_REVIEW_BYTES) {
-            review_sha256 = hash;
-            shared.reviews.keep(id, bytes);
+        let bound = super::captured::checked_bound(&shared.config);
+        if let Some(review) = super::captured::read(&path, bound) {
+            review_sha256.clone_from(&review.sha256);
+            shared.reviews.keep(id, review);
         }
     }
     let Some(journal) = &shared.journal else {
@@ -547,8 +552,8 @@ fn budget_step(job: &Job, shared: &Shared) -> Option<Step> {
     let b = job.budget.filter(|b| *b > 0)?;
     let id = crate::plan::safe_instance_name(&job.identity.id);
     Some(match &shared.plan_names {
-        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names),
-        None => budget::prompt_file_step(&shared.run_dir, &id, b),
+        Some(names) => budget::phase_step(&shared.run_dir, &id, b, names, &shared.budget_inputs),
+        None => budget::prompt_file_step(&shared.run_dir, &id, b, &shared.budget_inputs),
     })
 }
 

@@ -9,7 +9,7 @@ use super::args::ReviewArgs;
 use super::phase::{self, PhaseEnv};
 use super::prompt;
 use super::record::SubjectKey;
-use super::rundir::{self, RunDir};
+use super::rundir::RunDir;
 use crate::app::Context;
 use crate::config::ProjectConfig;
 use crate::error::Failure;
@@ -91,10 +91,13 @@ impl Subject {
                 Ok(Some(sources.plans.iter().map(|(n, _)| n.clone()).collect()))
             }
             Subject::PromptFile { path, .. } => {
-                let bytes = std::fs::read(path).map_err(|err| {
+                // Streamed: a large prompt file is never held in memory.
+                let mut from = std::fs::File::open(path).map_err(|err| {
                     Failure::new(format!("cannot read {}: {err}", path.display()))
                 })?;
-                rundir::write_private(&run_dir.file("gsd-review-prompt.md"), &bytes, false)?;
+                run_dir.write_with("gsd-review-prompt.md", |file| {
+                    std::io::copy(&mut from, file).map(|_| ())
+                })?;
                 Ok(None)
             }
         }

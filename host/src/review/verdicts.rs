@@ -241,5 +241,6 @@ fn record(
         &dir.path,
         &past.lines,
         &request.args.retry,
+        super::captured::checked_bound(&request.config),
     ))
 }

@@ -23,7 +23,8 @@ pub fn is_empty_review(text: &str) -> bool {
     text.chars().all(is_ecma_whitespace)
 }
 
-/// Scans a file in fixed-size chunks (bounded memory, any size).
+/// Scans a file in fixed-size chunks (bounded memory, any size) up to its first
+/// non-whitespace character, then reads only its last byte.
 ///
 /// # Errors
 ///
@@ -44,9 +45,6 @@ pub fn inspect(path: &Path) -> std::io::Result<Content> {
             break;
         }
         last = buffer.get(read - 1).copied();
-        if has_text {
-            continue;
-        }
         pending.extend_from_slice(buffer.get(..read).unwrap_or_default());
         // Decode what is complete; keep an incomplete trailing sequence for the next chunk.
         let (valid, rest) = match std::str::from_utf8(&pending) {
@@ -62,6 +60,11 @@ pub fn inspect(path: &Path) -> std::io::Result<Content> {
         };
         has_text = !is_empty_review(&valid);
         pending = rest;
+        if has_text {
+            // The rest matters only for its last byte.
+            last = last_byte(&mut file)?.or(last);
+            break;
+        }
     }
     if !has_text && !pending.is_empty() {
         has_text = true;
@@ -73,6 +76,20 @@ pub fn inspect(path: &Path) -> std::io::Result<Content> {
     } else {
         Content::Empty
     })
+}
+
+/// The last byte of `file` after its current position (`None` when there is nothing after it).
+fn last_byte(file: &mut std::fs::File) -> std::io::Result<Option<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let here = file.stream_position()?;
+    let end = file.seek(SeekFrom::End(0))?;
+    if end <= here {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::Start(end - 1))?;
+    let mut byte = [0_u8; 1];
+    file.read_exact(&mut byte)?;
+    Ok(Some(byte[0]))
 }
 
 /// The generic stub: `<slug> review failed or returned empty output. stderr:`, the sidecar,

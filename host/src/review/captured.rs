@@ -1,0 +1,226 @@
+//! A review file read once, in bounded memory (issue 25 item 3): every byte is hashed for the
+//! journal as it streams past, and only the first `review.max_inline_bytes` are kept for
+//! REVIEWS.md. A review over that bound is shown by its first lines, and the whole of it is
+//! copied beside REVIEWS.md at the end ([`super::full_review`]), checked against the same hash.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::config::ProjectConfig;
+use crate::private_fs::open_run_file_read;
+
+/// The config key bounding how much of each review REVIEWS.md shows (a central key).
+pub const KEY: &str = "review.max_inline_bytes";
+/// Its default: 2 MiB of each review inline.
+pub const DEFAULT_INLINE_BYTES: u64 = 2 * 1024 * 1024;
+/// The smallest value accepted (64 KiB).
+pub const MIN_INLINE_BYTES: u64 = 64 * 1024;
+/// The largest value accepted (256 MiB): more would undo the point of the bound.
+pub const MAX_INLINE_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest review file hashed: the spawn cap on a review file plus room for what gsd-lane
+/// appends (a final newline, the incomplete-review notice). A bigger file is never kept by a
+/// resume and never copied beside REVIEWS.md.
+pub const MAX_REVIEW_BYTES: u64 = crate::run::spawn::DEFAULT_STDOUT_FILE_BYTES + 64 * 1024;
+
+/// Size of each read (large enough that a 1 GiB review costs a thousand reads, not sixteen
+/// thousand).
+pub const CHUNK: usize = 1024 * 1024;
+
+/// The inline bound from the config: [`DEFAULT_INLINE_BYTES`] when unset.
+///
+/// # Errors
+///
+/// A value that is not an integer from [`MIN_INLINE_BYTES`] to [`MAX_INLINE_BYTES`]: the
+/// message names the key, the value and the range.
+pub fn inline_bound(config: &ProjectConfig) -> Result<u64, String> {
+    match config.get(KEY) {
+        None | Some(Value::Null) => Ok(DEFAULT_INLINE_BYTES),
+        Some(value) => value
+            .as_u64()
+            .filter(|n| (MIN_INLINE_BYTES..=MAX_INLINE_BYTES).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    ".planning/config.json: {KEY} is {value}, expected a whole number of bytes \
+                     from {MIN_INLINE_BYTES} to {MAX_INLINE_BYTES} (default {DEFAULT_INLINE_BYTES}); \
+                     fix the value or remove the key"
+                )
+            }),
+    }
+}
+
+/// The inline bound of a request already checked by [`inline_bound`] (the default otherwise).
+pub fn checked_bound(config: &ProjectConfig) -> u64 {
+    inline_bound(config).unwrap_or(DEFAULT_INLINE_BYTES)
+}
+
+/// One review file as read once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    /// Its first bytes: all of it when `total <= bound`, else the first `bound` bytes.
+    pub head: Vec<u8>,
+    /// How many bytes the file had when read (up to [`MAX_REVIEW_BYTES`] + 1).
+    pub total: u64,
+    /// SHA-256 (hex) of every byte read; `None` for a file over [`MAX_REVIEW_BYTES`].
+    pub sha256: Option<String>,
+}
+
+impl Review {
+    /// A review held whole (tests).
+    #[cfg(test)]
+    pub fn whole(bytes: Vec<u8>) -> Review {
+        Review {
+            sha256: Some(super::journal::hex(&Sha256::digest(&bytes))),
+            total: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+            head: bytes,
+        }
+    }
+
+    /// True when REVIEWS.md shows only part of the review.
+    pub fn is_cut(&self) -> bool {
+        self.total > u64::try_from(self.head.len()).unwrap_or(u64::MAX)
+    }
+
+    /// What REVIEWS.md shows (lossy UTF-8): the whole review when it fits, else its head up to
+    /// the last line break in it (up to the last whole character when it has none).
+    pub fn shown(&self) -> String {
+        String::from_utf8_lossy(self.head.get(..self.shown_len()).unwrap_or_default()).into_owned()
+    }
+
+    /// How many bytes of the review [`Review::shown`] shows.
+    pub fn shown_len(&self) -> usize {
+        if !self.is_cut() {
+            return self.head.len();
+        }
+        match self.head.iter().rposition(|&b| b == b'\n') {
+            Some(at) => at + 1,
+            None => whole_chars(&self.head),
+        }
+    }
+}
+
+/// The length of the longest prefix of `bytes` that does not end inside a character.
+fn whole_chars(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(err) if err.error_len().is_none() => err.valid_up_to(),
+        Err(_) => bytes.len(),
+    }
+}
+
+/// Reads the review file at `path` once (no-follow, non-blocking opener), in fixed chunks:
+/// every byte is hashed, the first `bound` are kept. `None` when the file is missing, refused
+/// or unreadable.
+pub fn read(path: &Path, bound: u64) -> Option<Review> {
+    let mut file = open_run_file_read(path).ok()?;
+    let keep = usize::try_from(bound).unwrap_or(usize::MAX);
+    let mut head = Vec::new();
+    let mut hasher = Sha256::new();
+    let mut total: u64 = 0;
+    let mut buffer = vec![0_u8; CHUNK];
+    loop {
+        let read = match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        let chunk = buffer.get(..read).unwrap_or_default();
+        let room = keep.saturating_sub(head.len());
+        head.extend_from_slice(chunk.get(..room.min(read)).unwrap_or_default());
+        total = total.saturating_add(u64::try_from(read).unwrap_or(u64::MAX));
+        if total > MAX_REVIEW_BYTES {
+            return Some(Review {
+                head,
+                total,
+                sha256: None,
+            });
+        }
+        hasher.update(chunk);
+    }
+    Some(Review {
+        head,
+        total,
+        sha256: Some(super::journal::hex(&hasher.finalize())),
+    })
+}
+
+/// The reviews each identity's journal line hashed, kept (their bounded heads) so that
+/// REVIEWS.md is built from exactly those bytes and never from a file a lane could have
+/// rewritten since.
+#[derive(Debug, Default)]
+pub struct Captured(Mutex<BTreeMap<String, Review>>);
+
+impl Captured {
+    /// Keeps `review` as identity `id`'s.
+    pub fn keep(&self, id: &str, review: Review) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(id.to_owned(), review);
+        }
+    }
+
+    /// Everything kept, emptying the store.
+    pub fn take(&self) -> BTreeMap<String, Review> {
+        self.0
+            .lock()
+            .map(|mut map| std::mem::take(&mut *map))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_hash_everything_and_keep_the_head() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("r.md");
+        let text = "line one\nline two é\nthird line without end";
+        std::fs::write(&path, text).expect("write");
+        let whole = read(&path, 1024).expect("read");
+        assert_eq!(whole, Review::whole(text.as_bytes().to_vec()));
+        assert!(!whole.is_cut());
+        assert_eq!(whole.shown(), text);
+        let cut = read(&path, 12).expect("read");
+        assert_eq!(cut.sha256, whole.sha256, "the hash covers every byte");
+        assert_eq!(cut.total, whole.total);
+        assert_eq!(cut.head, b"line one\nlin");
+        assert_eq!(cut.shown(), "line one\n");
+        // No line break in the head: cut before a split character, never inside it.
+        std::fs::write(&path, "aé").expect("write");
+        assert_eq!(read(&path, 2).expect("read").shown(), "a");
+        assert_eq!(read(&dir.path().join("missing"), 10), None);
+    }
+
+    #[test]
+    fn the_bound_is_validated() {
+        let with = |value: Value| {
+            inline_bound(&ProjectConfig::from_value(
+                json!({"review": {"max_inline_bytes": value}}),
+            ))
+        };
+        assert_eq!(
+            inline_bound(&ProjectConfig::empty()),
+            Ok(DEFAULT_INLINE_BYTES)
+        );
+        assert_eq!(with(Value::Null), Ok(DEFAULT_INLINE_BYTES));
+        assert_eq!(with(json!(65536)), Ok(65536));
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!("4MiB"),
+            json!(65535),
+            json!(MAX_INLINE_BYTES + 1),
+        ] {
+            let err = with(bad.clone()).expect_err("refused");
+            assert!(err.contains(KEY) && err.contains("65536"), "{bad}: {err}");
+        }
+    }
+}
