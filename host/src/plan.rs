@@ -6,7 +6,7 @@ use gsd_lane_sdk::{HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan
 use serde_json::Value;
 
 use crate::config::effort::{render_effort, EffortLevel};
-use crate::config::{configured, effort_argv, normalize_host, ProjectConfig};
+use crate::config::{configured, normalize_host, ProjectConfig};
 use crate::manifest::lane::{HttpInvoke, Invoke, SpawnInvoke};
 use crate::manifest::model::{EffortChannel, ModelDiscovery, OutputChannel, PromptChannel};
 use crate::manifest::LaneSpec;
@@ -268,7 +268,8 @@ fn effort_of(
             .and_then(|(level, _)| EffortLevel::parse(&level))
             .map(|level| render_effort(level, &lane.slug))
             .unwrap_or_default(),
-        (None, None) => effort_argv(config, &lane.slug),
+        // No effort key: no effort argument (upstream #4275 consults no agent's settings).
+        (None, None) => Vec::new(),
     };
     argv.into_iter().filter(|arg| !arg.is_empty()).collect()
 }
@@ -402,5 +403,34 @@ mod tests {
                 Some(serde_json::Value::String(reason.as_str().to_owned()))
             );
         }
+    }
+
+    /// A lane that keeps `effortChannel: argv` but declares no `effortConfigKey` runs with no
+    /// effort argument: no agent's effort settings are consulted (upstream #4275), however the
+    /// `effort` object is set.
+    #[test]
+    #[allow(clippy::expect_used)]
+    fn no_effort_key_means_no_effort_whatever_the_agent_settings() {
+        let text = include_str!("../../capabilities/claude/capability.json");
+        let mut manifest: serde_json::Value = serde_json::from_str(text).expect("claude manifest");
+        let body = manifest["reviewer"].as_object_mut().expect("reviewer");
+        body.remove("effortConfigKey");
+        body.remove("defaultEffort");
+        let lane = LaneSpec::from_manifest(&manifest).expect("lane");
+        let config = ProjectConfig::from_value(serde_json::json!({"effort": {
+            "default": "max",
+            "agent_overrides": {"gsd-plan-checker": "xhigh"},
+            "routing_tier_defaults": {"light": "minimal"}
+        }}));
+        let inputs = PlanInputs {
+            run_dir: "/run".to_owned(),
+            repo_root: "/repo".to_owned(),
+            ..PlanInputs::default()
+        };
+        let plan = resolve_lane("claude", &lane, &config, &inputs).expect("plan");
+        assert_eq!(
+            plan.spawn().map(|s| s.argv.clone()),
+            Some(vec!["-p".to_owned(), "-".to_owned()])
+        );
     }
 }

@@ -547,7 +547,8 @@ fn effort_resolution_configured_then_lane_default_then_none() {
 
 #[test]
 fn effort_clamps_per_host() {
-    // §3.5 clamps: claude minimal→low, codex max→xhigh, opencode none.
+    // upstream #4275 (§7.3) clamps: claude and codex minimal→low, codex passes max (the
+    // baseline max→xhigh clamp is gone), opencode none.
     let env = project(Some(
         &json!({"review": {"effort": {"claude": "minimal", "codex": "minimal", "opencode": "minimal"}}})
             .to_string(),
@@ -557,7 +558,7 @@ fn effort_clamps_per_host() {
         argv(entry(&entries, "claude"))[..2],
         strings(&["--effort", "low"])
     );
-    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=minimal".to_owned()));
+    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=low".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"minimal".to_owned()));
 
     let env = project(Some(
@@ -569,7 +570,7 @@ fn effort_clamps_per_host() {
         argv(entry(&entries, "claude"))[..2],
         strings(&["--effort", "max"])
     );
-    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=xhigh".to_owned()));
+    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=max".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"max".to_owned()));
 }
 
