@@ -258,20 +258,31 @@ fn effort_of(
     if invoke.effort_channel != EffortChannel::Argv {
         return Vec::new();
     }
-    let argv = match (&inputs.effort, &lane.policy.effort_config_key) {
-        (Some(injected), _) => injected.clone(),
-        // A lane that declares its effort key (upstream #4275): configured valid value → lane
-        // default → none; never an agent's effort settings.
-        (None, Some(_)) => lane
-            .policy
-            .effort(config)
-            .and_then(|(level, _)| EffortLevel::parse(&level))
+    let argv = match &inputs.effort {
+        Some(injected) => injected.clone(),
+        None => effort_level(lane, config)
             .map(|level| render_effort(level, &lane.slug))
             .unwrap_or_default(),
-        // No effort key: no effort argument (upstream #4275 consults no agent's settings).
-        (None, None) => Vec::new(),
     };
     argv.into_iter().filter(|arg| !arg.is_empty()).collect()
+}
+
+/// The effort level a spawn lane's argv carries (upstream #4275, §7.3): the configured valid
+/// value at its `effortConfigKey`, else its `defaultEffort`, rendered and clamped for its host
+/// (`minimal` runs as `low` on codex); `None` when no effort argument goes into argv (no key,
+/// `inherit`, `effortChannel` other than `argv`, a host that takes none). No agent's effort
+/// settings are consulted. This is the level the stub's `Diagnosis:` line and the recorded
+/// model's ` (reasoning=<level>)` suffix name.
+pub fn effort_level(lane: &LaneSpec, config: &ProjectConfig) -> Option<EffortLevel> {
+    let Invoke::Spawn(invoke) = &lane.invoke else {
+        return None;
+    };
+    if invoke.effort_channel != EffortChannel::Argv {
+        return None;
+    }
+    let (level, _) = lane.policy.effort(config)?;
+    let ran = crate::config::effort::rendered_level(EffortLevel::parse(&level)?, &lane.slug)?;
+    (!render_effort(ran, &lane.slug).is_empty()).then_some(ran)
 }
 
 /// Resolves the destination of an `openai-http` lane (trust.md §6.2): the configured value at

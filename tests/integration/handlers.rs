@@ -155,6 +155,16 @@ impl Lab {
         read(&self.run_dir.join(format!("gsd-review-{slug}.md")))
     }
 
+    /// The review of a source-grounded lane whose text cites no `file:line`: it must start
+    /// with the citation stamp and an empty line (upstream #3436); returns what follows.
+    fn uncited_review(&self, slug: &str) -> String {
+        let review = self.review(slug);
+        review
+            .strip_prefix(&util::uncited(""))
+            .unwrap_or_else(|| panic!("no citation stamp on {slug}'s review: {review:?}"))
+            .to_owned()
+    }
+
     fn review_exists(&self, slug: &str) -> bool {
         self.run_dir.join(format!("gsd-review-{slug}.md")).exists()
     }
@@ -253,7 +263,10 @@ fn antigravity_stdout_review_is_layer_one_and_the_report_says_so() {
         .scenario_fixture("append", "agy/append-new.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_eq!(lab.review("antigravity"), "## Agy review\nAll good.\n");
+    assert_eq!(
+        lab.uncited_review("antigravity"),
+        "## Agy review\nAll good.\n"
+    );
     assert_eq!(ran.report_line("source").as_deref(), Some("stdout"));
     assert_eq!(
         ran.report_line("result").map(|r| r.starts_with("review")),
@@ -282,7 +295,7 @@ fn antigravity_nonzero_exit_discards_stdout_and_uses_the_transcript() {
         .scenario_fixture("append", "agy/append-new.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    let review = lab.review("antigravity");
+    let review = lab.uncited_review("antigravity");
     assert!(
         review.starts_with("## Fresh review\nfrom the transcript (agy "),
         "{review}"
@@ -317,7 +330,7 @@ fn antigravity_empty_stdout_uses_the_post_watermark_transcript_entry() {
     ran.ok();
     let pid = &lab.agy_calls()[0].2;
     assert_eq!(
-        lab.review("antigravity"),
+        lab.uncited_review("antigravity"),
         format!("## Fresh review\nfrom the transcript (agy {pid})\n")
     );
     assert_eq!(ran.report_line("source").as_deref(), Some("transcript"));
@@ -367,7 +380,7 @@ fn antigravity_changed_conversation_id_reads_the_new_transcript_from_the_top() {
         .scenario_fixture("append", "agy/append-new-session.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_eq!(lab.review("antigravity"), "## New session review\n");
+    assert_eq!(lab.uncited_review("antigravity"), "## New session review\n");
     assert!(ran
         .notes()
         .iter()
@@ -418,7 +431,8 @@ fn antigravity_workspace_key_matches_case_insensitively() {
     let ran = lab.run("antigravity", &[]);
     ran.ok();
     assert!(
-        lab.review("antigravity").starts_with("## Fresh review\n"),
+        lab.uncited_review("antigravity")
+            .starts_with("## Fresh review\n"),
         "{}",
         lab.review("antigravity")
     );
@@ -482,7 +496,7 @@ fn antigravity_help_that_hangs_is_cut_at_five_seconds_and_adds_nothing() {
         ran.elapsed
     );
     assert!(!lab.agy_argv().iter().any(|a| a == "--add-dir"));
-    assert_eq!(lab.review("antigravity"), "reviewed anyway\n");
+    assert_eq!(lab.uncited_review("antigravity"), "reviewed anyway\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -585,12 +599,16 @@ fn antigravity_self_report_in_line_three_is_stamped() {
     let (review, ran) = blind_run("agy/review-blind-line3.md");
     assert_eq!(
         review,
-        format!("{STAMP}{}", fixture_text("agy/review-blind-line3.md"))
+        // The citation stamp comes first, then the blind stamp (upstream #3436's order, §2.4).
+        util::uncited(&format!(
+            "{STAMP}{}",
+            fixture_text("agy/review-blind-line3.md")
+        ))
     );
     assert_eq!(
         review.lines().position(|l| l == MARKER),
-        Some(4),
-        "stamp + blank line, then the review's line 3"
+        Some(6),
+        "two stamps, each with its blank line, then the review's line 3"
     );
     assert!(ran
         .out
@@ -601,7 +619,10 @@ fn antigravity_self_report_in_line_three_is_stamped() {
 #[test]
 fn antigravity_self_report_in_line_nine_is_not_stamped() {
     let (review, ran) = blind_run("agy/review-marker-line9.md");
-    assert_eq!(review, fixture_text("agy/review-marker-line9.md"));
+    assert_eq!(
+        review,
+        util::uncited(&fixture_text("agy/review-marker-line9.md"))
+    );
     assert!(!ran.out.stdout.contains("(stamped)"));
 }
 
@@ -610,7 +631,7 @@ fn antigravity_scratch_dir_tell_is_stamped() {
     let (review, _) = blind_run("agy/review-scratch.md");
     assert_eq!(
         review,
-        format!("{STAMP}{}", fixture_text("agy/review-scratch.md"))
+        util::uncited(&format!("{STAMP}{}", fixture_text("agy/review-scratch.md")))
     );
 }
 
@@ -711,7 +732,11 @@ fn antigravity_concurrent_runs_on_one_workspace_are_serialized_by_the_lock() {
     reviews.sort();
     let mut expected: Vec<String> = calls
         .iter()
-        .map(|(_, _, pid)| format!("## Fresh review\nfrom the transcript (agy {pid})\n"))
+        .map(|(_, _, pid)| {
+            util::uncited(&format!(
+                "## Fresh review\nfrom the transcript (agy {pid})\n"
+            ))
+        })
         .collect();
     expected.sort();
     assert_eq!(reviews, expected);
@@ -737,7 +762,7 @@ fn opencode_run(stream_fixture: &str) -> (Lab, Ran) {
 fn opencode_event_stream_becomes_the_review() {
     let (lab, ran) = opencode_run("opencode/stream.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "## OpenCode review\n\nLooks good; one nit in PLAN-1.\n"
     );
     assert_eq!(ran.report_line("source").as_deref(), Some("stdout"));
@@ -757,7 +782,7 @@ fn opencode_event_stream_becomes_the_review() {
 fn opencode_narration_before_a_tool_call_is_left_out() {
     let (lab, _) = opencode_run("opencode/narrated.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "## Summary\n\nThe plan is sound; one risk in the rollback step.\n"
     );
 }
@@ -771,7 +796,11 @@ fn opencode_stream_without_text_is_a_stub_with_the_stop_reason() {
          opencode: done\n\n\
          Raw response body:\n\
          OpenCode review returned no assistant text (agent ended its turn with no final message).\n\
-         Diagnostic: stop reason=tool-calls, output tokens=7\n"
+         Diagnostic: stop reason=tool-calls, output tokens=7\n\
+         Diagnosis: opencode ran at effort=high and exited cleanly inside the timeout \u{2014} a \
+         clean exit that produced no output is most often a model ending its turn without \
+         writing a final message rather than a crash; if this lane carries a reasoning effort, \
+         raising it is the usual fix.\n"
     );
 }
 
@@ -779,7 +808,7 @@ fn opencode_stream_without_text_is_a_stub_with_the_stop_reason() {
 fn opencode_garbage_lines_are_skipped_and_every_text_part_kept_in_order() {
     let (lab, ran) = opencode_run("opencode/garbage.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "first kept\nsecond kept\nthird kept\n"
     );
     assert!(ran

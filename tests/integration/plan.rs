@@ -854,7 +854,10 @@ fn qwen_run_sends_the_configured_model_to_the_cli() {
         let log = std::fs::read_to_string(env.home.join("qwen.log")).expect("qwen ran");
         assert_eq!(log, format!("{argv}\n"));
         let review = util::read_text(&run_dir.join("gsd-review-qwen.md"));
-        assert_eq!(review, format!("## Summary\n\nReviewed by {model}.\n"));
+        assert_eq!(
+            review,
+            util::uncited(&format!("## Summary\n\nReviewed by {model}.\n"))
+        );
     }
 }
 
@@ -925,7 +928,7 @@ fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
     );
     assert_eq!(
         util::read_text(&run_dir.join("gsd-review-cursor.md")),
-        "## Summary\n\nvia agent\n"
+        util::uncited("## Summary\n\nvia agent\n")
     );
 }
 
@@ -975,6 +978,6 @@ fn cursor_agent_wins_when_both_names_are_installed_and_both_are_named_when_none_
     assert!(!env.home.join("agent.log").exists());
     assert_eq!(
         util::read_text(&run_dir.join("gsd-review-cursor.md")),
-        "old name\n"
+        util::uncited("old name\n")
     );
 }

@@ -431,9 +431,9 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         .stdout
         .contains("◆ Reviewing with Alpha... failed ✗ (diagnostic stub written)\n"));
     let reviews = lab.reviews();
-    assert!(reviews.contains(
-        "## Alpha Review\n\nalpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\n---\n"
-    ));
+    assert!(reviews.contains(&format!(
+        "## Alpha Review\n\nalpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\nDiagnosis: alpha ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
+    )));
     assert!(reviews.contains("reviewers: [alpha]\n"));
     let run_dir = run_dir_of(&out);
     let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
@@ -689,7 +689,7 @@ fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
     let out = lab.review(&["--phase", "3", "--all"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
+    assert!(reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")));
     assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n"), "{reviews}");
     assert!(
         reviews.contains("\n> [gsd-lane] timed out after 1.5 s (reviewer.timeoutFloorMs in "),
@@ -849,7 +849,7 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     );
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [alpha]\n"));
-    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
+    assert!(reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")));
     assert!(reviews.contains("## Beta Review\n\nbeta review not completed: the review run was interrupted (SIGINT/SIGTERM) before this reviewer finished.\n"));
     assert!(reviews.contains("- Gamma — not completed (review run interrupted)\n"));
     assert!(reviews.ends_with("<!-- where reviewers disagreed — worth investigating -->\n"));
@@ -870,9 +870,9 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [qwen, alpha]\n"));
-    assert!(reviews.contains(
-        "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\n---\n"
-    ));
+    assert!(reviews.contains(&format!(
+        "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\nDiagnosis: qwen ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
+    )));
     assert!(reviews.contains("- Qwen — failed (diagnostic stub, no review)\n"));
     // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
     // existing one holds alpha's real review, it is written beside it (decisions.md #14).
@@ -918,7 +918,10 @@ fn example_lane_reviews_the_sample_project() {
     )
     .expect("REVIEWS.md");
     assert!(reviews.contains("reviewers: [plan-stats]\n"));
-    assert!(reviews.contains("## Plan Stats Review\n\n**Plan statistics (example lane: a shell script, not an AI reviewer).**"));
+    assert!(reviews.contains(&stamped_section(
+        "## Plan Stats Review",
+        "**Plan statistics (example lane: a shell script, not an AI reviewer).**"
+    )));
     assert!(
         reviews.contains("| `03-01-PLAN.md` | 16 | 66 | 4 | 5 |\n"),
         "{reviews}"
@@ -959,17 +962,18 @@ fn control_sequences_never_reach_reviews_md_and_headings_nest_under_the_reviewer
         out.stdout
     );
     assert!(
-        reviews.contains(
-            "## Alpha Review\n\n### Review by fake-alpha\n\nIntro red link ok\n\n#### Findings\n\n\
+        reviews.contains(&stamped_section(
+            "## Alpha Review",
+            "### Review by fake-alpha\n\nIntro red link ok\n\n#### Findings\n\n\
              ```md\n# kept in code\n```\n\nbell c1 del end\n\n---\n"
-        ),
+        )),
         "{reviews}"
     );
     assert!(
-        reviews.contains(
+        reviews.contains(&format!(
             "## Beta Review\n\nbeta review failed or returned empty output. stderr:\n\
-             fatal txt.exe\n\n---\n"
-        ),
+             fatal txt.exe\n\nDiagnosis: beta ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
+        )),
         "{reviews}"
     );
     assert!(out.stdout.contains("Phase 3 reviewed by 1 reviewer.\n"));
@@ -1373,11 +1377,13 @@ fn issue21_a_reviewer_failing_this_time_keeps_its_earlier_review_marked() {
     let out = lab.review(&["--phase", "3"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    let marked =
-        format!("## Beta Review — from the earlier run of {first}\n\n### fake-beta review");
+    let marked = format!(
+        "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+        util::CITATION_STAMP
+    );
     assert!(reviews.contains(&marked), "{reviews}");
     assert!(
-        reviews.contains("## Alpha Review\n\n### fake-alpha review"),
+        reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")),
         "{reviews}"
     );
     assert!(
@@ -1433,7 +1439,8 @@ fn issue21_a_skipped_default_reviewer_is_said_and_its_review_kept() {
     assert!(reviews.contains("> Not run: Beta ("), "{reviews}");
     assert!(
         reviews.contains(&format!(
-            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+            "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+            util::CITATION_STAMP
         )),
         "{reviews}"
     );
@@ -1464,7 +1471,8 @@ fn issue21_an_interrupted_rerun_keeps_the_reviews_it_did_not_reproduce() {
     );
     assert!(
         reviews.contains(&format!(
-            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+            "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+            util::CITATION_STAMP
         )),
         "{reviews}"
     );
@@ -1598,4 +1606,10 @@ fn issue21_doctor_is_not_ready_on_a_config_review_refuses() {
         "{}",
         doctor.stderr
     );
+}
+
+/// A REVIEWS.md section whose review cites no `file:line`: its heading, the citation stamp
+/// (upstream #3436), then the review's text.
+fn stamped_section(heading: &str, review: &str) -> String {
+    format!("{heading}\n\n{}\n\n{review}", util::CITATION_STAMP)
 }

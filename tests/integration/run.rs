@@ -101,6 +101,16 @@ impl Lab {
         read(&self.review_path(identity))
     }
 
+    /// The review of a source-grounded lane whose text cites no `file:line`: it must start
+    /// with the citation stamp and an empty line (upstream #3436); returns what follows.
+    fn uncited_review(&self, identity: &str) -> String {
+        let review = self.review(identity);
+        review
+            .strip_prefix(&util::uncited(""))
+            .unwrap_or_else(|| panic!("no citation stamp on {identity}'s review: {review:?}"))
+            .to_owned()
+    }
+
     fn sidecar(&self, identity: &str) -> String {
         read(&self.err_path(identity))
     }
@@ -167,7 +177,9 @@ fn run_bounded(command: Command, timeout: Duration) -> Ran {
 }
 
 /// The generic stub of §10.
-fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
+/// The generic stub's upstream elements (invocation.md §10), without the last one, the
+/// `Diagnosis:` line ([`diagnosis`]).
+fn stub_head(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
     let mut lines = vec![
         format!("{slug} review failed or returned empty output. stderr:"),
         sidecar.to_owned(),
@@ -177,6 +189,26 @@ fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
         lines.push(diagnostic.to_owned());
     }
     format!("{}\n", lines.join("\n"))
+}
+
+/// The whole generic stub: its elements, then `diagnosis` as the last line (upstream #4275).
+fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>, diagnosis: &str) -> String {
+    format!("{}{diagnosis}\n", stub_head(slug, sidecar, diagnostic))
+}
+
+/// The `Diagnosis:` line of a spawn lane with no effort argument (upstream #4275, §7.4).
+fn no_effort_diagnosis(slug: &str, ending: &str) -> String {
+    format!(
+        "Diagnosis: {slug} ran with no effort argument, so the reviewer CLI's own configuration applied and {ending}"
+    )
+}
+
+/// The tail of a clean empty exit (U+2014).
+const CLEAN_TAIL: &str = "exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.";
+
+/// The `Diagnosis:` line of an HTTP lane.
+fn http_diagnosis(slug: &str) -> String {
+    format!("Diagnosis: {slug} is an HTTP lane and carries no reasoning-effort setting.")
 }
 
 fn stub_marker(slug: &str) -> String {
@@ -267,7 +299,7 @@ fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
     );
     // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
@@ -289,7 +321,7 @@ fn invoke_slug_is_run_json() {
         json!({"slug": "acme", "ok": true, "stubbed": false})
     );
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
 }
@@ -301,7 +333,7 @@ fn human_run_exits_zero_and_writes_the_same_files() {
     let ran = lab.run("acme", &[]);
     ran.status(0);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
@@ -316,7 +348,10 @@ fn prompt_file_override_is_streamed_on_stdin() {
     let other = other.display().to_string();
     let (stubbed, _) = lab.run_ok("acme", &["--prompt-file", &other]);
     assert!(!stubbed);
-    assert_eq!(lab.review("acme"), "# Acme review\n\nprompt was: TRIMMED\n");
+    assert_eq!(
+        lab.uncited_review("acme"),
+        "# Acme review\n\nprompt was: TRIMMED\n"
+    );
 }
 
 #[test]
@@ -330,7 +365,15 @@ fn empty_stdout_with_stderr_is_a_stub_holding_the_stderr() {
     assert_eq!(lab.sidecar("acme"), stderr);
     let review = lab.review("acme");
     assert!(review.starts_with(&stub_marker("acme")), "{review:?}");
-    assert_eq!(review, stub("acme", stderr, None));
+    assert_eq!(
+        review,
+        stub(
+            "acme",
+            stderr,
+            None,
+            &no_effort_diagnosis("acme", "exited with status 3.")
+        )
+    );
 }
 
 #[test]
@@ -351,9 +394,15 @@ fn whitespace_only_stdout_is_a_stub() {
     lab.install_acme("acme-blank");
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(stubbed);
+    // A clean empty exit: the first line intact, the stopped-short hint last (upstream #4275).
     assert_eq!(
         lab.review("acme"),
-        stub("acme", "acme: nothing to say\n", None)
+        stub(
+            "acme",
+            "acme: nothing to say\n",
+            None,
+            &no_effort_diagnosis("acme", CLEAN_TAIL)
+        )
     );
 }
 
@@ -363,7 +412,7 @@ fn file_arg_lane_review_comes_from_the_output_file_not_stdout() {
     lab.install("spawn-file-arg", "acme-file-review");
     let (stubbed, _) = lab.run_ok("acme-file", &[]);
     assert!(!stubbed);
-    let review = lab.review("acme-file");
+    let review = lab.uncited_review("acme-file");
     assert_eq!(review, "# File review\n\nwritten to the -o path\n");
     assert!(!review.contains("NOISE"));
     assert_eq!(lab.sidecar("acme-file"), "");
@@ -376,7 +425,7 @@ fn file_arg_lane_under_an_instance_writes_the_instance_file() {
     let (stubbed, _) = lab.run_ok("acme-file", &["--as", "inst-1"]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("inst-1"),
+        lab.uncited_review("inst-1"),
         "# File review\n\nwritten to the -o path\n"
     );
     assert!(lab.err_path("inst-1").exists());
@@ -392,7 +441,7 @@ fn instance_name_selects_the_review_and_sidecar_files() {
     assert!(!stubbed);
     assert_eq!(ran.json()["slug"], "acme", "the result keeps the lane slug");
     assert_eq!(
-        lab.review("inst-1"),
+        lab.uncited_review("inst-1"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("inst-1"), "acme: reviewed 21 bytes\n");
@@ -408,7 +457,12 @@ fn instance_stub_keeps_the_lane_slug_in_its_header() {
     assert!(stubbed);
     assert_eq!(
         lab.review("inst-1"),
-        stub("acme", "acme: model not found\nacme: giving up\n", None)
+        stub(
+            "acme",
+            "acme: model not found\nacme: giving up\n",
+            None,
+            &no_effort_diagnosis("acme", "exited with status 3.")
+        )
     );
 }
 
@@ -439,7 +493,7 @@ fn hostile_model_reaches_the_tool_as_one_argument() {
     let (stubbed, _) = lab.run_ok("acme", &["--model", HOSTILE]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         format!("5\nreview\n--model\n{HOSTILE}\n-p\n-\n")
     );
 }
@@ -452,7 +506,7 @@ fn configured_model_reaches_the_tool_through_the_model_placeholder() {
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "5\nreview\n--model\nacme-large\n-p\n-\n"
     );
 }
@@ -465,7 +519,7 @@ fn invalid_utf8_output_becomes_replacement_characters() {
     assert!(!stubbed);
     let bytes = std::fs::read(lab.review_path("acme")).expect("read review");
     let review = String::from_utf8(bytes).expect("the review file is valid UTF-8");
-    assert_eq!(review, "before \u{FFFD}\u{FFFD} after\n");
+    assert_eq!(review, util::uncited("before \u{FFFD}\u{FFFD} after\n"));
 }
 
 /// Runs the `acme-bytes` lane for `size` bytes and checks the review is those bytes plus `\n`.
@@ -476,6 +530,10 @@ fn assert_large_stdout(size: u64, timeout: Duration) -> Duration {
         lane["reviewer"]["invoke"]["binary"] = json!("acme-bytes");
         lane["reviewer"]["invoke"]["args"] = json!([size.to_string()]);
         lane["reviewer"]["timeoutFloorMs"] = json!(120_000);
+        // These measure the stdout path; a source-grounded lane would also have its review
+        // read through the citation check and copied behind the stamp (measured on its own,
+        // BENCHMARKS.md "Citation check").
+        lane["reviewer"]["evidenceClass"] = json!("diff-only");
     });
     let ran = lab.run_timed("acme", &["--json"], timeout);
     ran.status(0);
@@ -536,8 +594,16 @@ fn hung_lane_is_killed_with_its_whole_tree_and_stubbed() {
         "{sidecar:?}"
     );
     let review = lab.review("acme");
-    let stubbed = stub("acme", &sidecar, None);
+    let stubbed = stub_head("acme", &sidecar, None);
     assert!(review.starts_with(&stubbed), "{review}");
+    // The last line says how it ended, without the clean-exit hint.
+    assert!(
+        review.ends_with(&format!(
+            "\n{}\n",
+            no_effort_diagnosis("acme", "was killed by the outer timeout.")
+        )),
+        "{review}"
+    );
     // Then the bound that stopped it, and where it is set (issue 21 item 7).
     assert!(
         review[stubbed.len()..]
@@ -635,7 +701,7 @@ fn capability_probe_with_the_needle_runs_the_lane() {
     lab.install("spawn-capability", "acme-review");
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review("acme"), "capable review\n");
+    assert_eq!(lab.uncited_review("acme"), "capable review\n");
     assert!(lab.marker("acme-help.ran").exists());
 }
 
@@ -946,7 +1012,7 @@ fn invoke_without_run_dir_uses_the_working_directory() {
         json!({"slug": "acme", "ok": true, "stubbed": false})
     );
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
 }
@@ -980,7 +1046,7 @@ fn empty_model_as_and_agent_keep_the_configured_values() {
             json!({"slug": "acme", "ok": true, "stubbed": false})
         );
         assert_eq!(
-            lab.review("acme"),
+            lab.uncited_review("acme"),
             "5\nreview\n--model\nconfigured-model\n-p\n-\n",
             "written under the slug, with the configured model"
         );
@@ -1035,7 +1101,7 @@ fn http_model_discovery_uses_the_first_listed_model() {
     let lab = http_lab(&server.url(), None, |_| {});
     let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "HTTP review text\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "HTTP review text\n");
     assert_eq!(
         lab.sidecar(HTTP_SLUG),
         "",
@@ -1074,7 +1140,7 @@ fn http_configured_model_skips_discovery() {
     let lab = http_lab(&server.url(), Some(" pinned-model "), |_| {});
     let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "pinned review\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "pinned review\n");
     assert_eq!(
         server.requests(),
         [
@@ -1110,7 +1176,7 @@ fn http_failed_discovery_falls_back_to_the_declared_model() {
     let lab = http_lab(&server.url(), None, |_| {});
     let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "fallback review\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "fallback review\n");
     assert_eq!(
         String::from_utf8_lossy(&server.posts()[0].body),
         chat_body("acme-7b", PROMPT)
@@ -1128,7 +1194,7 @@ fn http_served_model_mismatch_warns_and_keeps_the_review() {
     assert!(!stubbed);
     // The warning is also noted in the review file, so REVIEWS.md shows it under the lane.
     assert_eq!(
-        lab.review(HTTP_SLUG),
+        lab.uncited_review(HTTP_SLUG),
         "mismatched review\n\n> [gsd-lane] acme_local served model 'other-model' but \
          'requested-model' was requested. Review may be from a different model.\n"
     );
@@ -1166,7 +1232,10 @@ fn http_500_with_json_body_is_a_stub_with_the_raw_body() {
     assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
     assert!(review.contains("\nRaw response body:\n"), "{review:?}");
     assert!(review.contains(&body), "{review:?}");
-    assert!(review.ends_with(&format!("{body}\n")), "{review:?}");
+    assert!(
+        review.ends_with(&format!("{body}\n{}\n", http_diagnosis(HTTP_SLUG))),
+        "{review:?}"
+    );
 }
 
 #[test]
@@ -1179,7 +1248,8 @@ fn http_error_stub_is_exactly_the_section_10_example() {
     assert_eq!(
         stubbed_chat_error(404, body),
         format!(
-            "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP 404\n{body}\n"
+            "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP 404\n{body}\n{}\n",
+            http_diagnosis("acme_local")
         )
     );
 }

@@ -99,7 +99,7 @@ fn invoke_env_reaches_the_first_party_claude_child() {
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let (result, review) = run_lane(&lab, "claude");
     assert_eq!(result["ok"], true, "{result}");
-    assert_eq!(review, "mds=1 memory=1 home=set\n");
+    assert_eq!(review, crate::util::uncited("mds=1 memory=1 home=set\n"));
 }
 
 #[test]

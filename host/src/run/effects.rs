@@ -23,6 +23,8 @@ pub struct Observed {
     pub http_status: Option<u16>,
     /// Its `Retry-After` value, when sent.
     pub retry_after: Option<String>,
+    /// How the last process ended (the stub's `Diagnosis:` line); `None`: none was started.
+    pub last_end: Option<super::diagnosis::ProcessEnd>,
 }
 
 /// Effects granted to one lane invocation.
@@ -109,7 +111,13 @@ impl Effects for HostEffects {
         bounded.timeout = request.timeout.min(self.remaining());
         let report =
             spawn::spawn_confined(&bounded, &self.env, &self.spawn_limits, &self.confinement);
-        self.observed.borrow_mut().last_exit = report.exit_code;
+        let mut observed = self.observed.borrow_mut();
+        observed.last_exit = report.exit_code;
+        observed.last_end = Some(super::diagnosis::ProcessEnd::of(
+            report.exit_code,
+            report.error.as_ref().map(SpawnError::code),
+        ));
+        drop(observed);
         report
     }
 

@@ -63,6 +63,8 @@ pub struct Completion {
     pub plan: LanePlan,
     /// True when the review file holds a diagnostic stub.
     pub stubbed: bool,
+    /// True when that stub is the handler's own (antigravity's), which gets no `Diagnosis:`.
+    pub own_stub: bool,
     /// What the probe found.
     pub probe: String,
     /// Which source produced the review.
@@ -265,6 +267,7 @@ pub fn execute(
         None => run_generic_spawn(&effects, &plan)?,
     };
     completion.probe = probe;
+    check_citations(lane, &plan, &mut completion)?;
     say_timeout(lane, &plan, &mut completion)?;
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
@@ -277,10 +280,60 @@ pub fn execute(
     if let Some(line) = crate::sandbox::policy::changes_line(&completion.repository_changes) {
         effects.warn(&format!("lane {}: {line}", plan.slug));
     }
+    append_diagnosis(lane, &plan, setup, &completion)?;
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// The citation check (upstream #3436, §2) of a lane that produced a review: every lane not
+/// declared exactly `diff-only`, both transports, after the handler's own rewriting (the
+/// antigravity blind stamp comes before it; its own stub is a stub and is never checked).
+fn check_citations(
+    lane: &Lane,
+    plan: &LanePlan,
+    completion: &mut Completion,
+) -> Result<(), Failure> {
+    if completion.stubbed || lane.evidence_class == crate::manifest::model::EvidenceClass::DiffOnly
+    {
+        return Ok(());
+    }
+    let path = Path::new(&plan.review_path);
+    let verdict = super::citation_check::check_file(path)
+        .context(|| format!("checking the citations of {}", path.display()))?;
+    if verdict == super::citation_check::Verdict::Stamped {
+        completion.notes.push(
+            "stamped [reviewed-without-source-citations]: the review cites no file:line source"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// The generic stub's last line, `Diagnosis: …` (upstream #4275, §7.4): the effort the lane
+/// ran at and how its last process ended. A handler's own stub (antigravity's) is left as it is.
+fn append_diagnosis(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    completion: &Completion,
+) -> Result<(), Failure> {
+    if !completion.stubbed || completion.own_stub {
+        return Ok(());
+    }
+    let subject = match plan.transport {
+        Transport::OpenAiHttp => super::diagnosis::Subject::Http,
+        Transport::Spawn => super::diagnosis::Subject::Spawn {
+            effort: crate::plan::effort_level(lane, setup.config),
+            end: completion.observed.last_end.clone(),
+        },
+    };
+    let line = super::diagnosis::line(&plan.slug, &subject);
+    let path = Path::new(&plan.review_path);
+    crate::private_fs::open_run_file(path, crate::private_fs::WriteMode::Append)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()))
+        .context(|| format!("writing {}", path.display()))
 }
 
 /// A lane stopped by its outer bound: said as a timeout naming the bound and where it is set
@@ -497,6 +550,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
     Completion {
         plan: plan.clone(),
         stubbed: false,
+        own_stub: false,
         probe: String::new(),
         source: None,
         blind: false,
@@ -593,8 +647,11 @@ fn run_handler(
     let review_path = Path::new(&plan.review_path);
     if review_file::is_empty_review(&output.review) {
         match &output.own_stub {
-            Some(stub) => review_file::write_review(review_path, stub)
-                .context(|| format!("writing {}", review_path.display()))?,
+            Some(stub) => {
+                review_file::write_review(review_path, stub)
+                    .context(|| format!("writing {}", review_path.display()))?;
+                done.own_stub = true;
+            }
             None => write_stub(plan, output.diagnostic.as_deref(), None)?,
         }
         done.stubbed = true;
