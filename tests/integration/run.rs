@@ -354,6 +354,55 @@ fn prompt_file_override_is_streamed_on_stdin() {
     );
 }
 
+/// The citation check (upstream #3436, §2) through the real binary: a review that cites a
+/// `file:line` (even among plan-line references, or as a Windows path) is left as written; one
+/// that cites only plan lines, URLs or clock times is stamped; a lane declared exactly
+/// `diff-only` is never stamped.
+#[test]
+fn the_citation_check_stamps_only_uncited_source_grounded_reviews() {
+    let with_prompt = |lab: &Lab, name: &str, text: &str| {
+        let path = lab.env.root.path().join(name);
+        std::fs::write(&path, text).expect("write prompt");
+        let path = path.display().to_string();
+        let (stubbed, _) = lab.run_ok("acme", &["--prompt-file", &path]);
+        assert!(!stubbed);
+        lab.review("acme")
+    };
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    for cited in [
+        "plan line 5, and src/foo.cts:42",
+        "(README.md:12)",
+        "src\\foo.cts:42",
+    ] {
+        assert_eq!(
+            with_prompt(&lab, "cited.md", cited),
+            format!("# Acme review\n\nprompt was: {cited}\n"),
+            "{cited}"
+        );
+    }
+    for uncited in [
+        "see line 42 and L12-L18",
+        "http://localhost:8080 at 12:30",
+        "https://example.com/x",
+    ] {
+        assert_eq!(
+            with_prompt(&lab, "uncited.md", uncited),
+            util::uncited(&format!("# Acme review\n\nprompt was: {uncited}\n")),
+            "{uncited}"
+        );
+    }
+
+    let diff_only = Lab::new();
+    diff_only.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["reviewer"]["evidenceClass"] = json!("diff-only");
+    });
+    assert_eq!(
+        with_prompt(&diff_only, "uncited.md", "see line 42"),
+        "# Acme review\n\nprompt was: see line 42\n"
+    );
+}
+
 #[test]
 fn empty_stdout_with_stderr_is_a_stub_holding_the_stderr() {
     let lab = Lab::new();
