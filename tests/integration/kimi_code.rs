@@ -74,7 +74,7 @@ fn kimi_code_review_is_the_final_answer_byte_for_byte() {
     let result = lab.run_json(&[]);
     assert_eq!(
         result,
-        json!({"slug": "kimi-code", "ok": true, "stubbed": false})
+        json!({"slug": "kimi-code", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     let review = util::read_text(&lab.run_dir.join("gsd-review-kimi-code.md"));
     assert_eq!(

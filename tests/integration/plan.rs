@@ -849,7 +849,11 @@ fn qwen_run_sends_the_configured_model_to_the_cli() {
         out.assert_no_panic().assert_status(0);
         assert_eq!(
             out.json(),
-            json!({"slug": "qwen", "ok": true, "stubbed": false})
+            json!({"slug": "qwen", "ok": true, "stubbed": false, "model": if config.is_some() {
+                json!({"value": model, "source": "pinned"})
+            } else {
+                json!({"value": null, "source": "unknown"})
+            }})
         );
         let log = std::fs::read_to_string(env.home.join("qwen.log")).expect("qwen ran");
         assert_eq!(log, format!("{argv}\n"));
@@ -919,7 +923,7 @@ fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
     out.assert_status(0);
     assert_eq!(
         out.json(),
-        json!({"slug": "cursor", "ok": true, "stubbed": false})
+        json!({"slug": "cursor", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     let log = std::fs::read_to_string(env.home.join("agent.log")).expect("agent ran");
     assert!(

@@ -475,7 +475,8 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         std::fs::read_to_string(run_dir.join("gsd-review-lane-results.jsonl")).expect("results");
     assert_eq!(
         results,
-        "{\"slug\":\"alpha\",\"ok\":true,\"stubbed\":true,\"identity\":\"alpha\"}\n"
+        "{\"slug\":\"alpha\",\"ok\":true,\"stubbed\":true,\"identity\":\"alpha\",\
+         \"model\":{\"value\":null,\"source\":\"unknown\"}}\n"
     );
     let prompt = std::fs::read_to_string(run_dir.join("gsd-review-prompt.md")).expect("prompt");
     assert_eq!(lab.prompts("alpha"), vec![prompt.clone()]);

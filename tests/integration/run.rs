@@ -161,6 +161,10 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
         if let Some(dir) = map.remove("runDir") {
             assert!(dir.is_string(), "runDir is not a path: {dir}");
         }
+        let model = map
+            .remove("model")
+            .expect("every lane result records a model");
+        assert_model_shape(&model);
     }
     assert_eq!(
         result,
@@ -168,6 +172,36 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
         "exact --json shape of a completed lane"
     );
     stubbed
+}
+
+/// The `model` of a lane result (upstream #3649, §3.2): `{value, source}`, `source` from the
+/// closed set, `value` null exactly when `source` is `unknown`.
+fn assert_model_shape(model: &Value) {
+    let source = model["source"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{model}"));
+    assert!(
+        [
+            "pinned",
+            "served",
+            "requested",
+            "banner",
+            "transcript",
+            "unknown"
+        ]
+        .contains(&source),
+        "{model}"
+    );
+    assert_eq!(model["value"].is_null(), source == "unknown", "{model}");
+    assert!(
+        model["value"].is_null() || model["value"].is_string(),
+        "{model}"
+    );
+    assert_eq!(
+        model.as_object().map(serde_json::Map::len),
+        Some(2),
+        "{model}"
+    );
 }
 
 /// Runs `command`, killed (and the test failed) after `timeout`.
@@ -294,7 +328,8 @@ fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
     let (stubbed, ran) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
     assert_eq!(
-        ran.out.stdout, "{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false}\n",
+        ran.out.stdout,
+        "{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"model\":{\"value\":null,\"source\":\"unknown\"}}\n",
         "one compact JSON line"
     );
     // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
@@ -318,7 +353,7 @@ fn invoke_slug_is_run_json() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": false})
+        json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     assert_eq!(
         lab.uncited_review("acme"),
@@ -403,6 +438,54 @@ fn the_citation_check_stamps_only_uncited_source_grounded_reviews() {
     );
 }
 
+/// The model of a lane result (upstream #3649, §3.3) through `run --json`: an HTTP lane
+/// records the model the server says it served, else the model its request carried (here the
+/// discovered one, recorded although the call failed); a lane writing its review to a file
+/// records the `model:` line of its stdout banner, within the first 40 lines; a pinned model
+/// beats the banner.
+#[test]
+fn lane_results_record_the_served_requested_banner_or_pinned_model() {
+    let server = Server::start(&[models(&["x"]), completion("other-model", "see src/a.rs:1")]);
+    let lab = http_lab(&server.url(), Some("requested-model"), |_| {});
+    let (_, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "other-model", "source": "served"})
+    );
+
+    let server = Server::start(&[
+        models(&["discovered-m"]),
+        (
+            "POST",
+            "/v1/chat/completions",
+            json_text_reply(500, "{\"error\":\"boom\"}".to_owned()),
+        ),
+    ]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "discovered-m", "source": "requested"})
+    );
+
+    let lab = Lab::new();
+    lab.install_with("spawn-file-arg", "acme-file-review", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("acme-banner");
+        lane["reviewer"]["invoke"]["binary"] = json!("acme-banner");
+    });
+    let (_, ran) = lab.run_ok("acme-file", &[]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "gpt-banner-1", "source": "banner"})
+    );
+    let (_, ran) = lab.run_ok("acme-file", &["--model", "pinned-m"]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "pinned-m", "source": "pinned"})
+    );
+}
+
 #[test]
 fn empty_stdout_with_stderr_is_a_stub_holding_the_stderr() {
     let lab = Lab::new();
@@ -433,7 +516,7 @@ fn a_stubbed_lane_ran_so_explicit_still_exits_zero() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": true})
+        json!({"slug": "acme", "ok": true, "stubbed": true, "model": {"value": null, "source": "unknown"}})
     );
 }
 
@@ -1058,7 +1141,7 @@ fn invoke_without_run_dir_uses_the_working_directory() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": false})
+        json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     assert_eq!(
         lab.uncited_review("acme"),
@@ -1092,7 +1175,8 @@ fn empty_model_as_and_agent_keep_the_configured_values() {
         ran.status(0);
         assert_eq!(
             ran.json(),
-            json!({"slug": "acme", "ok": true, "stubbed": false})
+            json!({"slug": "acme", "ok": true, "stubbed": false,
+                   "model": {"value": "configured-model", "source": "pinned"}})
         );
         assert_eq!(
             lab.uncited_review("acme"),

@@ -238,6 +238,7 @@ fn merge_kept(
                 started: true,
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             },
             None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
                 done: Done::Interrupted,
@@ -245,6 +246,7 @@ fn merge_kept(
                 started: false,
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             }),
         })
         .collect()
@@ -294,6 +296,7 @@ fn result_line(job: &Job, result: &LaneResult) -> serde_json::Value {
         _ => {}
     }
     map.insert("identity".into(), json!(job.identity.id));
+    super::model_record::result_member(map, result.model.as_ref());
     value
 }
 

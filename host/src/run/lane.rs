@@ -65,6 +65,10 @@ pub struct Completion {
     pub stubbed: bool,
     /// True when that stub is the handler's own (antigravity's), which gets no `Diagnosis:`.
     pub own_stub: bool,
+    /// The model this run used, as far as it can be told (upstream #3649, §3).
+    pub model: crate::review::model_record::ModelRecord,
+    /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
+    pub stdout_head: Option<String>,
     /// What the probe found.
     pub probe: String,
     /// Which source produced the review.
@@ -271,6 +275,7 @@ pub fn execute(
     say_timeout(lane, &plan, &mut completion)?;
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
+    completion.model = model_of(lane, &plan, setup, &completion);
     completion.repository_changes = sandbox.after(before.as_ref());
     sandbox.clean_up();
     completion.sandbox = sandbox.effective.describe();
@@ -285,6 +290,55 @@ pub fn execute(
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// Most bytes of a file-output lane's stdout kept in memory (the stderr cap, decisions.md
+/// row 2); only its start is read, for the banner.
+const BANNER_STDOUT_BYTES: usize = 64 << 20;
+/// Most bytes of output the banner rule reads (its 40 lines, §3.6).
+const BANNER_HEAD_BYTES: usize = 64 << 10;
+
+/// The first [`BANNER_HEAD_BYTES`] of `text`, without a line the cut split (`cut`: the text
+/// was already cut, so its last line may be partial).
+fn head_of(text: &str, cut: bool) -> String {
+    let mut end = text.len().min(BANNER_HEAD_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = text.get(..end).unwrap_or_default();
+    if end == text.len() && !cut {
+        return head.to_owned();
+    }
+    head.rfind('\n')
+        .map_or(head, |at| head.get(..at).unwrap_or(head))
+        .to_owned()
+}
+
+/// The model record of a run (upstream #3649, §3.3): its plan, what its HTTP exchanges and
+/// its banner showed, and the effort its argv carried.
+fn model_of(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    completion: &Completion,
+) -> crate::review::model_record::ModelRecord {
+    let stderr_head =
+        crate::private_fs::read_run_file(Path::new(&plan.err_path), BANNER_HEAD_BYTES as u64)
+            .ok()
+            .flatten()
+            .map(|(bytes, more)| head_of(&String::from_utf8_lossy(&bytes), more));
+    let seen = crate::review::model_record::Seen {
+        served: completion.observed.served_model.clone(),
+        requested: completion.observed.requested_model.clone(),
+        stdout_head: completion.stdout_head.clone(),
+        stderr_head,
+    };
+    crate::review::model_record::of_run(
+        plan,
+        lane,
+        &seen,
+        crate::plan::effort_level(lane, setup.config),
+    )
 }
 
 /// The citation check (upstream #3436, §2) of a lane that produced a review: every lane not
@@ -551,6 +605,8 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         plan: plan.clone(),
         stubbed: false,
         own_stub: false,
+        model: crate::review::model_record::ModelRecord::unknown(),
+        stdout_head: None,
         probe: String::new(),
         source: None,
         blind: false,
@@ -579,7 +635,8 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
     let review_path = PathBuf::from(&plan.review_path);
     let stdout = match spawn.output_target {
         OutputTarget::Stdout => StdoutSink::File(review_path.clone()),
-        OutputTarget::File(_) => StdoutSink::Discard,
+        // Kept (with stderr's in-memory cap) for the banner rule of the recorded model.
+        OutputTarget::File(_) => StdoutSink::Memory(BANNER_STDOUT_BYTES),
     };
     let report = effects.spawn(
         &SpawnRequest::new(
@@ -592,6 +649,9 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
         .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
     );
     let mut done = completion(plan, Some(&report));
+    if matches!(spawn.output_target, OutputTarget::File(_)) {
+        done.stdout_head = Some(head_of(&report.stdout, false));
+    }
     let content = review_file::inspect(&review_path)
         .context(|| format!("reading {}", review_path.display()))?;
     match content {
