@@ -27,6 +27,8 @@ const STAMP: &str = "> [reviewed-without-repo-access] This reviewer ran without 
 /// First and last lines of the antigravity diagnostic stub (§11.2.6).
 const STUB_HEAD: &str = "Antigravity review failed or returned empty output.\n";
 const STUB_TAIL: &str = "If no agy run started, that is the pre-session-stall case: check whether a new ~/.gemini/antigravity-cli/brain/<conv-id>/ dir appeared within ~30s of launch.\n";
+/// The stub's last line when an agy session started but left no review (upstream #4184).
+const STUB_TAIL_STARTED: &str = "An agy session started (the workspace's conversation changed, its transcript grew, or it could not be checked) but left no review: the model may have ended its turn without a final message, or a pinned model may be unavailable \u{2014} check the log hint above and 'agy models'.\n";
 
 // ---------------------------------------------------------------------------------------------
 // Environment and runner
@@ -239,11 +241,16 @@ fn run_bounded(command: Command, timeout: Duration) -> Ran {
 }
 
 fn assert_stub_without_stale(review: &str) {
+    assert_stub_ending(review, STUB_TAIL);
+}
+
+/// The antigravity stub, closed by `tail`, replaying nothing stale.
+fn assert_stub_ending(review: &str, tail: &str) {
     assert!(
         review.starts_with(STUB_HEAD),
         "not the antigravity stub:\n{review}"
     );
-    assert!(review.ends_with(STUB_TAIL), "stub tail missing:\n{review}");
+    assert!(review.ends_with(tail), "stub tail missing:\n{review}");
     assert!(
         !review.contains("STALE"),
         "a stale response was replayed:\n{review}"
@@ -340,6 +347,41 @@ fn antigravity_empty_stdout_uses_the_post_watermark_transcript_entry() {
         .any(|n| n == "review from transcript conv=c1"));
 }
 
+/// The recorded model of an antigravity run (upstream #3649, §3.3, §3.6) comes from the
+/// workspace's transcript: the last entry naming one, after the watermark first.
+#[test]
+fn antigravity_records_the_transcript_model() {
+    let lab = Lab::new();
+    lab.earlier_session().scenario("conv", "c1").scenario(
+        "append",
+        "{\"model\":\"stale-model\"}\n\
+         {\"source\":\"MODEL\",\"status\":\"DONE\",\"type\":\"PLANNER_RESPONSE\",\
+         \"content\":\"see src/a.rs:1\",\"meta\":{\"model\":\"gemini-3-pro\"}}\n",
+    );
+    let ran = lab.run("antigravity", &["--json"]);
+    ran.out.assert_status(0);
+    let result: Value = serde_json::from_str(ran.out.stdout.trim()).expect("one JSON line");
+    assert_eq!(
+        result["model"],
+        json!({"value": "gemini-3-pro", "source": "transcript"}),
+        "{result}"
+    );
+    // A pinned model wins over the transcript.
+    let planning = lab.env.project.join(".planning");
+    std::fs::create_dir_all(&planning).expect(".planning");
+    std::fs::write(
+        planning.join("config.json"),
+        json!({"review": {"models": {"agy": "pinned-agy"}}}).to_string(),
+    )
+    .expect("config.json");
+    let ran = lab.run("antigravity", &["--json"]);
+    let result: Value = serde_json::from_str(ran.out.stdout.trim()).expect("one JSON line");
+    assert_eq!(
+        result["model"],
+        json!({"value": "pinned-agy", "source": "pinned"})
+    );
+}
+
 #[test]
 fn antigravity_only_pre_watermark_entries_give_the_stub_never_the_stale_review() {
     let lab = Lab::new();
@@ -348,7 +390,8 @@ fn antigravity_only_pre_watermark_entries_give_the_stub_never_the_stale_review()
         .scenario_fixture("append", "agy/append-user-only.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_stub_without_stale(&lab.review("antigravity"));
+    // The transcript grew past the watermark (user lines only): a session started (#4184).
+    assert_stub_ending(&lab.review("antigravity"), STUB_TAIL_STARTED);
     assert_eq!(ran.report_line("source"), None);
     assert!(ran
         .notes()
@@ -416,7 +459,8 @@ fn antigravity_unreadable_transcript_with_the_same_id_fails_closed() {
         fixture_text("agy/transcript-old.jsonl"),
         "readable after the run"
     );
-    assert_stub_without_stale(&lab.review("antigravity"));
+    // Unreadable at the watermark: never called a stall (#4184).
+    assert_stub_ending(&lab.review("antigravity"), STUB_TAIL_STARTED);
 }
 
 #[test]

@@ -3,12 +3,12 @@
 //! frontmatter.
 //!
 //! Sources, first match wins (§3.3): for spawn lanes `pinned` (the configured or instance model
-//! that went into argv), `banner` (a `model:` line in the first 40 lines of a file-output lane's
+//! that went into argv), `transcript`, `banner` (a `model:` line in the first 40 lines of a file-output lane's
 //! stdout, else its stderr), else `unknown`; for HTTP lanes `served` (the response's `model`),
 //! else `requested` (the model the request carried: configured, discovered or the fallback),
-//! else `unknown`. A spawn lane whose argv carried an effort gets ` (reasoning=<level>)`, the
-//! level that ran (§3.5). The antigravity `transcript` source is not recovered yet: such a lane
-//! without a pinned model says `unknown` rather than guess.
+//! else `unknown`. Between pinned and banner, an antigravity lane's `transcript` (the model the
+//! handler read from the workspace's transcript, §3.6). A spawn lane whose argv carried an
+//! effort gets ` (reasoning=<level>)`, the level that ran (§3.5).
 
 use gsd_lane_sdk::{LanePlan, OutputTarget, PlanShape};
 
@@ -35,6 +35,8 @@ pub struct Seen {
     pub stdout_head: Option<String>,
     /// The start of its stderr.
     pub stderr_head: Option<String>,
+    /// The model the antigravity handler read from the workspace's transcript.
+    pub transcript: Option<String>,
 }
 
 /// The model of a lane run (§3.3 precedence, §3.5 suffix): `effort` is the level its argv
@@ -50,6 +52,8 @@ pub fn of_run(
         PlanShape::Spawn(spawn) => {
             if planned.source == ModelSource::Pinned {
                 planned
+            } else if let (Some(model), true) = (&seen.transcript, is_antigravity(plan)) {
+                ModelRecord::of(model, ModelSource::Transcript)
             } else if matches!(spawn.output_target, OutputTarget::File(_)) {
                 banner_of(seen)
             } else {
@@ -64,6 +68,11 @@ pub fn of_run(
         _ => planned,
     };
     record.with_effort(effort)
+}
+
+/// Whether the plan is driven by the antigravity handler (the transcript rule's lanes).
+fn is_antigravity(plan: &LanePlan) -> bool {
+    plan.handler.is_some_and(|h| h.as_str() == "antigravity")
 }
 
 /// The banner rule: stdout's first 40 lines, then stderr's when stdout gave nothing.

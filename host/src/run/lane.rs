@@ -69,6 +69,8 @@ pub struct Completion {
     pub model: crate::review::model_record::ModelRecord,
     /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
     pub stdout_head: Option<String>,
+    /// The model the handler found in the tool's own records (antigravity's transcript).
+    pub handler_model: Option<String>,
     /// What the probe found.
     pub probe: String,
     /// Which source produced the review.
@@ -332,6 +334,7 @@ fn model_of(
         requested: completion.observed.requested_model.clone(),
         stdout_head: completion.stdout_head.clone(),
         stderr_head,
+        transcript: completion.handler_model.clone(),
     };
     crate::review::model_record::of_run(
         plan,
@@ -607,6 +610,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         own_stub: false,
         model: crate::review::model_record::ModelRecord::unknown(),
         stdout_head: None,
+        handler_model: None,
         probe: String::new(),
         source: None,
         blind: false,
@@ -703,6 +707,7 @@ fn run_handler(
     }
     let mut done = completion(plan, None);
     done.notes.clone_from(&output.notes);
+    done.handler_model.clone_from(&output.model);
     done.blind = output.blind;
     let review_path = Path::new(&plan.review_path);
     if review_file::is_empty_review(&output.review) {
