@@ -431,9 +431,9 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         .stdout
         .contains("◆ Reviewing with Alpha... failed ✗ (diagnostic stub written)\n"));
     let reviews = lab.reviews();
-    assert!(reviews.contains(&format!(
+    assert!(reviews.contains(
         "## Alpha Review\n\nalpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\nDiagnosis: alpha ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
-    )));
+    ));
     assert!(reviews.contains("reviewers: [alpha]\n"));
     let run_dir = run_dir_of(&out);
     let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
@@ -871,9 +871,9 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [qwen, alpha]\n"));
-    assert!(reviews.contains(&format!(
+    assert!(reviews.contains(
         "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\nDiagnosis: qwen ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
-    )));
+    ));
     assert!(reviews.contains("- Qwen — failed (diagnostic stub, no review)\n"));
     // Alone, the stubbed lane still gets its REVIEWS.md, and the review exits 2 (§12); as the
     // existing one holds alpha's real review, it is written beside it (decisions.md #14).
@@ -971,10 +971,10 @@ fn control_sequences_never_reach_reviews_md_and_headings_nest_under_the_reviewer
         "{reviews}"
     );
     assert!(
-        reviews.contains(&format!(
+        reviews.contains(
             "## Beta Review\n\nbeta review failed or returned empty output. stderr:\n\
              fatal txt.exe\n\nDiagnosis: beta ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
-        )),
+        ),
         "{reviews}"
     );
     assert!(out.stdout.contains("Phase 3 reviewed by 1 reviewer.\n"));
