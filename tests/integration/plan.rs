@@ -545,6 +545,25 @@ fn effort_resolution_configured_then_lane_default_then_none() {
     }
 }
 
+/// upstream #3436: every plan object carries its normalised `evidenceClass`.
+#[test]
+fn plan_objects_carry_the_evidence_class() {
+    let env = project(None);
+    let entries = plan(&env, &["--selected", "claude,coderabbit,ollama"]);
+    assert_eq!(
+        entry(&entries, "claude")["plan"]["evidenceClass"],
+        "source-grounded"
+    );
+    assert_eq!(
+        entry(&entries, "coderabbit")["plan"]["evidenceClass"],
+        "diff-only"
+    );
+    assert_eq!(
+        entry(&entries, "ollama")["plan"]["evidenceClass"],
+        "source-grounded"
+    );
+}
+
 #[test]
 fn effort_clamps_per_host() {
     // upstream #4275 (§7.3) clamps: claude and codex minimal→low, codex passes max (the

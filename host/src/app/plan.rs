@@ -30,6 +30,9 @@ pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> V
                 "promptPath": prompt_path,
                 "plan": resolved,
             });
+            // The evidence class as normalised (upstream #3436): only an exact `diff-only`
+            // is exempt from the citation check.
+            entry["plan"]["evidenceClass"] = json!(evidence_class(lane));
             // The lane's keys that have a value, and where it comes from (decisions.md #21).
             let settings = settings(lane, config);
             if settings.as_array().is_some_and(|rows| !rows.is_empty()) {
@@ -43,6 +46,14 @@ pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> V
             "reason": refusal.reason,
             "detail": refusal.detail,
         }),
+    }
+}
+
+/// `evidenceClass` of a plan object: `diff-only` or `source-grounded` (upstream #3436).
+fn evidence_class(lane: &Lane) -> &'static str {
+    match lane.evidence_class {
+        crate::manifest::model::EvidenceClass::DiffOnly => "diff-only",
+        crate::manifest::model::EvidenceClass::SourceGrounded => "source-grounded",
     }
 }
 
