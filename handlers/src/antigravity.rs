@@ -51,8 +51,22 @@ const STUB_HEAD: &str = "Antigravity review failed or returned empty output.";
 const LOG_HINT_HEAD: &str = "agy log hint (pinned model may be unavailable \u{2014} run 'agy models' and set review.models.agy):";
 /// Header of the stderr tail (a gsd-lane addition).
 const STDERR_HEAD: &str = "stderr (last 20 lines):";
-/// Last line of the diagnostic stub.
+/// Last line of the diagnostic stub when no session started ([`FailureMode::PreSessionStall`]).
 const STUB_TAIL: &str = "If no agy run started, that is the pre-session-stall case: check whether a new ~/.gemini/antigravity-cli/brain/<conv-id>/ dir appeared within ~30s of launch.";
+/// Last line of the diagnostic stub when a session started ([`FailureMode::SessionStarted`]).
+const STUB_TAIL_STARTED: &str = "An agy session started (the workspace's conversation changed, its transcript grew, or it could not be checked) but left no review: the model may have ended its turn without a final message, or a pinned model may be unavailable \u{2014} check the log hint above and 'agy models'.";
+/// Keys never looked into for a transcript entry's `model` (upstream #3649).
+const PROTO_KEYS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+
+/// Why the diagnostic stub was written (upstream #4184, §10.6): it picks the stub's last line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureMode {
+    /// The conversation id changed, the transcript grew past the watermark, or the transcript
+    /// could not be read (a stall is never claimed over a file that could not be checked).
+    SessionStarted,
+    /// Otherwise: agy never got a session going.
+    PreSessionStall,
+}
 /// Case-insensitive needles of the log hint.
 const LOG_NEEDLES: [&[u8]; 3] = [b"agent executor error", b"NOT_FOUND", b"Publisher model"];
 
@@ -134,9 +148,11 @@ impl Handler for Antigravity {
                 .push("stamped as reviewed without repo access".into());
         }
 
+        out.model = transcript_model_of(effects, home.as_deref(), repo_root, &mark);
         if is_empty(&review) {
             out.source = None;
-            out.own_stub = Some(own_stub(effects, home.as_deref(), &plan.err_path));
+            let mode = failure_mode_of(effects, home.as_deref(), repo_root, &mark);
+            out.own_stub = Some(own_stub(effects, home.as_deref(), &plan.err_path, mode));
             out.notes
                 .push("layer 3: nothing from stdout or the transcript; diagnostic stub".into());
         } else {
@@ -213,11 +229,7 @@ fn transcript_layer(
     mark: &Watermark,
     out: &mut HandlerOutput,
 ) -> Option<String> {
-    let current = lookup_conversation(effects, home, repo_root);
-    let transcript = match (&current, home) {
-        (Some(id), Some(home)) => effects.read_text(&transcript_path(home, id), TRANSCRIPT_CAP),
-        _ => FileRead::Missing,
-    };
+    let (current, transcript) = current_transcript(effects, home, repo_root);
     match fallback(mark, current.as_deref(), &transcript) {
         Some(text) if !is_empty(&text) => {
             out.notes.push(format!(
@@ -235,8 +247,104 @@ fn transcript_layer(
     }
 }
 
-/// The handler's own diagnostic stub: the last lines of agy's log and the stderr sidecar.
-fn own_stub(effects: &dyn Effects, home: Option<&Path>, err_path: &str) -> String {
+/// The workspace's conversation after the run and its transcript as read now.
+fn current_transcript(
+    effects: &dyn Effects,
+    home: Option<&Path>,
+    repo_root: &str,
+) -> (Option<String>, FileRead) {
+    let current = lookup_conversation(effects, home, repo_root);
+    let transcript = match (&current, home) {
+        (Some(id), Some(home)) => effects.read_text(&transcript_path(home, id), TRANSCRIPT_CAP),
+        _ => FileRead::Missing,
+    };
+    (current, transcript)
+}
+
+/// The model of the run from the workspace's transcript (upstream #3649, §3.6).
+fn transcript_model_of(
+    effects: &dyn Effects,
+    home: Option<&Path>,
+    repo_root: &str,
+    mark: &Watermark,
+) -> Option<String> {
+    let (current, transcript) = current_transcript(effects, home, repo_root);
+    run_model(mark, current.as_deref(), &transcript)
+}
+
+/// The transcript model rule (§3.6): with the watermark's conversation, the lines after the
+/// watermark first, else the whole file (the same session's model); with another
+/// conversation, the whole file; a transcript the watermark found unreadable for the same id,
+/// or one unreadable now → `None`.
+pub fn run_model(mark: &Watermark, current: Option<&str>, transcript: &FileRead) -> Option<String> {
+    let current = current?;
+    let same = current == mark.conv_id;
+    if mark.unreadable && same {
+        return None;
+    }
+    let FileRead::Text(text) = transcript else {
+        return None;
+    };
+    let fresh = if same { mark.lines } else { 0 };
+    transcript_model(text, fresh).or_else(|| transcript_model(text, 0))
+}
+
+/// The `model` of the LAST non-blank line (after skipping the first `skip_lines`) that parses
+/// as a JSON object with its own string `model`, at the top level or one level down under any
+/// key but `__proto__`, `constructor` or `prototype`; nothing deeper is searched.
+pub fn transcript_model(text: &str, skip_lines: usize) -> Option<String> {
+    let remaining = count_lines(text).saturating_sub(skip_lines);
+    text.rsplit('\n')
+        .filter(|line| !is_empty(line))
+        .take(remaining)
+        .find_map(entry_model)
+}
+
+/// The model one transcript line names, if any.
+fn entry_model(line: &str) -> Option<String> {
+    let Ok(Value::Object(entry)) = serde_json::from_str::<Value>(trim(line)) else {
+        return None;
+    };
+    if let Some(Value::String(model)) = entry.get("model") {
+        return Some(model.clone());
+    }
+    entry
+        .iter()
+        .filter(|(key, _)| !PROTO_KEYS.contains(&key.as_str()))
+        .find_map(|(_, value)| match value.get("model") {
+            Some(Value::String(model)) if value.is_object() => Some(model.clone()),
+            _ => None,
+        })
+}
+
+/// Whether agy got a session going (upstream #4184): the conversation id changed, or its
+/// transcript grew past the watermark, or it could not be read.
+fn failure_mode_of(
+    effects: &dyn Effects,
+    home: Option<&Path>,
+    repo_root: &str,
+    mark: &Watermark,
+) -> FailureMode {
+    let (current, transcript) = current_transcript(effects, home, repo_root);
+    failure_mode(mark, current.as_deref(), &transcript)
+}
+
+/// [`FailureMode`] of a run from the watermark, the conversation after it and its transcript.
+pub fn failure_mode(mark: &Watermark, current: Option<&str>, transcript: &FileRead) -> FailureMode {
+    if current.unwrap_or("") != mark.conv_id {
+        return FailureMode::SessionStarted;
+    }
+    match transcript {
+        FileRead::Unreadable(_) => FailureMode::SessionStarted,
+        _ if mark.unreadable => FailureMode::SessionStarted,
+        FileRead::Text(text) if count_lines(text) > mark.lines => FailureMode::SessionStarted,
+        FileRead::Text(_) | FileRead::Missing => FailureMode::PreSessionStall,
+    }
+}
+
+/// The handler's own diagnostic stub: the last lines of agy's log and the stderr sidecar, and
+/// the closing hint of its failure mode.
+fn own_stub(effects: &dyn Effects, home: Option<&Path>, err_path: &str, mode: FailureMode) -> String {
     let log = match home {
         Some(home) => effects.read_text(&agy_dir(home).join("cli.log"), LOG_CAP),
         None => FileRead::Missing,
@@ -249,7 +357,7 @@ fn own_stub(effects: &dyn Effects, home: Option<&Path>, err_path: &str) -> Strin
         FileRead::Text(text) => text,
         FileRead::Missing | FileRead::Unreadable(_) => String::new(),
     };
-    diagnostic_stub(log_hint.as_deref(), &stderr)
+    diagnostic_stub(log_hint.as_deref(), &stderr, mode)
 }
 
 /// The lock key of a workspace: `antigravity:` + the lower-cased repo root.
@@ -519,8 +627,9 @@ pub fn log_hint(log_text: &str) -> Option<String> {
     Some(hint)
 }
 
-/// The handler's own stub (§11.2.6), plus the stderr tail when stderr is non-empty.
-fn diagnostic_stub(log_hint: Option<&str>, stderr: &str) -> String {
+/// The handler's own stub (§11.2.6), plus the stderr tail when stderr is non-empty, closed by
+/// the hint of its failure mode (upstream #4184).
+fn diagnostic_stub(log_hint: Option<&str>, stderr: &str, mode: FailureMode) -> String {
     let mut lines: Vec<String> = vec![STUB_HEAD.to_owned()];
     if let Some(hint) = log_hint {
         lines.push(hint.to_owned());
@@ -529,7 +638,13 @@ fn diagnostic_stub(log_hint: Option<&str>, stderr: &str) -> String {
         lines.push(STDERR_HEAD.to_owned());
         lines.extend(tail_lines(stderr, STDERR_TAIL));
     }
-    lines.push(STUB_TAIL.to_owned());
+    lines.push(
+        match mode {
+            FailureMode::SessionStarted => STUB_TAIL_STARTED,
+            FailureMode::PreSessionStall => STUB_TAIL,
+        }
+        .to_owned(),
+    );
     let mut stub = lines.join("\n");
     stub.push('\n');
     stub
@@ -1243,5 +1358,66 @@ mod tests {
             let text = format!("{phrase}{gap}antigravity-cli/scratch");
             prop_assert_eq!(is_blind(&text), gap.chars().count() <= 40 || text.to_lowercase().contains("working directory"));
         }
+    }
+
+    #[test]
+    fn transcript_model_last_entry_wins_within_depth_two() {
+        let text = "{\"model\":\"first\"}\nnull\nnot json\n{\"meta\":{\"model\":\"nested\"}}\n";
+        assert_eq!(transcript_model(text, 0).as_deref(), Some("nested"));
+        // Deeper than one level, a non-string, or a prototype-named wrapper: not a model.
+        let text = "{\"model\":\"kept\"}\n{\"a\":{\"b\":{\"model\":\"deep\"}}}\n\
+                    {\"model\":7}\n{\"__proto__\":{\"model\":\"p\"}}\n\
+                    {\"constructor\":{\"model\":\"c\"}}\n{\"prototype\":{\"model\":\"q\"}}\n";
+        assert_eq!(transcript_model(text, 0).as_deref(), Some("kept"));
+        assert_eq!(transcript_model("", 0), None);
+    }
+
+    #[test]
+    fn transcript_model_prefers_lines_after_the_watermark_and_fails_closed() {
+        let text = "{\"model\":\"old\"}\n{\"model\":\"new\"}\n";
+        let mark = Watermark {
+            conv_id: "c1".into(),
+            lines: 1,
+            unreadable: false,
+        };
+        let read = FileRead::Text(text.into());
+        assert_eq!(run_model(&mark, Some("c1"), &read).as_deref(), Some("new"));
+        // Nothing after the watermark: the same session's model from the whole file.
+        let only_old = FileRead::Text("{\"model\":\"old\"}\n{\"x\":1}\n".into());
+        assert_eq!(run_model(&mark, Some("c1"), &only_old).as_deref(), Some("old"));
+        let unreadable = Watermark {
+            unreadable: true,
+            ..mark.clone()
+        };
+        assert_eq!(run_model(&unreadable, Some("c1"), &read), None);
+        assert_eq!(
+            run_model(&unreadable, Some("c2"), &read).as_deref(),
+            Some("new"),
+            "another conversation: the whole file"
+        );
+        assert_eq!(run_model(&mark, None, &read), None);
+    }
+
+    #[test]
+    fn failure_mode_follows_upstream_4184() {
+        let mark = Watermark {
+            conv_id: "c1".into(),
+            lines: 2,
+            unreadable: false,
+        };
+        let two = FileRead::Text("a\nb\n".into());
+        let three = FileRead::Text("a\nb\nc\n".into());
+        assert_eq!(failure_mode(&mark, Some("c1"), &two), FailureMode::PreSessionStall);
+        assert_eq!(failure_mode(&mark, Some("c1"), &three), FailureMode::SessionStarted);
+        assert_eq!(failure_mode(&mark, Some("c2"), &two), FailureMode::SessionStarted);
+        assert_eq!(
+            failure_mode(&mark, Some("c1"), &FileRead::Unreadable("EACCES".into())),
+            FailureMode::SessionStarted,
+            "an unreadable transcript is never called a stall"
+        );
+        let none = Watermark::default();
+        assert_eq!(failure_mode(&none, None, &FileRead::Missing), FailureMode::PreSessionStall);
+        assert!(diagnostic_stub(None, "", FailureMode::SessionStarted).ends_with(&format!("{STUB_TAIL_STARTED}\n")));
+        assert!(diagnostic_stub(None, "", FailureMode::PreSessionStall).ends_with(&format!("{STUB_TAIL}\n")));
     }
 }

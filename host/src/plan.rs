@@ -6,7 +6,7 @@ use gsd_lane_sdk::{HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan
 use serde_json::Value;
 
 use crate::config::effort::{render_effort, EffortLevel};
-use crate::config::{configured, effort_argv, normalize_host, ProjectConfig};
+use crate::config::{configured, normalize_host, ProjectConfig};
 use crate::manifest::lane::{HttpInvoke, Invoke, SpawnInvoke};
 use crate::manifest::model::{EffortChannel, ModelDiscovery, OutputChannel, PromptChannel};
 use crate::manifest::LaneSpec;
@@ -258,19 +258,31 @@ fn effort_of(
     if invoke.effort_channel != EffortChannel::Argv {
         return Vec::new();
     }
-    let argv = match (&inputs.effort, &lane.policy.effort_config_key) {
-        (Some(injected), _) => injected.clone(),
-        // A lane that declares its effort key (upstream #4275): configured valid value → lane
-        // default → none; never an agent's effort settings.
-        (None, Some(_)) => lane
-            .policy
-            .effort(config)
-            .and_then(|(level, _)| EffortLevel::parse(&level))
+    let argv = match &inputs.effort {
+        Some(injected) => injected.clone(),
+        None => effort_level(lane, config)
             .map(|level| render_effort(level, &lane.slug))
             .unwrap_or_default(),
-        (None, None) => effort_argv(config, &lane.slug),
     };
     argv.into_iter().filter(|arg| !arg.is_empty()).collect()
+}
+
+/// The effort level a spawn lane's argv carries (upstream #4275, §7.3): the configured valid
+/// value at its `effortConfigKey`, else its `defaultEffort`, rendered and clamped for its host
+/// (`minimal` runs as `low` on codex); `None` when no effort argument goes into argv (no key,
+/// `inherit`, `effortChannel` other than `argv`, a host that takes none). No agent's effort
+/// settings are consulted. This is the level the stub's `Diagnosis:` line and the recorded
+/// model's ` (reasoning=<level>)` suffix name.
+pub fn effort_level(lane: &LaneSpec, config: &ProjectConfig) -> Option<EffortLevel> {
+    let Invoke::Spawn(invoke) = &lane.invoke else {
+        return None;
+    };
+    if invoke.effort_channel != EffortChannel::Argv {
+        return None;
+    }
+    let (level, _) = lane.policy.effort(config)?;
+    let ran = crate::config::effort::rendered_level(EffortLevel::parse(&level)?, &lane.slug)?;
+    (!render_effort(ran, &lane.slug).is_empty()).then_some(ran)
 }
 
 /// Resolves the destination of an `openai-http` lane (trust.md §6.2): the configured value at
@@ -402,5 +414,34 @@ mod tests {
                 Some(serde_json::Value::String(reason.as_str().to_owned()))
             );
         }
+    }
+
+    /// A lane that keeps `effortChannel: argv` but declares no `effortConfigKey` runs with no
+    /// effort argument: no agent's effort settings are consulted (upstream #4275), however the
+    /// `effort` object is set.
+    #[test]
+    #[allow(clippy::expect_used)]
+    fn no_effort_key_means_no_effort_whatever_the_agent_settings() {
+        let text = include_str!("../../capabilities/claude/capability.json");
+        let mut manifest: serde_json::Value = serde_json::from_str(text).expect("claude manifest");
+        let body = manifest["reviewer"].as_object_mut().expect("reviewer");
+        body.remove("effortConfigKey");
+        body.remove("defaultEffort");
+        let lane = LaneSpec::from_manifest(&manifest).expect("lane");
+        let config = ProjectConfig::from_value(serde_json::json!({"effort": {
+            "default": "max",
+            "agent_overrides": {"gsd-plan-checker": "xhigh"},
+            "routing_tier_defaults": {"light": "minimal"}
+        }}));
+        let inputs = PlanInputs {
+            run_dir: "/run".to_owned(),
+            repo_root: "/repo".to_owned(),
+            ..PlanInputs::default()
+        };
+        let plan = resolve_lane("claude", &lane, &config, &inputs).expect("plan");
+        assert_eq!(
+            plan.spawn().map(|s| s.argv.clone()),
+            Some(vec!["-p".to_owned(), "-".to_owned()])
+        );
     }
 }

@@ -559,6 +559,7 @@ fn from_ffi_output(output: &FfiHandlerOutput) -> HandlerOutput {
         source: text(&output.source),
         blind: output.blind,
         notes: output.notes.iter().map(RString::to_string).collect(),
+        model: None,
     }
 }
 

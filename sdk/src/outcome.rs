@@ -23,6 +23,10 @@ pub struct HandlerOutput {
     pub blind: bool,
     /// Human-readable notes on what the handler did (shown in the run report).
     pub notes: Vec<String>,
+    /// The model the run used as the handler found it in the tool's own records (antigravity:
+    /// its conversation transcript); the host normalises it and records it with the source
+    /// `transcript` when no pinned model went into argv. Not carried across the module ABI.
+    pub model: Option<String>,
 }
 
 impl HandlerOutput {

@@ -179,7 +179,7 @@ fn a_trust_rule_for_the_folder_or_a_parent_lets_gemini_run_without_skip_trust() 
         out.assert_status(0);
         assert_eq!(
             result,
-            json!({"slug": "gemini", "ok": true, "stubbed": false}),
+            json!({"slug": "gemini", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}}),
             "{name}"
         );
         assert_eq!(
@@ -304,7 +304,8 @@ fn exit_55_with_gemini_s_message_after_the_fact_is_a_typed_stub() {
     let (_, result) = lab.run_json(&[]);
     assert_eq!(
         result,
-        json!({"slug": "gemini", "ok": true, "stubbed": true, "reason": "untrusted_workspace"})
+        json!({"slug": "gemini", "ok": true, "stubbed": true, "reason": "untrusted_workspace",
+               "model": {"value": null, "source": "unknown"}})
     );
     let stub = util::read_text(&lab.run_dir.join("gsd-review-gemini.md"));
     assert!(stub.contains("> [gsd-lane] untrusted_workspace: gemini refused to run because it does not trust this folder (exit 55); to fix:"), "{stub}");

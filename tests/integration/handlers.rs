@@ -27,6 +27,8 @@ const STAMP: &str = "> [reviewed-without-repo-access] This reviewer ran without 
 /// First and last lines of the antigravity diagnostic stub (§11.2.6).
 const STUB_HEAD: &str = "Antigravity review failed or returned empty output.\n";
 const STUB_TAIL: &str = "If no agy run started, that is the pre-session-stall case: check whether a new ~/.gemini/antigravity-cli/brain/<conv-id>/ dir appeared within ~30s of launch.\n";
+/// The stub's last line when an agy session started but left no review (upstream #4184).
+const STUB_TAIL_STARTED: &str = "An agy session started (the workspace's conversation changed, its transcript grew, or it could not be checked) but left no review: the model may have ended its turn without a final message, or a pinned model may be unavailable \u{2014} check the log hint above and 'agy models'.\n";
 
 // ---------------------------------------------------------------------------------------------
 // Environment and runner
@@ -155,6 +157,16 @@ impl Lab {
         read(&self.run_dir.join(format!("gsd-review-{slug}.md")))
     }
 
+    /// The review of a source-grounded lane whose text cites no `file:line`: it must start
+    /// with the citation stamp and an empty line (upstream #3436); returns what follows.
+    fn uncited_review(&self, slug: &str) -> String {
+        let review = self.review(slug);
+        review
+            .strip_prefix(&util::uncited(""))
+            .unwrap_or_else(|| panic!("no citation stamp on {slug}'s review: {review:?}"))
+            .to_owned()
+    }
+
     fn review_exists(&self, slug: &str) -> bool {
         self.run_dir.join(format!("gsd-review-{slug}.md")).exists()
     }
@@ -229,11 +241,16 @@ fn run_bounded(command: Command, timeout: Duration) -> Ran {
 }
 
 fn assert_stub_without_stale(review: &str) {
+    assert_stub_ending(review, STUB_TAIL);
+}
+
+/// The antigravity stub, closed by `tail`, replaying nothing stale.
+fn assert_stub_ending(review: &str, tail: &str) {
     assert!(
         review.starts_with(STUB_HEAD),
         "not the antigravity stub:\n{review}"
     );
-    assert!(review.ends_with(STUB_TAIL), "stub tail missing:\n{review}");
+    assert!(review.ends_with(tail), "stub tail missing:\n{review}");
     assert!(
         !review.contains("STALE"),
         "a stale response was replayed:\n{review}"
@@ -253,7 +270,10 @@ fn antigravity_stdout_review_is_layer_one_and_the_report_says_so() {
         .scenario_fixture("append", "agy/append-new.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_eq!(lab.review("antigravity"), "## Agy review\nAll good.\n");
+    assert_eq!(
+        lab.uncited_review("antigravity"),
+        "## Agy review\nAll good.\n"
+    );
     assert_eq!(ran.report_line("source").as_deref(), Some("stdout"));
     assert_eq!(
         ran.report_line("result").map(|r| r.starts_with("review")),
@@ -282,7 +302,7 @@ fn antigravity_nonzero_exit_discards_stdout_and_uses_the_transcript() {
         .scenario_fixture("append", "agy/append-new.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    let review = lab.review("antigravity");
+    let review = lab.uncited_review("antigravity");
     assert!(
         review.starts_with("## Fresh review\nfrom the transcript (agy "),
         "{review}"
@@ -317,7 +337,7 @@ fn antigravity_empty_stdout_uses_the_post_watermark_transcript_entry() {
     ran.ok();
     let pid = &lab.agy_calls()[0].2;
     assert_eq!(
-        lab.review("antigravity"),
+        lab.uncited_review("antigravity"),
         format!("## Fresh review\nfrom the transcript (agy {pid})\n")
     );
     assert_eq!(ran.report_line("source").as_deref(), Some("transcript"));
@@ -325,6 +345,41 @@ fn antigravity_empty_stdout_uses_the_post_watermark_transcript_entry() {
         .notes()
         .iter()
         .any(|n| n == "review from transcript conv=c1"));
+}
+
+/// The recorded model of an antigravity run (upstream #3649, §3.3, §3.6) comes from the
+/// workspace's transcript: the last entry naming one, after the watermark first.
+#[test]
+fn antigravity_records_the_transcript_model() {
+    let lab = Lab::new();
+    lab.earlier_session().scenario("conv", "c1").scenario(
+        "append",
+        "{\"model\":\"stale-model\"}\n\
+         {\"source\":\"MODEL\",\"status\":\"DONE\",\"type\":\"PLANNER_RESPONSE\",\
+         \"content\":\"see src/a.rs:1\",\"meta\":{\"model\":\"gemini-3-pro\"}}\n",
+    );
+    let ran = lab.run("antigravity", &["--json"]);
+    ran.out.assert_status(0);
+    let result: Value = serde_json::from_str(ran.out.stdout.trim()).expect("one JSON line");
+    assert_eq!(
+        result["model"],
+        json!({"value": "gemini-3-pro", "source": "transcript"}),
+        "{result}"
+    );
+    // A pinned model wins over the transcript.
+    let planning = lab.env.project.join(".planning");
+    std::fs::create_dir_all(&planning).expect(".planning");
+    std::fs::write(
+        planning.join("config.json"),
+        json!({"review": {"models": {"agy": "pinned-agy"}}}).to_string(),
+    )
+    .expect("config.json");
+    let ran = lab.run("antigravity", &["--json"]);
+    let result: Value = serde_json::from_str(ran.out.stdout.trim()).expect("one JSON line");
+    assert_eq!(
+        result["model"],
+        json!({"value": "pinned-agy", "source": "pinned"})
+    );
 }
 
 #[test]
@@ -335,7 +390,8 @@ fn antigravity_only_pre_watermark_entries_give_the_stub_never_the_stale_review()
         .scenario_fixture("append", "agy/append-user-only.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_stub_without_stale(&lab.review("antigravity"));
+    // The transcript grew past the watermark (user lines only): a session started (#4184).
+    assert_stub_ending(&lab.review("antigravity"), STUB_TAIL_STARTED);
     assert_eq!(ran.report_line("source"), None);
     assert!(ran
         .notes()
@@ -367,7 +423,7 @@ fn antigravity_changed_conversation_id_reads_the_new_transcript_from_the_top() {
         .scenario_fixture("append", "agy/append-new-session.jsonl");
     let ran = lab.run("antigravity", &[]);
     ran.ok();
-    assert_eq!(lab.review("antigravity"), "## New session review\n");
+    assert_eq!(lab.uncited_review("antigravity"), "## New session review\n");
     assert!(ran
         .notes()
         .iter()
@@ -403,7 +459,8 @@ fn antigravity_unreadable_transcript_with_the_same_id_fails_closed() {
         fixture_text("agy/transcript-old.jsonl"),
         "readable after the run"
     );
-    assert_stub_without_stale(&lab.review("antigravity"));
+    // Unreadable at the watermark: never called a stall (#4184).
+    assert_stub_ending(&lab.review("antigravity"), STUB_TAIL_STARTED);
 }
 
 #[test]
@@ -418,7 +475,8 @@ fn antigravity_workspace_key_matches_case_insensitively() {
     let ran = lab.run("antigravity", &[]);
     ran.ok();
     assert!(
-        lab.review("antigravity").starts_with("## Fresh review\n"),
+        lab.uncited_review("antigravity")
+            .starts_with("## Fresh review\n"),
         "{}",
         lab.review("antigravity")
     );
@@ -482,7 +540,7 @@ fn antigravity_help_that_hangs_is_cut_at_five_seconds_and_adds_nothing() {
         ran.elapsed
     );
     assert!(!lab.agy_argv().iter().any(|a| a == "--add-dir"));
-    assert_eq!(lab.review("antigravity"), "reviewed anyway\n");
+    assert_eq!(lab.uncited_review("antigravity"), "reviewed anyway\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -585,12 +643,16 @@ fn antigravity_self_report_in_line_three_is_stamped() {
     let (review, ran) = blind_run("agy/review-blind-line3.md");
     assert_eq!(
         review,
-        format!("{STAMP}{}", fixture_text("agy/review-blind-line3.md"))
+        // The citation stamp comes first, then the blind stamp (upstream #3436's order, §2.4).
+        util::uncited(&format!(
+            "{STAMP}{}",
+            fixture_text("agy/review-blind-line3.md")
+        ))
     );
     assert_eq!(
         review.lines().position(|l| l == MARKER),
-        Some(4),
-        "stamp + blank line, then the review's line 3"
+        Some(6),
+        "two stamps, each with its blank line, then the review's line 3"
     );
     assert!(ran
         .out
@@ -601,7 +663,10 @@ fn antigravity_self_report_in_line_three_is_stamped() {
 #[test]
 fn antigravity_self_report_in_line_nine_is_not_stamped() {
     let (review, ran) = blind_run("agy/review-marker-line9.md");
-    assert_eq!(review, fixture_text("agy/review-marker-line9.md"));
+    assert_eq!(
+        review,
+        util::uncited(&fixture_text("agy/review-marker-line9.md"))
+    );
     assert!(!ran.out.stdout.contains("(stamped)"));
 }
 
@@ -610,7 +675,7 @@ fn antigravity_scratch_dir_tell_is_stamped() {
     let (review, _) = blind_run("agy/review-scratch.md");
     assert_eq!(
         review,
-        format!("{STAMP}{}", fixture_text("agy/review-scratch.md"))
+        util::uncited(&format!("{STAMP}{}", fixture_text("agy/review-scratch.md")))
     );
 }
 
@@ -711,7 +776,11 @@ fn antigravity_concurrent_runs_on_one_workspace_are_serialized_by_the_lock() {
     reviews.sort();
     let mut expected: Vec<String> = calls
         .iter()
-        .map(|(_, _, pid)| format!("## Fresh review\nfrom the transcript (agy {pid})\n"))
+        .map(|(_, _, pid)| {
+            util::uncited(&format!(
+                "## Fresh review\nfrom the transcript (agy {pid})\n"
+            ))
+        })
         .collect();
     expected.sort();
     assert_eq!(reviews, expected);
@@ -737,7 +806,7 @@ fn opencode_run(stream_fixture: &str) -> (Lab, Ran) {
 fn opencode_event_stream_becomes_the_review() {
     let (lab, ran) = opencode_run("opencode/stream.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "## OpenCode review\n\nLooks good; one nit in PLAN-1.\n"
     );
     assert_eq!(ran.report_line("source").as_deref(), Some("stdout"));
@@ -757,7 +826,7 @@ fn opencode_event_stream_becomes_the_review() {
 fn opencode_narration_before_a_tool_call_is_left_out() {
     let (lab, _) = opencode_run("opencode/narrated.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "## Summary\n\nThe plan is sound; one risk in the rollback step.\n"
     );
 }
@@ -771,7 +840,11 @@ fn opencode_stream_without_text_is_a_stub_with_the_stop_reason() {
          opencode: done\n\n\
          Raw response body:\n\
          OpenCode review returned no assistant text (agent ended its turn with no final message).\n\
-         Diagnostic: stop reason=tool-calls, output tokens=7\n"
+         Diagnostic: stop reason=tool-calls, output tokens=7\n\
+         Diagnosis: opencode ran at effort=high and exited cleanly inside the timeout \u{2014} a \
+         clean exit that produced no output is most often a model ending its turn without \
+         writing a final message rather than a crash; if this lane carries a reasoning effort, \
+         raising it is the usual fix.\n"
     );
 }
 
@@ -779,7 +852,7 @@ fn opencode_stream_without_text_is_a_stub_with_the_stop_reason() {
 fn opencode_garbage_lines_are_skipped_and_every_text_part_kept_in_order() {
     let (lab, ran) = opencode_run("opencode/garbage.jsonl");
     assert_eq!(
-        lab.review("opencode"),
+        lab.uncited_review("opencode"),
         "first kept\nsecond kept\nthird kept\n"
     );
     assert!(ran

@@ -142,7 +142,7 @@ fn content_as_text_parts_is_joined() {
     let lab = Lab::new(&server.url());
     let (stubbed, review, _) = lab.run();
     assert!(!stubbed, "{review}");
-    assert_eq!(review, "## Verdict\nLooks sound.\n");
+    assert_eq!(review, util::uncited("## Verdict\nLooks sound.\n"));
 }
 
 #[test]
@@ -174,7 +174,10 @@ fn think_blocks_are_taken_out_of_the_review() {
     let lab = Lab::new(&server.url());
     let (stubbed, review, _) = lab.run();
     assert!(!stubbed, "{review}");
-    assert!(review.starts_with("Step 2 lacks a rollback.\n"), "{review}");
+    assert!(
+        review.starts_with(&util::uncited("Step 2 lacks a rollback.\n")),
+        "{review}"
+    );
     assert!(!review.contains("<think>"), "{review}");
     // Kept, collapsed, after the review.
     let details = review.find("<details>").expect("collapsed reasoning");
@@ -217,7 +220,7 @@ fn a_base_url_ending_in_v1_never_asks_for_v1_v1() {
     .expect("config");
     let (stubbed, review, _) = lab.run();
     assert!(!stubbed, "{review}");
-    assert_eq!(review, "ok from /v1\n");
+    assert_eq!(review, util::uncited("ok from /v1\n"));
     let paths: Vec<String> = server.requests().into_iter().map(|(_, p)| p).collect();
     assert_eq!(
         paths,
@@ -314,12 +317,19 @@ fn a_redirect_with_a_body_is_a_failed_call() {
         assert_eq!(
             review,
             format!(
-                "ollama review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP {status}\n{body}\n"
+                "ollama review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP {status}\n{body}\n\
+                 Diagnosis: ollama is an HTTP lane and carries no reasoning-effort setting.\n"
             )
         );
     }
     let bare = stub_for(307, location, "");
-    assert!(bare.ends_with("\nRaw response body:\nHTTP 307\n"), "{bare}");
+    assert!(
+        bare.ends_with(
+            "\nRaw response body:\nHTTP 307\n\
+             Diagnosis: ollama is an HTTP lane and carries no reasoning-effort setting.\n"
+        ),
+        "{bare}"
+    );
 }
 
 #[test]

@@ -74,10 +74,14 @@ fn kimi_code_review_is_the_final_answer_byte_for_byte() {
     let result = lab.run_json(&[]);
     assert_eq!(
         result,
-        json!({"slug": "kimi-code", "ok": true, "stubbed": false})
+        json!({"slug": "kimi-code", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     let review = util::read_text(&lab.run_dir.join("gsd-review-kimi-code.md"));
-    assert_eq!(review, ANSWER, "no bullets, no indent, no narration");
+    assert_eq!(
+        review,
+        util::uncited(ANSWER),
+        "no bullets, no indent, no narration"
+    );
     let runs = lab.runs();
     assert_eq!(runs[0], "run --help", "the probe");
     assert!(
@@ -131,9 +135,11 @@ fn reviews_md_holds_the_clean_answer_nested_under_the_reviewer() {
             .join(".planning/phases/03-billing/03-REVIEWS.md"),
     );
     assert!(
-        reviews.contains(
-            "## Kimi Code Review\n\n### Summary\n\nThe plan is sound. MARKER-42\n\n### Concerns\n\n\
-             - **Tests**: missing for the ledger (MEDIUM)\n\n```python\n# keep\nprint('x')\n```\n\n---\n"
+        reviews.contains(&format!(
+            "## Kimi Code Review\n\n{}\n\n### Summary\n\nThe plan is sound. MARKER-42\n\n### Concerns\n\n\
+             - **Tests**: missing for the ledger (MEDIUM)\n\n```python\n# keep\nprint('x')\n```\n\n---\n",
+            util::CITATION_STAMP
+        )
         ),
         "{reviews}"
     );

@@ -83,7 +83,8 @@ fn a_new_spawn_lane_validates_installs_and_runs_as_written() {
     assert_eq!(run.json()["stubbed"], false, "{}", run.stdout);
     let review = review_of(&run, "my-reviewer");
     assert!(
-        review.starts_with("# My Reviewer review\n") && review.contains("a prompt of 4 lines"),
+        review.starts_with(&util::uncited("# My Reviewer review\n"))
+            && review.contains("a prompt of 4 lines"),
         "{review}"
     );
 
@@ -111,7 +112,7 @@ fn a_new_spawn_lane_validates_installs_and_runs_as_written() {
     run.assert_status(0);
     assert_eq!(
         review_of(&run, "my-reviewer"),
-        "reviewed: one\nreviewed: two\n"
+        util::uncited("reviewed: one\nreviewed: two\n")
     );
 }
 
@@ -170,7 +171,7 @@ fn a_new_http_lane_validates_installs_and_reviews_through_a_loopback_server() {
     ]);
     run.assert_status(0);
     assert_eq!(run.json()["ok"], true, "{}{}", run.stdout, run.stderr);
-    assert_eq!(review_of(&run, "local-llm"), "Looks fine.\n");
+    assert_eq!(review_of(&run, "local-llm"), util::uncited("Looks fine.\n"));
     let posted: Value = serde_json::from_slice(&server.posts()[0].body).expect("request body");
     assert_eq!(posted["model"], "m1");
 }

@@ -171,7 +171,7 @@ fn unsatisfied_engines_range_is_incompatible_unless_compat_version_overrides() {
     assert_skipped(acme_row, "incompatible", "LD-ENGINES");
     let reason = str_of(acme_row, "reason");
     assert!(
-        reason.contains(">=99.0.0") && reason.contains("1.10.0"),
+        reason.contains(">=99.0.0") && reason.contains("1.12.0"),
         "reason should quote the range and the host version: {reason}"
     );
     assert_eq!(flags_out(&env, &[]), default_flags());
@@ -212,6 +212,9 @@ fn version_names_the_gsd_vocabulary_and_validate_warns_as_list_refuses() {
         .to_owned();
     assert!(version.starts_with("gsd-lane "), "{version}");
     assert!(version.contains("engines.gsd"), "{version}");
+    // The vocabulary of upstream 1.12.0 (spec/upstream-since-2026-08.md §10.5), not the
+    // 1.10.0 the baseline spec was written against.
+    assert_eq!(host, "1.12.0", "{version}");
 
     let mut manifest = acme();
     manifest["engines"]["gsd"] = json!(">=1.42.0");

@@ -545,9 +545,29 @@ fn effort_resolution_configured_then_lane_default_then_none() {
     }
 }
 
+/// upstream #3436: every plan object carries its normalised `evidenceClass`.
+#[test]
+fn plan_objects_carry_the_evidence_class() {
+    let env = project(None);
+    let entries = plan(&env, &["--selected", "claude,coderabbit,ollama"]);
+    assert_eq!(
+        entry(&entries, "claude")["plan"]["evidenceClass"],
+        "source-grounded"
+    );
+    assert_eq!(
+        entry(&entries, "coderabbit")["plan"]["evidenceClass"],
+        "diff-only"
+    );
+    assert_eq!(
+        entry(&entries, "ollama")["plan"]["evidenceClass"],
+        "source-grounded"
+    );
+}
+
 #[test]
 fn effort_clamps_per_host() {
-    // §3.5 clamps: claude minimal→low, codex max→xhigh, opencode none.
+    // upstream #4275 (§7.3) clamps: claude and codex minimal→low, codex passes max (the
+    // baseline max→xhigh clamp is gone), opencode none.
     let env = project(Some(
         &json!({"review": {"effort": {"claude": "minimal", "codex": "minimal", "opencode": "minimal"}}})
             .to_string(),
@@ -557,7 +577,7 @@ fn effort_clamps_per_host() {
         argv(entry(&entries, "claude"))[..2],
         strings(&["--effort", "low"])
     );
-    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=minimal".to_owned()));
+    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=low".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"minimal".to_owned()));
 
     let env = project(Some(
@@ -569,7 +589,7 @@ fn effort_clamps_per_host() {
         argv(entry(&entries, "claude"))[..2],
         strings(&["--effort", "max"])
     );
-    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=xhigh".to_owned()));
+    assert!(argv(entry(&entries, "codex")).contains(&"model_reasoning_effort=max".to_owned()));
     assert!(argv(entry(&entries, "opencode")).contains(&"max".to_owned()));
 }
 
@@ -848,12 +868,19 @@ fn qwen_run_sends_the_configured_model_to_the_cli() {
         out.assert_no_panic().assert_status(0);
         assert_eq!(
             out.json(),
-            json!({"slug": "qwen", "ok": true, "stubbed": false})
+            json!({"slug": "qwen", "ok": true, "stubbed": false, "model": if config.is_some() {
+                json!({"value": model, "source": "pinned"})
+            } else {
+                json!({"value": null, "source": "unknown"})
+            }})
         );
         let log = std::fs::read_to_string(env.home.join("qwen.log")).expect("qwen ran");
         assert_eq!(log, format!("{argv}\n"));
         let review = util::read_text(&run_dir.join("gsd-review-qwen.md"));
-        assert_eq!(review, format!("## Summary\n\nReviewed by {model}.\n"));
+        assert_eq!(
+            review,
+            util::uncited(&format!("## Summary\n\nReviewed by {model}.\n"))
+        );
     }
 }
 
@@ -915,7 +942,7 @@ fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
     out.assert_status(0);
     assert_eq!(
         out.json(),
-        json!({"slug": "cursor", "ok": true, "stubbed": false})
+        json!({"slug": "cursor", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     let log = std::fs::read_to_string(env.home.join("agent.log")).expect("agent ran");
     assert!(
@@ -924,7 +951,7 @@ fn cursor_lane_finds_cursors_cli_under_its_new_name_agent() {
     );
     assert_eq!(
         util::read_text(&run_dir.join("gsd-review-cursor.md")),
-        "## Summary\n\nvia agent\n"
+        util::uncited("## Summary\n\nvia agent\n")
     );
 }
 
@@ -974,6 +1001,6 @@ fn cursor_agent_wins_when_both_names_are_installed_and_both_are_named_when_none_
     assert!(!env.home.join("agent.log").exists());
     assert_eq!(
         util::read_text(&run_dir.join("gsd-review-cursor.md")),
-        "old name\n"
+        util::uncited("old name\n")
     );
 }

@@ -443,6 +443,12 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         out.stdout
     );
     let run_dir = run_dir_of(&out);
+    // The lane's stub, kept in the run dir, ends with the Diagnosis line (upstream #4275 §7.4).
+    let stub = std::fs::read_to_string(run_dir.join("gsd-review-alpha.md")).expect("the stub");
+    assert!(
+        stub.contains("alpha review failed or returned empty output. stderr:\nfake-alpha: no output today\n\nDiagnosis: alpha ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix."),
+        "{stub}"
+    );
     let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
     assert_eq!(mode(&run_dir), 0o700);
     assert!(run_dir
@@ -483,7 +489,8 @@ fn stub_only_run_keeps_a_private_run_dir_with_the_section_files() {
         std::fs::read_to_string(run_dir.join("gsd-review-lane-results.jsonl")).expect("results");
     assert_eq!(
         results,
-        "{\"slug\":\"alpha\",\"ok\":true,\"stubbed\":true,\"identity\":\"alpha\"}\n"
+        "{\"slug\":\"alpha\",\"ok\":true,\"stubbed\":true,\"identity\":\"alpha\",\
+         \"model\":{\"value\":null,\"source\":\"unknown\"}}\n"
     );
     let prompt = std::fs::read_to_string(run_dir.join("gsd-review-prompt.md")).expect("prompt");
     assert_eq!(lab.prompts("alpha"), vec![prompt.clone()]);
@@ -699,7 +706,7 @@ fn a_hung_lane_does_not_hold_up_or_spoil_the_others() {
     let out = lab.review(&["--phase", "3", "--all"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
+    assert!(reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")));
     assert!(reviews.contains("## Slow Review\n\nslow review failed or returned empty output. stderr:\n\n[spawn error: ETIMEDOUT]\n"), "{reviews}");
     assert!(
         reviews.contains("\n> [gsd-lane] timed out after 1.5 s (reviewer.timeoutFloorMs in "),
@@ -859,7 +866,7 @@ fn sigint_kills_every_lane_and_still_writes_reviews_md() {
     );
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [alpha]\n"));
-    assert!(reviews.contains("## Alpha Review\n\n### fake-alpha review"));
+    assert!(reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")));
     assert!(reviews.contains("## Beta Review\n\nbeta review not completed: the review run was interrupted (SIGINT/SIGTERM) before this reviewer finished.\n"));
     assert!(reviews.contains("- Gamma — not completed (review run interrupted)\n"));
     assert!(reviews.ends_with("<!-- where reviewers disagreed — worth investigating -->\n"));
@@ -881,7 +888,7 @@ fn a_real_lane_whose_cli_prints_nothing_is_kept_as_a_stub() {
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [qwen, alpha]\n"));
     assert!(reviews.contains(
-        "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\n---\n"
+        "## Qwen Review\n\nqwen review failed or returned empty output. stderr:\n\nDiagnosis: qwen ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
     ));
     assert!(reviews.contains("- Qwen — failed (diagnostic stub, no review)\n"));
     // Alone, the stubbed lane is no lane result: no REVIEWS.md is written, the earlier one
@@ -931,7 +938,10 @@ fn example_lane_reviews_the_sample_project() {
     )
     .expect("REVIEWS.md");
     assert!(reviews.contains("reviewers: [plan-stats]\n"));
-    assert!(reviews.contains("## Plan Stats Review\n\n**Plan statistics (example lane: a shell script, not an AI reviewer).**"));
+    assert!(reviews.contains(&stamped_section(
+        "## Plan Stats Review",
+        "**Plan statistics (example lane: a shell script, not an AI reviewer).**"
+    )));
     assert!(
         reviews.contains("| `03-01` | 16 | 66 | 4 | 5 |\n"),
         "{reviews}"
@@ -974,16 +984,17 @@ fn control_sequences_never_reach_reviews_md_and_headings_nest_under_the_reviewer
         out.stdout
     );
     assert!(
-        reviews.contains(
-            "## Alpha Review\n\n### Review by fake-alpha\n\nIntro red link ok\n\n#### Findings\n\n\
+        reviews.contains(&stamped_section(
+            "## Alpha Review",
+            "### Review by fake-alpha\n\nIntro red link ok\n\n#### Findings\n\n\
              ```md\n# kept in code\n```\n\nbell c1 del end\n\n---\n"
-        ),
+        )),
         "{reviews}"
     );
     assert!(
         reviews.contains(
             "## Beta Review\n\nbeta review failed or returned empty output. stderr:\n\
-             fatal txt.exe\n\n---\n"
+             fatal txt.exe\n\nDiagnosis: beta ran with no effort argument, so the reviewer CLI's own configuration applied and exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.\n\n---\n"
         ),
         "{reviews}"
     );
@@ -1410,11 +1421,13 @@ fn issue21_a_reviewer_failing_this_time_keeps_its_earlier_review_marked() {
     let out = lab.review(&["--phase", "3"]);
     out.assert_no_panic().assert_status(0);
     let reviews = lab.reviews();
-    let marked =
-        format!("## Beta Review — from the earlier run of {first}\n\n### fake-beta review");
+    let marked = format!(
+        "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+        util::CITATION_STAMP
+    );
     assert!(reviews.contains(&marked), "{reviews}");
     assert!(
-        reviews.contains("## Alpha Review\n\n### fake-alpha review"),
+        reviews.contains(&stamped_section("## Alpha Review", "### fake-alpha review")),
         "{reviews}"
     );
     assert!(
@@ -1470,7 +1483,8 @@ fn issue21_a_skipped_default_reviewer_is_said_and_its_review_kept() {
     assert!(reviews.contains("> Not run: Beta ("), "{reviews}");
     assert!(
         reviews.contains(&format!(
-            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+            "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+            util::CITATION_STAMP
         )),
         "{reviews}"
     );
@@ -1501,7 +1515,8 @@ fn issue21_an_interrupted_rerun_keeps_the_reviews_it_did_not_reproduce() {
     );
     assert!(
         reviews.contains(&format!(
-            "## Beta Review — from the earlier run of {first}\n\n### fake-beta review"
+            "## Beta Review — from the earlier run of {first}\n\n{}\n\n### fake-beta review",
+            util::CITATION_STAMP
         )),
         "{reviews}"
     );
@@ -1635,4 +1650,10 @@ fn issue21_doctor_is_not_ready_on_a_config_review_refuses() {
         "{}",
         doctor.stderr
     );
+}
+
+/// A REVIEWS.md section whose review cites no `file:line`: its heading, the citation stamp
+/// (upstream #3436), then the review's text.
+fn stamped_section(heading: &str, review: &str) -> String {
+    format!("{heading}\n\n{}\n\n{review}", util::CITATION_STAMP)
 }

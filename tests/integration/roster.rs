@@ -338,7 +338,10 @@ fn with_the_example_overlay_installed_gemini_works_as_before() {
     let reviews = lab.reviews();
     assert!(reviews.contains("reviewers: [gemini]\n"), "{reviews}");
     assert!(
-        reviews.contains("## Gemini Review\n\n### Summary\n\nLooks fine.\n"),
+        reviews.contains(&format!(
+            "## Gemini Review\n\n{}\n\n### Summary\n\nLooks fine.\n",
+            crate::util::CITATION_STAMP
+        )),
         "{reviews}"
     );
 }

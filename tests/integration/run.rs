@@ -101,6 +101,16 @@ impl Lab {
         read(&self.review_path(identity))
     }
 
+    /// The review of a source-grounded lane whose text cites no `file:line`: it must start
+    /// with the citation stamp and an empty line (upstream #3436); returns what follows.
+    fn uncited_review(&self, identity: &str) -> String {
+        let review = self.review(identity);
+        review
+            .strip_prefix(&util::uncited(""))
+            .unwrap_or_else(|| panic!("no citation stamp on {identity}'s review: {review:?}"))
+            .to_owned()
+    }
+
     fn sidecar(&self, identity: &str) -> String {
         read(&self.err_path(identity))
     }
@@ -151,6 +161,10 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
         if let Some(dir) = map.remove("runDir") {
             assert!(dir.is_string(), "runDir is not a path: {dir}");
         }
+        let model = map
+            .remove("model")
+            .expect("every lane result records a model");
+        assert_model_shape(&model);
     }
     assert_eq!(
         result,
@@ -160,6 +174,36 @@ fn assert_completed(result: &Value, slug: &str) -> bool {
     stubbed
 }
 
+/// The `model` of a lane result (upstream #3649, §3.2): `{value, source}`, `source` from the
+/// closed set, `value` null exactly when `source` is `unknown`.
+fn assert_model_shape(model: &Value) {
+    let source = model["source"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{model}"));
+    assert!(
+        [
+            "pinned",
+            "served",
+            "requested",
+            "banner",
+            "transcript",
+            "unknown"
+        ]
+        .contains(&source),
+        "{model}"
+    );
+    assert_eq!(model["value"].is_null(), source == "unknown", "{model}");
+    assert!(
+        model["value"].is_null() || model["value"].is_string(),
+        "{model}"
+    );
+    assert_eq!(
+        model.as_object().map(serde_json::Map::len),
+        Some(2),
+        "{model}"
+    );
+}
+
 /// Runs `command`, killed (and the test failed) after `timeout`.
 fn run_bounded(command: Command, timeout: Duration) -> Ran {
     let (out, elapsed) = util::run_bounded(command, timeout);
@@ -167,7 +211,9 @@ fn run_bounded(command: Command, timeout: Duration) -> Ran {
 }
 
 /// The generic stub of §10.
-fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
+/// The generic stub's upstream elements (invocation.md §10), without the last one, the
+/// `Diagnosis:` line ([`diagnosis`]).
+fn stub_head(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
     let mut lines = vec![
         format!("{slug} review failed or returned empty output. stderr:"),
         sidecar.to_owned(),
@@ -177,6 +223,26 @@ fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>) -> String {
         lines.push(diagnostic.to_owned());
     }
     format!("{}\n", lines.join("\n"))
+}
+
+/// The whole generic stub: its elements, then `diagnosis` as the last line (upstream #4275).
+fn stub(slug: &str, sidecar: &str, diagnostic: Option<&str>, diagnosis: &str) -> String {
+    format!("{}{diagnosis}\n", stub_head(slug, sidecar, diagnostic))
+}
+
+/// The `Diagnosis:` line of a spawn lane with no effort argument (upstream #4275, §7.4).
+fn no_effort_diagnosis(slug: &str, ending: &str) -> String {
+    format!(
+        "Diagnosis: {slug} ran with no effort argument, so the reviewer CLI's own configuration applied and {ending}"
+    )
+}
+
+/// The tail of a clean empty exit (U+2014).
+const CLEAN_TAIL: &str = "exited cleanly inside the timeout \u{2014} a clean exit that produced no output is most often a model ending its turn without writing a final message rather than a crash; if this lane carries a reasoning effort, raising it is the usual fix.";
+
+/// The `Diagnosis:` line of an HTTP lane.
+fn http_diagnosis(slug: &str) -> String {
+    format!("Diagnosis: {slug} is an HTTP lane and carries no reasoning-effort setting.")
 }
 
 fn stub_marker(slug: &str) -> String {
@@ -264,12 +330,12 @@ fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
     let sandbox = util::take_sandbox(&mut ran.out.json_raw()).expect("a sandbox member");
     assert_eq!(
         ran.out.stdout,
-        format!("{{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"sandbox\":{sandbox}}}\n"),
+        format!("{{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"sandbox\":{sandbox},\"model\":{{\"value\":null,\"source\":\"unknown\"}}}}\n"),
         "one compact JSON line"
     );
     // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
@@ -288,10 +354,10 @@ fn invoke_slug_is_run_json() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": false})
+        json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
 }
@@ -303,7 +369,7 @@ fn human_run_exits_zero_and_writes_the_same_files() {
     let ran = lab.run("acme", &[]);
     ran.status(0);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("acme"), "acme: reviewed 21 bytes\n");
@@ -318,7 +384,107 @@ fn prompt_file_override_is_streamed_on_stdin() {
     let other = other.display().to_string();
     let (stubbed, _) = lab.run_ok("acme", &["--prompt-file", &other]);
     assert!(!stubbed);
-    assert_eq!(lab.review("acme"), "# Acme review\n\nprompt was: TRIMMED\n");
+    assert_eq!(
+        lab.uncited_review("acme"),
+        "# Acme review\n\nprompt was: TRIMMED\n"
+    );
+}
+
+/// The citation check (upstream #3436, §2) through the real binary: a review that cites a
+/// `file:line` (even among plan-line references, or as a Windows path) is left as written; one
+/// that cites only plan lines, URLs or clock times is stamped; a lane declared exactly
+/// `diff-only` is never stamped.
+#[test]
+fn the_citation_check_stamps_only_uncited_source_grounded_reviews() {
+    let with_prompt = |lab: &Lab, name: &str, text: &str| {
+        let path = lab.env.root.path().join(name);
+        std::fs::write(&path, text).expect("write prompt");
+        let path = path.display().to_string();
+        let (stubbed, _) = lab.run_ok("acme", &["--prompt-file", &path]);
+        assert!(!stubbed);
+        lab.review("acme")
+    };
+    let lab = Lab::new();
+    lab.install("spawn-stdout", "acme-review");
+    for cited in [
+        "plan line 5, and src/foo.cts:42",
+        "(README.md:12)",
+        "src\\foo.cts:42",
+    ] {
+        assert_eq!(
+            with_prompt(&lab, "cited.md", cited),
+            format!("# Acme review\n\nprompt was: {cited}\n"),
+            "{cited}"
+        );
+    }
+    for uncited in [
+        "see line 42 and L12-L18",
+        "http://localhost:8080 at 12:30",
+        "https://example.com/x",
+    ] {
+        assert_eq!(
+            with_prompt(&lab, "uncited.md", uncited),
+            util::uncited(&format!("# Acme review\n\nprompt was: {uncited}\n")),
+            "{uncited}"
+        );
+    }
+
+    let diff_only = Lab::new();
+    diff_only.install_with("spawn-stdout", "acme-review", |lane| {
+        lane["reviewer"]["evidenceClass"] = json!("diff-only");
+    });
+    assert_eq!(
+        with_prompt(&diff_only, "uncited.md", "see line 42"),
+        "# Acme review\n\nprompt was: see line 42\n"
+    );
+}
+
+/// The model of a lane result (upstream #3649, §3.3) through `run --json`: an HTTP lane
+/// records the model the server says it served, else the model its request carried (here the
+/// discovered one, recorded although the call failed); a lane writing its review to a file
+/// records the `model:` line of its stdout banner, within the first 40 lines; a pinned model
+/// beats the banner.
+#[test]
+fn lane_results_record_the_served_requested_banner_or_pinned_model() {
+    let server = Server::start(&[models(&["x"]), completion("other-model", "see src/a.rs:1")]);
+    let lab = http_lab(&server.url(), Some("requested-model"), |_| {});
+    let (_, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "other-model", "source": "served"})
+    );
+
+    let server = Server::start(&[
+        models(&["discovered-m"]),
+        (
+            "POST",
+            "/v1/chat/completions",
+            json_text_reply(500, "{\"error\":\"boom\"}".to_owned()),
+        ),
+    ]);
+    let lab = http_lab(&server.url(), None, |_| {});
+    let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
+    assert!(stubbed);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "discovered-m", "source": "requested"})
+    );
+
+    let lab = Lab::new();
+    lab.install_with("spawn-file-arg", "acme-file-review", |lane| {
+        lane["reviewer"]["probe"]["binary"] = json!("acme-banner");
+        lane["reviewer"]["invoke"]["binary"] = json!("acme-banner");
+    });
+    let (_, ran) = lab.run_ok("acme-file", &[]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "gpt-banner-1", "source": "banner"})
+    );
+    let (_, ran) = lab.run_ok("acme-file", &["--model", "pinned-m"]);
+    assert_eq!(
+        ran.json()["model"],
+        json!({"value": "pinned-m", "source": "pinned"})
+    );
 }
 
 #[test]
@@ -332,7 +498,15 @@ fn empty_stdout_with_stderr_is_a_stub_holding_the_stderr() {
     assert_eq!(lab.sidecar("acme"), stderr);
     let review = lab.review("acme");
     assert!(review.starts_with(&stub_marker("acme")), "{review:?}");
-    assert_eq!(review, stub("acme", stderr, None));
+    assert_eq!(
+        review,
+        stub(
+            "acme",
+            stderr,
+            None,
+            &no_effort_diagnosis("acme", "exited with status 3.")
+        )
+    );
 }
 
 #[test]
@@ -343,7 +517,7 @@ fn a_stubbed_lane_ran_so_explicit_still_exits_zero() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": true})
+        json!({"slug": "acme", "ok": true, "stubbed": true, "model": {"value": null, "source": "unknown"}})
     );
 }
 
@@ -353,9 +527,15 @@ fn whitespace_only_stdout_is_a_stub() {
     lab.install_acme("acme-blank");
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(stubbed);
+    // A clean empty exit: the first line intact, the stopped-short hint last (upstream #4275).
     assert_eq!(
         lab.review("acme"),
-        stub("acme", "acme: nothing to say\n", None)
+        stub(
+            "acme",
+            "acme: nothing to say\n",
+            None,
+            &no_effort_diagnosis("acme", CLEAN_TAIL)
+        )
     );
 }
 
@@ -365,7 +545,7 @@ fn file_arg_lane_review_comes_from_the_output_file_not_stdout() {
     lab.install("spawn-file-arg", "acme-file-review");
     let (stubbed, _) = lab.run_ok("acme-file", &[]);
     assert!(!stubbed);
-    let review = lab.review("acme-file");
+    let review = lab.uncited_review("acme-file");
     assert_eq!(review, "# File review\n\nwritten to the -o path\n");
     assert!(!review.contains("NOISE"));
     assert_eq!(lab.sidecar("acme-file"), "");
@@ -378,7 +558,7 @@ fn file_arg_lane_under_an_instance_writes_the_instance_file() {
     let (stubbed, _) = lab.run_ok("acme-file", &["--as", "inst-1"]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("inst-1"),
+        lab.uncited_review("inst-1"),
         "# File review\n\nwritten to the -o path\n"
     );
     assert!(lab.err_path("inst-1").exists());
@@ -394,7 +574,7 @@ fn instance_name_selects_the_review_and_sidecar_files() {
     assert!(!stubbed);
     assert_eq!(ran.json()["slug"], "acme", "the result keeps the lane slug");
     assert_eq!(
-        lab.review("inst-1"),
+        lab.uncited_review("inst-1"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
     assert_eq!(lab.sidecar("inst-1"), "acme: reviewed 21 bytes\n");
@@ -410,7 +590,12 @@ fn instance_stub_keeps_the_lane_slug_in_its_header() {
     assert!(stubbed);
     assert_eq!(
         lab.review("inst-1"),
-        stub("acme", "acme: model not found\nacme: giving up\n", None)
+        stub(
+            "acme",
+            "acme: model not found\nacme: giving up\n",
+            None,
+            &no_effort_diagnosis("acme", "exited with status 3.")
+        )
     );
 }
 
@@ -441,7 +626,7 @@ fn hostile_model_reaches_the_tool_as_one_argument() {
     let (stubbed, _) = lab.run_ok("acme", &["--model", HOSTILE]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         format!("5\nreview\n--model\n{HOSTILE}\n-p\n-\n")
     );
 }
@@ -454,7 +639,7 @@ fn configured_model_reaches_the_tool_through_the_model_placeholder() {
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "5\nreview\n--model\nacme-large\n-p\n-\n"
     );
 }
@@ -467,7 +652,7 @@ fn invalid_utf8_output_becomes_replacement_characters() {
     assert!(!stubbed);
     let bytes = std::fs::read(lab.review_path("acme")).expect("read review");
     let review = String::from_utf8(bytes).expect("the review file is valid UTF-8");
-    assert_eq!(review, "before \u{FFFD}\u{FFFD} after\n");
+    assert_eq!(review, util::uncited("before \u{FFFD}\u{FFFD} after\n"));
 }
 
 /// Runs the `acme-bytes` lane for `size` bytes and checks the review is those bytes plus `\n`.
@@ -478,6 +663,10 @@ fn assert_large_stdout(size: u64, timeout: Duration) -> Duration {
         lane["reviewer"]["invoke"]["binary"] = json!("acme-bytes");
         lane["reviewer"]["invoke"]["args"] = json!([size.to_string()]);
         lane["reviewer"]["timeoutFloorMs"] = json!(120_000);
+        // These measure the stdout path; a source-grounded lane would also have its review
+        // read through the citation check and copied behind the stamp (measured on its own,
+        // BENCHMARKS.md "Citation check").
+        lane["reviewer"]["evidenceClass"] = json!("diff-only");
     });
     let ran = lab.run_timed("acme", &["--json"], timeout);
     ran.status(0);
@@ -538,8 +727,16 @@ fn hung_lane_is_killed_with_its_whole_tree_and_stubbed() {
         "{sidecar:?}"
     );
     let review = lab.review("acme");
-    let stubbed = stub("acme", &sidecar, None);
+    let stubbed = stub_head("acme", &sidecar, None);
     assert!(review.starts_with(&stubbed), "{review}");
+    // The last line says how it ended, without the clean-exit hint.
+    assert!(
+        review.ends_with(&format!(
+            "\n{}\n",
+            no_effort_diagnosis("acme", "was killed by the outer timeout.")
+        )),
+        "{review}"
+    );
     // Then the bound that stopped it, and where it is set (issue 21 item 7).
     assert!(
         review[stubbed.len()..]
@@ -637,7 +834,7 @@ fn capability_probe_with_the_needle_runs_the_lane() {
     lab.install("spawn-capability", "acme-review");
     let (stubbed, _) = lab.run_ok("acme", &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review("acme"), "capable review\n");
+    assert_eq!(lab.uncited_review("acme"), "capable review\n");
     assert!(lab.marker("acme-help.ran").exists());
 }
 
@@ -945,10 +1142,10 @@ fn invoke_without_run_dir_uses_the_working_directory() {
     ran.status(0);
     assert_eq!(
         ran.json(),
-        json!({"slug": "acme", "ok": true, "stubbed": false})
+        json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
     assert_eq!(
-        lab.review("acme"),
+        lab.uncited_review("acme"),
         "# Acme review\n\nprompt was: Please review PLAN-1.\n"
     );
 }
@@ -979,10 +1176,11 @@ fn empty_model_as_and_agent_keep_the_configured_values() {
         ran.status(0);
         assert_eq!(
             ran.json(),
-            json!({"slug": "acme", "ok": true, "stubbed": false})
+            json!({"slug": "acme", "ok": true, "stubbed": false,
+                   "model": {"value": "configured-model", "source": "pinned"}})
         );
         assert_eq!(
-            lab.review("acme"),
+            lab.uncited_review("acme"),
             "5\nreview\n--model\nconfigured-model\n-p\n-\n",
             "written under the slug, with the configured model"
         );
@@ -1037,7 +1235,7 @@ fn http_model_discovery_uses_the_first_listed_model() {
     let lab = http_lab(&server.url(), None, |_| {});
     let (stubbed, ran) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "HTTP review text\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "HTTP review text\n");
     assert_eq!(
         lab.sidecar(HTTP_SLUG),
         "",
@@ -1076,7 +1274,7 @@ fn http_configured_model_skips_discovery() {
     let lab = http_lab(&server.url(), Some(" pinned-model "), |_| {});
     let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "pinned review\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "pinned review\n");
     assert_eq!(
         server.requests(),
         [
@@ -1112,7 +1310,7 @@ fn http_failed_discovery_falls_back_to_the_declared_model() {
     let lab = http_lab(&server.url(), None, |_| {});
     let (stubbed, _) = lab.run_ok(HTTP_SLUG, &[]);
     assert!(!stubbed);
-    assert_eq!(lab.review(HTTP_SLUG), "fallback review\n");
+    assert_eq!(lab.uncited_review(HTTP_SLUG), "fallback review\n");
     assert_eq!(
         String::from_utf8_lossy(&server.posts()[0].body),
         chat_body("acme-7b", PROMPT)
@@ -1130,7 +1328,7 @@ fn http_served_model_mismatch_warns_and_keeps_the_review() {
     assert!(!stubbed);
     // The warning is also noted in the review file, so REVIEWS.md shows it under the lane.
     assert_eq!(
-        lab.review(HTTP_SLUG),
+        lab.uncited_review(HTTP_SLUG),
         "mismatched review\n\n> [gsd-lane] acme_local served model 'other-model' but \
          'requested-model' was requested. Review may be from a different model.\n"
     );
@@ -1168,7 +1366,10 @@ fn http_500_with_json_body_is_a_stub_with_the_raw_body() {
     assert!(review.starts_with(&stub_marker(HTTP_SLUG)), "{review:?}");
     assert!(review.contains("\nRaw response body:\n"), "{review:?}");
     assert!(review.contains(&body), "{review:?}");
-    assert!(review.ends_with(&format!("{body}\n")), "{review:?}");
+    assert!(
+        review.ends_with(&format!("{body}\n{}\n", http_diagnosis(HTTP_SLUG))),
+        "{review:?}"
+    );
 }
 
 #[test]
@@ -1181,7 +1382,8 @@ fn http_error_stub_is_exactly_the_section_10_example() {
     assert_eq!(
         stubbed_chat_error(404, body),
         format!(
-            "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP 404\n{body}\n"
+            "acme_local review failed or returned empty output. stderr:\n\nRaw response body:\nHTTP 404\n{body}\n{}\n",
+            http_diagnosis("acme_local")
         )
     );
 }

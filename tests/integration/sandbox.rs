@@ -430,7 +430,7 @@ fn detect_reports_each_change_and_off_reports_nothing() {
     assert_eq!(lab.attempts()["create"], "changed");
     assert_eq!(
         result,
-        json!({"slug": "acme", "ok": true, "stubbed": false})
+        json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}})
     );
 }
 
@@ -447,7 +447,7 @@ fn a_lane_that_only_writes_its_review_and_its_own_state_reports_nothing() {
         let result = lab.run(&["--sandbox", mode]);
         assert_eq!(
             result,
-            json!({"slug": "acme", "ok": true, "stubbed": false}),
+            json!({"slug": "acme", "ok": true, "stubbed": false, "model": {"value": null, "source": "unknown"}}),
             "{mode}"
         );
         assert!(lab.review().contains("fine"), "{mode}");

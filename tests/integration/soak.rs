@@ -77,7 +77,7 @@ impl Bench {
 
     fn registry(&self) -> Registry {
         Registry::load(&LoadOptions {
-            host_version: "1.10.0".into(),
+            host_version: "1.12.0".into(),
             global_dir: Some(self.home.join(".gsd/capabilities")),
             project_root: None,
             consent: &Nobody,

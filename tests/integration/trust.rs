@@ -1051,6 +1051,11 @@ fn spawn_lab(edit: impl FnOnce(&mut Value)) -> Lab {
 /// The argv `acme-args` printed (its first line is the count).
 fn printed_argv(lab: &Lab, identity: &str) -> Vec<String> {
     let review = std::fs::read_to_string(lab.review_path(identity)).expect("review");
+    // A count and arguments cite no file:line: the lane's text follows the citation stamp.
+    let review = review
+        .strip_prefix(&crate::util::uncited(""))
+        .unwrap_or(&review)
+        .to_owned();
     let mut lines = review.lines();
     let count: usize = lines.next().expect("count").parse().expect("number");
     let argv: Vec<String> = lines.take(count).map(str::to_owned).collect();

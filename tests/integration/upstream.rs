@@ -99,7 +99,7 @@ fn invoke_env_reaches_the_first_party_claude_child() {
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let (result, review) = run_lane(&lab, "claude");
     assert_eq!(result["ok"], true, "{result}");
-    assert_eq!(review, "mds=1 memory=1 home=set\n");
+    assert_eq!(review, crate::util::uncited("mds=1 memory=1 home=set\n"));
 }
 
 #[test]
@@ -142,4 +142,42 @@ fn reviews_md_records_each_reviewers_model() {
         "{reviews}"
     );
     assert!(!reviews.contains("reviewers: [evil]"), "{reviews}");
+}
+
+/// upstream #3649 §3.5 and #4275 §7.3 end to end: REVIEWS.md records the pinned model with
+/// the effort that ran, as rendered for the host (codex clamps `minimal` to `low`), and
+/// `run --json` reports the same record.
+#[test]
+fn reviews_md_records_the_model_with_the_effort_that_ran() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    let codex = lab.bin.join("codex");
+    std::fs::write(
+        &codex,
+        "#!/bin/sh
+cat >/dev/null
+out=\nwhile [ \"$#\" -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done
+         printf '## Summary\\n\\nsee src/a.rs:1\\n' > \"$out\"\n",
+    )
+    .expect("fake codex");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    lab.config(&json!({"review": {
+        "models": {"codex": "gpt-5.1-codex"},
+        "effort": {"codex": "minimal"}
+    }}));
+    let (result, _) = run_lane(&lab, "codex");
+    assert_eq!(
+        result["model"],
+        json!({"value": "gpt-5.1-codex (reasoning=low)", "source": "pinned"}),
+        "{result}"
+    );
+    let out = lab.review(&["--phase", "3", "--codex"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains(
+            "\nmodels:\n  codex: \"gpt-5.1-codex (reasoning=low)\"\nmodel_sources:\n  codex: \"pinned\"\n"
+        ),
+        "{reviews}"
+    );
 }

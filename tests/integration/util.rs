@@ -647,3 +647,13 @@ pub fn processes_left_with_home(home: &Path, bound: Duration) -> Vec<u32> {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The citation stamp's line (upstream #3436): a source-grounded lane's review that cites no
+/// `file:line` starts with it, then an empty line.
+pub const CITATION_STAMP: &str = "> [reviewed-without-source-citations] This reviewer declared source-grounded evidence but cited no file:line source evidence, so it reviewed the pasted plan text only \u{2014} down-weight its verdict in the Consensus Summary.";
+
+/// `review` as a source-grounded lane leaves it when it cites no source: the stamp, an empty
+/// line, the review unchanged.
+pub fn uncited(review: &str) -> String {
+    format!("{CITATION_STAMP}\n\n{review}")
+}

@@ -40,11 +40,23 @@ pub struct Planned {
     prompt_budget: Option<serde_json::Number>,
     /// The prompt file the lane reads, when it reads one.
     prompt_path: Option<String>,
-    /// The resolved plan.
-    plan: LanePlan,
+    /// The resolved plan, with its evidence class.
+    plan: PlanObject,
     /// The lane's keys that have a value (left out when none has).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     settings: Vec<Setting>,
+}
+
+/// The `plan` member: the resolved plan, then `evidenceClass` as normalised (upstream #3436:
+/// only an exact `diff-only` is exempt from the citation check).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanObject {
+    /// The resolved plan.
+    #[serde(flatten)]
+    plan: LanePlan,
+    /// `diff-only` or `source-grounded`.
+    evidence_class: &'static str,
 }
 
 /// `{slug, ok: false, reason, detail}`.
@@ -90,7 +102,10 @@ pub fn entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> PlanEn
                 prompt_path,
                 // The lane's keys that have a value, and where it comes from (decisions.md #21).
                 settings: setting_rows(lane, config),
-                plan: resolved,
+                plan: PlanObject {
+                    evidence_class: evidence_class(lane),
+                    plan: resolved,
+                },
             }))
         }
         Err(refusal) => PlanEntry::Refused(Refused {
@@ -106,6 +121,14 @@ pub fn entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> PlanEn
 /// `plan --json`'s entry).
 pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> Value {
     as_value(&entry(lane, config, inputs))
+}
+
+/// `evidenceClass` of a plan object: `diff-only` or `source-grounded` (upstream #3436).
+fn evidence_class(lane: &Lane) -> &'static str {
+    match lane.evidence_class {
+        crate::manifest::model::EvidenceClass::DiffOnly => "diff-only",
+        crate::manifest::model::EvidenceClass::SourceGrounded => "source-grounded",
+    }
 }
 
 /// The lane's own config keys that have a value, each with where it comes from (the config

@@ -358,7 +358,8 @@ fn with_run_dir(mut value: serde_json::Value, run_dir: Option<&Path>) -> serde_j
 /// The `{"slug","ok":false,"stubbed":false,"reason","detail"}` result (plus `runDir`).
 fn unavailable_json(slug: &str, refusal: &Refusal, run_dir: Option<&Path>) -> serde_json::Value {
     with_run_dir(
-        json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail}),
+        json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail,
+               "model": crate::review::model_record::ModelRecord::unknown().to_json()}),
         run_dir,
     )
 }
@@ -423,6 +424,8 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
 /// repository changed while it ran, `runDir` for a default run dir.
 fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Value {
     let mut value = json!({"slug": done.plan.slug, "ok": true, "stubbed": done.stubbed});
+    // The resolved model (upstream #3649, §3.2).
+    value["model"] = done.model.to_json();
     if let Some(reason) = done.stub_reason {
         value["reason"] = json!(reason);
     }

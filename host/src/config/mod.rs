@@ -2,7 +2,7 @@
 //!
 //! [`ProjectConfig`] holds the merged root and workstream config (invocation.md §3.1) and answers
 //! dotted-key lookups; [`configured`] applies the "unset" rule for string settings (§3.2);
-//! [`normalize_host`] implements §3.4 / trust.md §6.3; [`effort_argv`] implements §3.5. Nothing
+//! [`normalize_host`] implements §3.4 / trust.md §6.3; `effort` renders §3.5 effort argv. Nothing
 //! here reads environment variables: the caller passes the workstream name in.
 
 pub(crate) mod effort;
@@ -16,7 +16,6 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-pub use effort::effort_argv;
 pub use host::{join_lane_path, normalize_host, origin_of};
 pub use load::Unusable;
 pub use setting::configured;

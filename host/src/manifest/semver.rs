@@ -3,8 +3,11 @@
 //! Range satisfaction follows the §1.4 table exactly; it deliberately differs from npm and from
 //! the `semver` crate (for example `^0` means `>=0.0.0 <0.0.1`, and pre-release tags are ignored).
 
-/// The host's GSD-compatibility version that `engines.gsd` ranges are checked against.
-pub const HOST_COMPAT_VERSION: &str = "1.10.0";
+/// The host's GSD-compatibility version that `engines.gsd` ranges are checked against: the
+/// upstream release whose reviewer-lane vocabulary this tree speaks. 1.12.0 is the release the
+/// addendum (`spec/upstream-since-2026-08.md` §10.5) names as shipping the post-August lane
+/// changes this tree implements (spec/CHANGES.md, 2026-12-04).
+pub const HOST_COMPAT_VERSION: &str = "1.12.0";
 
 /// What `gsd-lane --version` prints after the program name: this build's version and the GSD
 /// lane-vocabulary version it implements, the one `engines.gsd` ranges are checked against.

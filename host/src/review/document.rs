@@ -239,7 +239,11 @@ fn entry_of(done: &Results, job: &Job, result: &LaneResult) -> Entry {
         },
     };
     let mut entry = lane_facts::entry(&job.identity, &job.lane, result.metadata.clone(), fate);
-    entry.model = Some(super::model_record::of_plan(&job.cleared.plan, &job.lane));
+    entry.model = Some(super::model_record::of_result(
+        result.model.as_ref(),
+        &job.cleared.plan,
+        &job.lane,
+    ));
     entry
 }
 

@@ -229,6 +229,7 @@ fn merge_kept(
                 started: true,
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             },
             None => ran.remove(&job.identity.id).unwrap_or(LaneResult {
                 done: Done::Interrupted,
@@ -236,6 +237,7 @@ fn merge_kept(
                 started: false,
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             }),
         })
         .collect()
@@ -285,6 +287,7 @@ fn result_line(job: &Job, result: &LaneResult) -> serde_json::Value {
         _ => {}
     }
     map.insert("identity".into(), json!(job.identity.id));
+    super::model_record::result_member(map, result.model.as_ref());
     value
 }
 

@@ -158,8 +158,10 @@ pub struct Doc {
     pub sandbox: Option<String>,
 }
 
-/// Whether a review counts as blind (§11.3).
+/// Whether a review counts as blind (§11.3), looking past a leading citation stamp (upstream
+/// #3436 puts it before antigravity's blind stamp, addendum §2.4).
 pub fn is_blind(content: &str) -> bool {
+    let content = crate::verdict::citations::after_stamp(content);
     let mut lines = content.split('\n');
     if lines
         .clone()
@@ -375,9 +377,20 @@ fn down_weight(e: &Entry) -> Option<&'static str> {
         Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
         Fate::Interrupted { .. } => Some("not completed (review run interrupted)"),
         Fate::Ran { .. } if e.diff_only => Some("diff-only (never received the review prompt)"),
+        Fate::Ran { content, .. } if is_blind(content) && is_uncited(content) => {
+            Some("reviewed-without-repo-access, reviewed-without-source-citations")
+        }
         Fate::Ran { content, .. } if is_blind(content) => Some("reviewed-without-repo-access"),
+        Fate::Ran { content, .. } if is_uncited(content) => {
+            Some("reviewed-without-source-citations (cited no file:line source)")
+        }
         _ => None,
     }
+}
+
+/// Whether a review carries the citation stamp (upstream #3436): counted at reduced weight.
+fn is_uncited(content: &str) -> bool {
+    crate::verdict::citations::is_stamped(content)
 }
 
 /// The Consensus Summary skeleton, listing the down-weighted verdicts.
@@ -415,6 +428,14 @@ mod tests {
     #[test]
     fn blind_tells() {
         assert!(is_blind("> [reviewed-without-repo-access] x\n\nreview"));
+        // Past a leading citation stamp (the order antigravity's stamps end up in).
+        let both = format!(
+            "{}\n\n> [reviewed-without-repo-access] x\n\nreview",
+            crate::verdict::citations::CITATION_STAMP
+        );
+        assert!(is_blind(&both));
+        assert!(is_uncited(&both));
+        assert!(!is_uncited("> [reviewed-without-repo-access] x\n\nreview"));
         assert!(is_blind("a\nb\nc\nd\nREVIEWED-WITHOUT-REPO-ACCESS\n"));
         assert!(!is_blind("a\nb\nc\nd\ne\nREVIEWED-WITHOUT-REPO-ACCESS\n"));
     }

@@ -111,6 +111,8 @@ pub struct LaneResult {
     pub retries: u32,
     /// Changes to the repository seen while the lane ran (the sandbox's detection).
     pub repository_changes: Vec<String>,
+    /// The model the lane ran with (upstream #3649); `None` when it did not run here.
+    pub model: Option<super::model_record::ModelRecord>,
 }
 
 impl LaneResult {
@@ -299,6 +301,7 @@ fn coordinate(
                 started: started.get(index).copied().unwrap_or(false),
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             };
             let _ = job;
             on_event(&Event::Finished(index, result.clone()), jobs);
@@ -354,6 +357,7 @@ fn run_group(
                     started: false,
                     retries: 0,
                     repository_changes: Vec::new(),
+                    model: None,
                 },
             );
             continue;
@@ -470,6 +474,7 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         started: true,
         retries: 0,
         repository_changes: Vec::new(),
+        model: None,
     }
 }
 
@@ -485,6 +490,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
                 started: true,
                 retries: 0,
                 repository_changes: Vec::new(),
+                model: None,
             }
         }
     };
@@ -523,10 +529,12 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     );
     let retries = attempts.retries;
     let mut repository_changes = Vec::new();
+    let mut model = None;
     let done = match attempts.outcome {
         Ok(Outcome::Unavailable(refusal)) => Done::Unavailable(refusal),
         Ok(Outcome::Completed(completion)) => {
             repository_changes = completion.repository_changes;
+            model = Some(completion.model);
             Done::Ran {
                 stubbed: completion.stubbed,
             }
@@ -544,6 +552,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         started: true,
         retries,
         repository_changes,
+        model,
     }
 }
 
@@ -587,6 +596,7 @@ mod tests {
             started: true,
             retries: 0,
             repository_changes: Vec::new(),
+            model: None,
         }
     }
 

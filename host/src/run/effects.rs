@@ -23,6 +23,23 @@ pub struct Observed {
     pub http_status: Option<u16>,
     /// Its `Retry-After` value, when sent.
     pub retry_after: Option<String>,
+    /// How the last process ended (the stub's `Diagnosis:` line); `None`: none was started.
+    pub last_end: Option<super::diagnosis::ProcessEnd>,
+    /// The `model` the last HTTP request with a body carried, normalised (the recorded model's
+    /// `requested` source, kept even when the request failed).
+    pub requested_model: Option<String>,
+    /// The `model` of the last 2xx HTTP answer, normalised (the `served` source).
+    pub served_model: Option<String>,
+}
+
+/// The top-level `model` string of a JSON object, normalised (`None` for anything else).
+fn model_of_json(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct ModelField {
+        model: Option<serde_json::Value>,
+    }
+    let field: ModelField = serde_json::from_str(text).ok()?;
+    crate::review::model_record::normalize(field.model?.as_str()?)
 }
 
 /// Effects granted to one lane invocation.
@@ -109,7 +126,13 @@ impl Effects for HostEffects {
         bounded.timeout = request.timeout.min(self.remaining());
         let report =
             spawn::spawn_confined(&bounded, &self.env, &self.spawn_limits, &self.confinement);
-        self.observed.borrow_mut().last_exit = report.exit_code;
+        let mut observed = self.observed.borrow_mut();
+        observed.last_exit = report.exit_code;
+        observed.last_end = Some(super::diagnosis::ProcessEnd::of(
+            report.exit_code,
+            report.error.as_ref().map(SpawnError::code),
+        ));
+        drop(observed);
         report
     }
 
@@ -123,6 +146,15 @@ impl Effects for HostEffects {
         bounded.timeout = request.timeout.min(self.remaining());
         let (report, retry_after) = http::send_observed(&bounded, origin, &self.http_limits);
         let mut observed = self.observed.borrow_mut();
+        if let Some(model) = request.json_body.as_deref().and_then(model_of_json) {
+            observed.requested_model = Some(model);
+        }
+        observed.served_model = match &report {
+            HttpReport::Response { status, body } if (200..300).contains(status) => {
+                model_of_json(body)
+            }
+            _ => None,
+        };
         observed.http_status = match &report {
             HttpReport::Response { status, .. } => Some(*status),
             HttpReport::Failed { .. } => None,

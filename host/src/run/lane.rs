@@ -63,6 +63,14 @@ pub struct Completion {
     pub plan: LanePlan,
     /// True when the review file holds a diagnostic stub.
     pub stubbed: bool,
+    /// True when that stub is the handler's own (antigravity's), which gets no `Diagnosis:`.
+    pub own_stub: bool,
+    /// The model this run used, as far as it can be told (upstream #3649, §3).
+    pub model: crate::review::model_record::ModelRecord,
+    /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
+    pub stdout_head: Option<String>,
+    /// The model the handler found in the tool's own records (antigravity's transcript).
+    pub handler_model: Option<String>,
     /// What the probe found.
     pub probe: String,
     /// Which source produced the review.
@@ -278,9 +286,11 @@ pub fn execute(
         None => run_generic_spawn(&effects, &plan)?,
     };
     completion.probe = probe;
+    check_citations(lane, &plan, &mut completion)?;
     say_timeout(lane, &plan, &mut completion)?;
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
+    completion.model = model_of(lane, &plan, setup, &completion);
     completion.repository_changes = sandbox.after(before.as_ref());
     sandbox.clean_up();
     completion.sandbox = Some(sandbox.effective.clone());
@@ -290,10 +300,110 @@ pub fn execute(
     if let Some(line) = crate::sandbox::policy::changes_line(&completion.repository_changes) {
         effects.warn(&format!("lane {}: {line}", plan.slug));
     }
+    append_diagnosis(lane, &plan, setup, &completion)?;
     completion
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// Most bytes of a file-output lane's stdout kept in memory (the stderr cap, decisions.md
+/// row 2); only its start is read, for the banner.
+const BANNER_STDOUT_BYTES: usize = 64 << 20;
+/// Most bytes of output the banner rule reads (its 40 lines, §3.6).
+const BANNER_HEAD_BYTES: usize = 64 << 10;
+
+/// The first [`BANNER_HEAD_BYTES`] of `text`, without a line the cut split (`cut`: the text
+/// was already cut, so its last line may be partial).
+fn head_of(text: &str, cut: bool) -> String {
+    let mut end = text.len().min(BANNER_HEAD_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = text.get(..end).unwrap_or_default();
+    if end == text.len() && !cut {
+        return head.to_owned();
+    }
+    head.rfind('\n')
+        .map_or(head, |at| head.get(..at).unwrap_or(head))
+        .to_owned()
+}
+
+/// The model record of a run (upstream #3649, §3.3): its plan, what its HTTP exchanges and
+/// its banner showed, and the effort its argv carried.
+fn model_of(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    completion: &Completion,
+) -> crate::review::model_record::ModelRecord {
+    let stderr_head =
+        crate::private_fs::read_run_file(Path::new(&plan.err_path), BANNER_HEAD_BYTES as u64)
+            .ok()
+            .flatten()
+            .map(|(bytes, more)| head_of(&String::from_utf8_lossy(&bytes), more));
+    let seen = crate::review::model_record::Seen {
+        served: completion.observed.served_model.clone(),
+        requested: completion.observed.requested_model.clone(),
+        stdout_head: completion.stdout_head.clone(),
+        stderr_head,
+        transcript: completion.handler_model.clone(),
+    };
+    crate::review::model_record::of_run(
+        plan,
+        lane,
+        &seen,
+        crate::plan::effort_level(lane, setup.config),
+    )
+}
+
+/// The citation check (upstream #3436, §2) of a lane that produced a review: every lane not
+/// declared exactly `diff-only`, both transports, after the handler's own rewriting (the
+/// antigravity blind stamp comes before it; its own stub is a stub and is never checked).
+fn check_citations(
+    lane: &Lane,
+    plan: &LanePlan,
+    completion: &mut Completion,
+) -> Result<(), Failure> {
+    if completion.stubbed || lane.evidence_class == crate::manifest::model::EvidenceClass::DiffOnly
+    {
+        return Ok(());
+    }
+    let path = Path::new(&plan.review_path);
+    let verdict = super::citation_check::check_file(path)
+        .context(|| format!("checking the citations of {}", path.display()))?;
+    if verdict == super::citation_check::Verdict::Stamped {
+        completion.notes.push(
+            "stamped [reviewed-without-source-citations]: the review cites no file:line source"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// The generic stub's last line, `Diagnosis: …` (upstream #4275, §7.4): the effort the lane
+/// ran at and how its last process ended. A handler's own stub (antigravity's) is left as it is.
+fn append_diagnosis(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    completion: &Completion,
+) -> Result<(), Failure> {
+    if !completion.stubbed || completion.own_stub {
+        return Ok(());
+    }
+    let subject = match plan.transport {
+        Transport::OpenAiHttp => super::diagnosis::Subject::Http,
+        Transport::Spawn => super::diagnosis::Subject::Spawn {
+            effort: crate::plan::effort_level(lane, setup.config),
+            end: completion.observed.last_end.clone(),
+        },
+    };
+    let line = super::diagnosis::line(&plan.slug, &subject);
+    let path = Path::new(&plan.review_path);
+    crate::private_fs::open_run_file(path, crate::private_fs::WriteMode::Append)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()))
+        .context(|| format!("writing {}", path.display()))
 }
 
 /// A lane stopped by its outer bound: said as a timeout naming the bound and where it is set
@@ -510,6 +620,10 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
     Completion {
         plan: plan.clone(),
         stubbed: false,
+        own_stub: false,
+        model: crate::review::model_record::ModelRecord::unknown(),
+        stdout_head: None,
+        handler_model: None,
         probe: String::new(),
         source: None,
         blind: false,
@@ -538,7 +652,8 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
     let review_path = PathBuf::from(&plan.review_path);
     let stdout = match spawn.output_target {
         OutputTarget::Stdout => StdoutSink::File(review_path.clone()),
-        OutputTarget::File(_) => StdoutSink::Discard,
+        // Kept (with stderr's in-memory cap) for the banner rule of the recorded model.
+        OutputTarget::File(_) => StdoutSink::Memory(BANNER_STDOUT_BYTES),
     };
     let report = effects.spawn(
         &SpawnRequest::new(
@@ -551,6 +666,9 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
         .with_stderr_path(Some(PathBuf::from(&plan.err_path))),
     );
     let mut done = completion(plan, Some(&report));
+    if matches!(spawn.output_target, OutputTarget::File(_)) {
+        done.stdout_head = Some(head_of(&report.stdout, false));
+    }
     let content = review_file::inspect(&review_path)
         .context(|| format!("reading {}", review_path.display()))?;
     match content {
@@ -602,12 +720,16 @@ fn run_handler(
     }
     let mut done = completion(plan, None);
     done.notes.clone_from(&output.notes);
+    done.handler_model.clone_from(&output.model);
     done.blind = output.blind;
     let review_path = Path::new(&plan.review_path);
     if review_file::is_empty_review(&output.review) {
         match &output.own_stub {
-            Some(stub) => review_file::write_review(review_path, stub)
-                .context(|| format!("writing {}", review_path.display()))?,
+            Some(stub) => {
+                review_file::write_review(review_path, stub)
+                    .context(|| format!("writing {}", review_path.display()))?;
+                done.own_stub = true;
+            }
             None => write_stub(plan, output.diagnostic.as_deref(), None)?,
         }
         done.stubbed = true;

@@ -1,5 +1,7 @@
 //! Everything that starts a process or talks HTTP lives here.
 
+pub(crate) mod citation_check;
+pub(crate) mod diagnosis;
 mod effects;
 mod gemini_trust;
 pub(crate) mod http;

@@ -73,28 +73,126 @@ fn extension_dot(run: &str) -> Option<usize> {
 }
 
 /// Whether `text` holds a source citation in the sense of the citation stamp (upstream
-/// #3436): the stamp's regex matches somewhere.
-///
-/// A match ends at a colon followed by a digit and starts inside the run before it, at a
-/// position not preceded by `/` or `:`. The earliest such start is the run's own start unless
-/// the run follows a colon, else the first position after a character other than `/`; a
-/// later start only removes characters, so the match exists exactly when, from that earliest
-/// start, the rest holds a `/` or `\`, or ends in `.` plus 1–16 ASCII letters or digits.
+/// #3436): the stamp's regex matches somewhere. See [`StampScan`], which this feeds.
 pub fn has_source_citation(text: &str) -> bool {
-    candidates(text).any(|c| {
-        let start = if c.after_colon {
-            let Some(k) = c.run.char_indices().find(|&(_, ch)| ch != '/') else {
-                return false;
-            };
-            k.0 + k.1.len_utf8()
+    let mut scan = StampScan::default();
+    scan.feed(text);
+    scan.found()
+}
+
+/// The citation stamp's regex, `(?<![/:])(?:[^\s:]*[/\\][^\s:]*|[^\s:]*\.[A-Za-z0-9]{1,16}):[0-9]+`,
+/// matched as a stream: text goes in piece by piece ([`StampScan::feed`]), in constant memory,
+/// so a review file of any size is checked without loading it.
+///
+/// A match ends at a colon followed by an ASCII digit and starts inside the run of
+/// non-space, non-colon characters before that colon, at a position not preceded by `/` or `:`
+/// (a run's first position is one exactly when the run does not follow a colon; a later one
+/// when the character before it is not `/`). From such a start the rest of the run must hold a
+/// `/` or `\`, or end in `.` plus 1–16 ASCII letters or digits. Both are decided as the run
+/// goes by: a slash counts once some start at or before it is valid, a final `.ext` once a
+/// start at or before its dot is.
+#[derive(Debug, Clone, Default)]
+pub struct StampScan {
+    /// A match was found (sticky).
+    found: bool,
+    /// The current run follows a colon.
+    after_colon: bool,
+    /// Characters of the current run so far.
+    run_len: usize,
+    /// The previous character of the run was `/`.
+    prev_slash: bool,
+    /// Some position of the run so far is a valid start.
+    start_seen: bool,
+    /// A `/` or `\` at or after a valid start.
+    slash: bool,
+    /// ASCII letters or digits after the run's last `.`, when that dot is at or after a valid
+    /// start and only letters or digits followed it.
+    extension: Option<usize>,
+    /// The last character was a colon that ends a qualifying run: a digit next is a match.
+    colon_pending: bool,
+}
+
+impl StampScan {
+    /// Feeds the next piece of the text (pieces may split the text anywhere between chars).
+    pub fn feed(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.found {
+                return;
+            }
+            self.step(c);
+        }
+    }
+
+    /// True once the regex has matched.
+    pub fn found(&self) -> bool {
+        self.found
+    }
+
+    fn step(&mut self, c: char) {
+        if std::mem::take(&mut self.colon_pending) && c.is_ascii_digit() {
+            self.found = true;
+            return;
+        }
+        if c == ':' {
+            self.colon_pending =
+                self.slash || self.extension.is_some_and(|n| (1..=16).contains(&n));
+            self.new_run(true);
+            return;
+        }
+        if is_ecma_whitespace(c) {
+            self.new_run(false);
+            return;
+        }
+        let valid_start = if self.run_len == 0 {
+            !self.after_colon
         } else {
-            0
+            !self.prev_slash
         };
-        let Some(rest) = c.run.get(start..) else {
-            return false;
+        self.start_seen |= valid_start;
+        if matches!(c, '/' | '\\') && self.start_seen {
+            self.slash = true;
+        }
+        self.extension = match c {
+            '.' => self.start_seen.then_some(0),
+            c if c.is_ascii_alphanumeric() => self.extension.map(|n| n.saturating_add(1)),
+            _ => None,
         };
-        rest.contains(['/', '\\']) || extension_dot(c.run).is_some_and(|dot| dot >= start)
-    })
+        self.prev_slash = c == '/';
+        self.run_len = self.run_len.saturating_add(1);
+    }
+
+    /// Starts a new run after a colon or a whitespace character.
+    fn new_run(&mut self, after_colon: bool) {
+        *self = StampScan {
+            found: self.found,
+            after_colon,
+            colon_pending: self.colon_pending,
+            ..StampScan::default()
+        };
+    }
+}
+
+/// The marker that opens the citation stamp (upstream #3436).
+pub const CITATION_MARKER: &str = "> [reviewed-without-source-citations]";
+
+/// The citation stamp's line, exactly (upstream #3436, `spec/upstream-since-2026-08.md` §2.2;
+/// the dash is U+2014).
+pub const CITATION_STAMP: &str = "> [reviewed-without-source-citations] This reviewer declared source-grounded evidence but cited no file:line source evidence, so it reviewed the pasted plan text only \u{2014} down-weight its verdict in the Consensus Summary.";
+
+/// Whether a review carries the citation stamp (it starts with [`CITATION_MARKER`]).
+pub fn is_stamped(review: &str) -> bool {
+    review.starts_with(CITATION_MARKER)
+}
+
+/// A review without its leading citation stamp line and the empty line after it (the blind
+/// marker of an antigravity review sits there, §2.4); the review itself when unstamped.
+pub fn after_stamp(review: &str) -> &str {
+    if !is_stamped(review) {
+        return review;
+    }
+    review
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest.trim_start_matches(['\r', '\n']))
 }
 
 /// The leading digits of `text` as a line number, with what follows; `None` when there are
@@ -145,6 +243,85 @@ pub fn find(text: &str) -> impl Iterator<Item = Citation<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first, whole-text reading of the regex, kept as the scanner's oracle.
+    ///
+    /// A match ends at a colon followed by a digit and starts inside the run before it, at a
+    /// position not preceded by `/` or `:`. The earliest such start is the run's own start unless
+    /// the run follows a colon, else the first position after a character other than `/`; a
+    /// later start only removes characters, so the match exists exactly when, from that earliest
+    /// start, the rest holds a `/` or `\`, or ends in `.` plus 1–16 ASCII letters or digits.
+    fn oracle(text: &str) -> bool {
+        candidates(text).any(|c| {
+            let start = if c.after_colon {
+                let Some(k) = c.run.char_indices().find(|&(_, ch)| ch != '/') else {
+                    return false;
+                };
+                k.0 + k.1.len_utf8()
+            } else {
+                0
+            };
+            let Some(rest) = c.run.get(start..) else {
+                return false;
+            };
+            rest.contains(['/', '\\']) || extension_dot(c.run).is_some_and(|dot| dot >= start)
+        })
+    }
+
+    /// Every string over a small alphabet up to length 6, scanner against oracle, and the
+    /// scanner fed in every split.
+    #[test]
+    fn the_scanner_agrees_with_the_whole_text_reading() {
+        let alphabet = ['a', '/', '\\', ':', '.', '1', ' ', 'Z'];
+        let mut words = vec![String::new()];
+        for _ in 0..6 {
+            let mut next = Vec::new();
+            for w in &words {
+                for c in alphabet {
+                    let mut v = w.clone();
+                    v.push(c);
+                    next.push(v);
+                }
+            }
+            for w in &next {
+                assert_eq!(has_source_citation(w), oracle(w), "{w:?}");
+            }
+            words = next;
+        }
+        for w in [
+            "see src/a.rs:12 x",
+            "x:a/b:1",
+            "https://example.com:443/x",
+            "a.rs:1",
+        ] {
+            for cut in 0..=w.len() {
+                let mut scan = StampScan::default();
+                scan.feed(&w[..cut]);
+                scan.feed(&w[cut..]);
+                assert_eq!(scan.found(), oracle(w), "{w:?} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_stamp_is_upstreams_and_is_seen_past() {
+        assert_eq!(
+            CITATION_STAMP,
+            "> [reviewed-without-source-citations] This reviewer declared source-grounded evidence but cited no file:line source evidence, so it reviewed the pasted plan text only \u{2014} down-weight its verdict in the Consensus Summary."
+        );
+        assert!(CITATION_STAMP.starts_with(CITATION_MARKER));
+        let stamped = format!("{CITATION_STAMP}\n\nplan line 5 looks wrong, see L12-L18");
+        assert!(is_stamped(&stamped));
+        assert!(
+            !has_source_citation(&stamped),
+            "the stamp itself cites nothing"
+        );
+        assert_eq!(
+            after_stamp(&stamped),
+            "plan line 5 looks wrong, see L12-L18"
+        );
+        assert_eq!(after_stamp("plain"), "plain");
+    }
 
     fn paths(text: &str) -> Vec<(String, u64, u64)> {
         find(text)

@@ -13,7 +13,7 @@ use crate::review::reviews_md::{is_blind, DIFF_ONLY_CAVEAT};
 /// The title every gsd-lane REVIEWS.md has.
 const TITLE: &str = "# Cross-AI Plan Review — ";
 /// The citation stamp's first words (upstream #3436).
-const CITATION_STAMP: &str = "> [reviewed-without-source-citations]";
+const CITATION_STAMP: &str = super::citations::CITATION_MARKER;
 
 /// Why a text is not a gsd-lane REVIEWS.md.
 #[derive(Debug, Clone, PartialEq, Eq)]
