@@ -330,7 +330,7 @@ fn spawn_review_is_stdout_plus_newline_and_sidecar_holds_stderr() {
     let sandbox = util::take_sandbox(&mut ran.out.json_raw()).expect("a sandbox member");
     assert_eq!(
         ran.out.stdout,
-        format!("{{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"sandbox\":{sandbox},\"model\":{{\"value\":null,\"source\":\"unknown\"}}}}\n"),
+        format!("{{\"slug\":\"acme\",\"ok\":true,\"stubbed\":false,\"model\":{{\"value\":null,\"source\":\"unknown\"}},\"sandbox\":{sandbox}}}\n"),
         "one compact JSON line"
     );
     // The script prints `# Acme review\n\nprompt was: <prompt sans trailing newline>`.
