@@ -76,6 +76,7 @@ pub fn finish(
         plans,
         entries,
         earlier,
+        repository_note: done.repository_note.clone(),
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
     let (text, panel_verdict) = panel.apply(reviews_md::render(&doc));

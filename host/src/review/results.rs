@@ -33,6 +33,9 @@ pub struct Results {
     /// Each identity's review bytes as read once and hashed into the journal (kept ones of a
     /// resumed run: as read and checked against the journaled hash); REVIEWS.md shows these.
     pub reviews: BTreeMap<String, Vec<u8>>,
+    /// What the review's detection found when lanes ran at once (changes made during the
+    /// review, or a partial check), for REVIEWS.md; `None`: nothing to say.
+    pub repository_note: Option<String>,
 }
 
 impl Results {
@@ -95,10 +98,31 @@ pub fn run(
         ));
     }
     let shared = shared(context, request, prepared, decision)?;
+    // One walk of the repository before the lanes and one after (sandbox::detect::session).
+    let detection = crate::sandbox::detect::session::Session::begin(
+        &prepared.run_dir.path,
+        &crate::sandbox::roots::current_with(std::path::Path::new(&shared.repo_root)).repository,
+        max_jobs <= 1 || lanes <= 1,
+    );
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
         show(context, &mut display, event, jobs);
     });
     display.finish();
+    let repository_note = detection
+        .finish()
+        .and_then(|found| crate::sandbox::policy::review_changes_line(&found).map(|l| (found, l)))
+        .map(|(found, line)| {
+            if mode == Mode::Json {
+                progress::event(&json!({
+                    "event": "repository_changed",
+                    "during": "review",
+                    "changes": found.changes,
+                    "partial": found.partial,
+                }));
+            }
+            crate::output::eprint_line(&format!("warning: {line}"));
+            line
+        });
     let results = merge_kept(&all_jobs, decision, &jobs, results);
     write_results(&prepared.run_dir, &all_jobs, &results);
     let mut reviews = shared.reviews.take();
@@ -111,6 +135,7 @@ pub fn run(
         interrupted,
         mode,
         reviews,
+        repository_note,
     })
 }
 
