@@ -13,6 +13,7 @@ mod completions;
 mod concurrency;
 mod corpus;
 mod demo;
+mod detect;
 mod diagnostics;
 mod gemini_trust;
 mod handlers;
