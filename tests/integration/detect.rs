@@ -153,3 +153,72 @@ fn past_the_entry_bound_a_change_in_the_covered_part_is_reported() {
         assert!(text.contains("partial"), "--jobs {jobs}: {text}");
     }
 }
+
+/// `review` of `lanes` quiet lanes under the Landlock fallback, started through `prlimit` with
+/// the open-file limit (soft and hard) at `fd_limit`, with `siblings` empty files beside the
+/// project; returns REVIEWS.md.
+fn fallback_review(lanes: usize, siblings: usize, fd_limit: u32) -> String {
+    let slugs: Vec<String> = (0..lanes).map(|i| format!("q{i:03}")).collect();
+    let scripts: Vec<(&str, &str)> = slugs.iter().map(|s| (s.as_str(), QUIET)).collect();
+    let (env, bin) = review_lab(&scripts);
+    let beside = env.project.parent().expect("parent").to_path_buf();
+    for i in 0..siblings {
+        std::fs::write(beside.join(format!("s{i:06}")), "").expect("sibling");
+    }
+    let mut args = vec!["--phase".to_owned(), "3".to_owned()];
+    args.extend(slugs.iter().map(|s| format!("--{s}")));
+    args.extend(["--sandbox".to_owned(), "enforce".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let inner = review_command(&env, &bin, &args);
+    let mut command = Command::new("prlimit");
+    command
+        .arg(format!("--nofile={fd_limit}:{fd_limit}"))
+        .arg("--")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env_clear()
+        .envs(
+            inner
+                .get_envs()
+                .filter_map(|(name, value)| Some((name, value?))),
+        )
+        .env("GSD_LANE_NO_NAMESPACES", "1")
+        .current_dir(&env.project);
+    let (out, _) = util::run_bounded(command, Duration::from_secs(300));
+    out.assert_no_panic();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    reviews(&env)
+}
+
+/// Whether `prlimit` can be run (util-linux).
+fn have_prlimit() -> bool {
+    Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+#[test]
+fn the_landlock_fallback_scales_past_65536_entries_beside_the_repository() {
+    if !have_prlimit() {
+        eprintln!("skipped: no prlimit");
+        return;
+    }
+    // Before: more than 65,536 entries made every lane fail with a bare `EPERM`.
+    let text = fallback_review(2, 66_000, 4096);
+    assert!(!text.contains("spawn error"), "{text}");
+    assert_eq!(text.matches("fine").count(), 2, "{text}");
+}
+
+#[test]
+fn one_hundred_and_twenty_eight_lanes_under_the_fallback_at_256_descriptors_all_finish() {
+    if !have_prlimit() {
+        eprintln!("skipped: no prlimit");
+        return;
+    }
+    // Before: the fallback held one descriptor per entry beside the repository for the whole
+    // run, so a busy directory there left the lanes none (EMFILE).
+    let text = fallback_review(128, 1_000, 256);
+    assert!(!text.contains("spawn error"), "{text}");
+    assert_eq!(text.matches("fine").count(), 128, "{text}");
+}
