@@ -31,6 +31,7 @@ mod review;
 mod robustness;
 mod roster;
 mod run;
+mod runs_scan;
 mod sandbox;
 mod screens;
 mod shipped_program;
