@@ -16,10 +16,13 @@ use std::time::Instant;
 
 use super::{Bounds, Cut, Extent, Kind, Listing, RelativeSkip, Snapshot, Stamp, MAX_DEPTH};
 
-/// Most threads one walk uses (fewer on fewer cores). Measured on 2 cores: two threads take a
-/// 300,000-entry walk from 0.43 s to 0.27 s wall; the directory reads and `fstatat` calls are
-/// system time that spreads across cores.
+/// Most threads one walk uses (fewer on fewer cores): the directory reads and `fstatat` calls
+/// are system time that spreads across cores (BENCHMARKS.md, "Change detection").
 pub const WORKERS: usize = 4;
+
+/// Set to a positive integer, the number of threads a walk uses instead (a measuring hook for
+/// `bench/detect_cost.py`; the default is the cores, at most [`WORKERS`]).
+pub const THREADS_VAR: &str = "GSD_LANE_DETECT_THREADS";
 
 /// Entries examined between two looks at the clock.
 const CLOCK_EVERY: usize = 1024;
@@ -99,9 +102,15 @@ pub(super) fn walk(root: &Path, skip: &RelativeSkip, bounds: Bounds) -> Snapshot
         bounds,
         skip,
     };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .clamp(1, WORKERS);
+    let workers = std::env::var(THREADS_VAR)
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|n| (1..=64).contains(n))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, WORKERS)
+        });
     let found: Vec<Found> = std::thread::scope(|scope| {
         let handles: Vec<_> = (1..workers)
             .map(|_| scope.spawn(|| work(&shared)))
