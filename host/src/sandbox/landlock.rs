@@ -25,12 +25,13 @@
 //!
 //! Listing the ancestors is the expensive part (about a thousand entries when a root lies in a
 //! busy `/tmp`), so the grants of a set of roots are listed once per process ([`warm`] starts
-//! that in the background) and kept by name, device and inode: no descriptor stays open, so a
-//! directory of any size beside the repository costs no file descriptors between lanes. Each
-//! lane then gets a ruleset of its own: every granted entry is opened again relative to its
-//! directory (`O_PATH | O_NOFOLLOW`), granted only when it is still the entry that was listed,
-//! and closed as soon as its rule is added (two descriptors at a time), plus the lane's own
-//! writable paths: nothing one lane is granted reaches another. An entry that appears in an
+//! that in the background) and kept by name, device and inode; only the first few keep their
+//! descriptor open (an eighth of the open-file limit, at most 4,096), so a directory of any size
+//! beside the repository costs a bounded number of descriptors between lanes. Each lane then
+//! gets a ruleset of its own: the held grants as they are, and every other granted entry opened
+//! again relative to its directory (`O_PATH | O_NOFOLLOW`), granted only when it is still the
+//! entry that was listed, and closed as soon as its rule is added (two descriptors at a time),
+//! plus the lane's own writable paths: nothing one lane is granted reaches another. An entry that appears in an
 //! ancestor directory after the grants were listed, or was replaced since, is not granted
 //! (refused, the safe side). Past [`MAX_RULES`] entries no lane starts, and the message names
 //! the bound, the directory and the ways out (the read-only view, `--sandbox detect`).
@@ -171,6 +172,16 @@ mod imp {
         name: std::ffi::OsString,
         identity: (u64, u64),
         rights: BitFlags<AccessFs>,
+        /// The entry kept open, for the first [`held_budget`] grants only.
+        held: Option<File>,
+    }
+
+    /// How many grants keep their descriptor open between lanes: an eighth of the open-file
+    /// limit (raised to the hard limit at start), at most 4,096; each of the others is opened
+    /// again for every lane. At a limit of 256 that is 32, leaving the lanes the rest.
+    fn held_budget() -> usize {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        limit.map_or(4096, |n| usize::try_from(n / 8).unwrap_or(4096).min(4096))
     }
 
     /// The grants of a set of roots: the directories listed (each with its identity when
@@ -284,6 +295,7 @@ mod imp {
             dirs: Vec::new(),
             entries: Vec::new(),
         };
+        let budget = held_budget();
         for dir in &listed {
             let handle = match open_path(dir) {
                 Ok(handle) => handle,
@@ -309,10 +321,10 @@ mod imp {
                     return Err(too_many(roots, dir, max_rules));
                 }
                 // An entry that vanished or cannot be opened is simply not granted.
-                let Ok(fd) = open_at(&handle, &entry.file_name()) else {
+                let Ok(file) = open_at(&handle, &entry.file_name()) else {
                     continue;
                 };
-                let Ok((kind, found)) = examine(&fd) else {
+                let Ok((kind, found)) = examine(&file) else {
                     continue;
                 };
                 if kind.is_symlink() || forbidden.contains(&found) {
@@ -323,6 +335,7 @@ mod imp {
                     name: entry.file_name(),
                     identity: found,
                     rights: rights_for(kind),
+                    held: (grants.entries.len() < budget).then_some(file),
                 });
             }
         }
@@ -354,6 +367,12 @@ mod imp {
     ) -> Result<(), String> {
         let mut open_dir: Option<(usize, File)> = None;
         for grant in &grants.entries {
+            if let Some(file) = &grant.held {
+                (&mut *ruleset)
+                    .add_rule(PathBeneath::new(file, grant.rights))
+                    .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
+                continue;
+            }
             if open_dir
                 .as_ref()
                 .is_none_or(|(index, _)| *index != grant.dir)
@@ -374,14 +393,14 @@ mod imp {
             let Some((_, dir)) = &open_dir else {
                 continue;
             };
-            let Ok(fd) = open_at(dir, &grant.name) else {
+            let Ok(file) = open_at(dir, &grant.name) else {
                 continue;
             };
-            if examine(&fd).map(|(_, found)| found).ok() != Some(grant.identity) {
+            if examine(&file).map(|(_, found)| found).ok() != Some(grant.identity) {
                 continue;
             }
             (&mut *ruleset)
-                .add_rule(PathBeneath::new(fd, grant.rights))
+                .add_rule(PathBeneath::new(file, grant.rights))
                 .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
         }
         Ok(())
