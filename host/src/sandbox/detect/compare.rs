@@ -75,14 +75,21 @@ pub fn compare(before: &Snapshot, after: &Snapshot) -> Comparison {
         let (Some(old), Some(new)) = (before.dirs.get(rel), after.dirs.get(rel)) else {
             continue;
         };
-        compare_listing(label, rel, old, new, &mut out);
+        compare_listing((before, after), rel, old, new, &mut out);
     }
     out.partial = coverage(before, after, out.compared);
     out
 }
 
 /// The changes within one directory both walks read.
-fn compare_listing(label: &str, dir: &[u8], old: &Listing, new: &Listing, out: &mut Comparison) {
+fn compare_listing(
+    (before, after): (&Snapshot, &Snapshot),
+    dir: &[u8],
+    old: &Listing,
+    new: &Listing,
+    out: &mut Comparison,
+) {
+    let label = &before.label;
     let name_of = |name: &[u8]| {
         let mut path = String::from(label);
         if !dir.is_empty() {
@@ -113,22 +120,62 @@ fn compare_listing(label: &str, dir: &[u8], old: &Listing, new: &Listing, out: &
             }
             Ordering::Less => {
                 // Only the later walk's listing vouches for an absence.
-                let (name, _) = &old.entries[i];
+                let (name, stamp) = &old.entries[i];
                 if new.vouches_absence(name) {
                     out.changes
                         .push(format!("removed {}", name_of(name.as_bytes())));
+                    if stamp.kind == Kind::Dir {
+                        subtree(before, &child(dir, name.as_bytes()), "removed", out);
+                    }
                 }
                 i += 1;
             }
             Ordering::Greater => {
-                let (name, _) = &new.entries[j];
+                let (name, stamp) = &new.entries[j];
                 if old.vouches_absence(name) {
                     out.changes
                         .push(format!("created {}", name_of(name.as_bytes())));
+                    if stamp.kind == Kind::Dir {
+                        subtree(after, &child(dir, name.as_bytes()), "created", out);
+                    }
                 }
                 j += 1;
             }
         }
+    }
+}
+
+/// `dir/name` (`name` alone at the root).
+fn child(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = dir.to_vec();
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
+/// Every entry `snapshot` read under the directory `dir` (a directory created or removed as a
+/// whole: its contents were observed by the one walk that saw it, and their absence by the
+/// other), one line each as `what path`, in sorted order.
+fn subtree(snapshot: &Snapshot, dir: &[u8], what: &str, out: &mut Comparison) {
+    let mut pending = vec![dir.to_vec()];
+    while let Some(rel) = pending.pop() {
+        let Some(listing) = snapshot.dirs.get(&rel) else {
+            continue;
+        };
+        let mut below = Vec::new();
+        for (name, stamp) in &listing.entries {
+            let path = child(&rel, name.as_bytes());
+            let mut shown = snapshot.label.clone();
+            shown.push_str(&String::from_utf8_lossy(&path));
+            out.changes
+                .push(format!("{what} {}", crate::output::escape_text(&shown)));
+            if stamp.kind == Kind::Dir {
+                below.push(path);
+            }
+        }
+        pending.extend(below.into_iter().rev());
     }
 }
 

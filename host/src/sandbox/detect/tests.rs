@@ -56,6 +56,8 @@ fn every_kind_of_change_is_listed_and_an_untouched_tree_has_none() {
     fs::set_permissions(root.join("c"), fs::Permissions::from_mode(0o600)).unwrap();
     fs::rename(root.join("moved"), root.join("renamed")).unwrap();
     fs::set_permissions(root, fs::Permissions::from_mode(0o750)).unwrap();
+    fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    fs::write(root.join(".git/hooks/pre-commit"), "evil").unwrap();
     let found = changes(&before, &take(root, skip, Bounds::default()));
     for expected in [
         "modified a",
@@ -66,6 +68,8 @@ fn every_kind_of_change_is_listed_and_an_untouched_tree_has_none() {
         "removed moved",
         "created renamed",
         "mode changed .",
+        "created .git/hooks",
+        "created .git/hooks/pre-commit",
     ] {
         assert!(
             found.changes.contains(&expected.to_owned()),
