@@ -27,6 +27,7 @@ if [ -f tests/fixtures/handlers/latency.py ]; then
   python3 tests/fixtures/handlers/latency.py "$bin" 20 | tee "$target"/bench-antigravity.txt
 fi
 python3 bench/sandbox_cost.py "$bin" 30 | tee "$target"/bench-sandbox.txt
+python3 bench/detect_cost.py "$bin" 3 | tee "$target"/bench-detect.txt
 python3 bench/lane_overhead.py "$bin" 60 | tee "$target"/bench-overhead.txt
 python3 bench/review_stream.py "$bin" | tee "$target"/bench-stream.txt
 # Written aside and moved into place, so a failed run leaves the committed figures alone.

@@ -81,6 +81,7 @@ pub fn finish(
         entries,
         earlier,
         sandbox: Some(crate::sandbox::policy::summary(done.sandbox)),
+        repository_note: done.repository_note.clone(),
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
     let grades = coverage::grade(subject, &doc);

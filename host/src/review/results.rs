@@ -37,6 +37,9 @@ pub struct Results {
     pub reviews: BTreeMap<String, Review>,
     /// The sandbox mode the lanes ran under (REVIEWS.md says what applied).
     pub sandbox: crate::sandbox::SandboxMode,
+    /// What the review's detection found when lanes ran at once (changes made during the
+    /// review, or a partial check), for REVIEWS.md; `None`: nothing to say.
+    pub repository_note: Option<String>,
 }
 
 impl Results {
@@ -92,10 +95,31 @@ pub fn run(
         &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path, "jobs": max_jobs}),
     );
     let shared = shared(context, request, prepared, decision)?;
+    // One walk of the repository before the lanes and one after (sandbox::detect::session).
+    let detection = crate::sandbox::detect::session::Session::begin(
+        &prepared.run_dir.path,
+        &crate::sandbox::roots::current_with(std::path::Path::new(&shared.repo_root)).repository,
+        max_jobs <= 1 || lane_count(&jobs) <= 1,
+    );
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
         show(context, &mut display, event, jobs);
     });
     display.finish();
+    let repository_note = detection
+        .finish()
+        .and_then(|found| crate::sandbox::policy::review_changes_line(&found).map(|l| (found, l)))
+        .map(|(found, line)| {
+            if mode == Mode::Json {
+                progress::event(&json!({
+                    "event": "repository_changed",
+                    "during": "review",
+                    "changes": found.changes,
+                    "partial": found.partial,
+                }));
+            }
+            crate::output::eprint_line(&format!("warning: {line}"));
+            line
+        });
     let results = merge_kept(&all_jobs, decision, &jobs, results);
     write_results(&prepared.run_dir, &all_jobs, &results);
     let mut reviews = shared.reviews.take();
@@ -109,7 +133,16 @@ pub fn run(
         mode,
         reviews,
         sandbox: request.sandbox,
+        repository_note,
     })
+}
+
+/// How many lanes `jobs` spans (a lane's identities run one at a time on its own slot).
+fn lane_count(jobs: &[Job]) -> usize {
+    let mut lanes: Vec<&str> = jobs.iter().map(|job| job.identity.cli.as_str()).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    lanes.len()
 }
 
 /// Live progress on a terminal, plain lines otherwise, JSON events with `--json`.

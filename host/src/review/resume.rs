@@ -192,6 +192,9 @@ pub fn list(ledger_root: &Path) -> Listing {
     Listing { runs, notes }
 }
 
+/// Most entries without a readable record named one by one in the notes (the rest counted).
+const MAX_SKIP_NOTES: usize = 10;
+
 /// The entries under `ledger_root` with a readable record and a run dir that still exists,
 /// newest first, and notes on the others (unreadable records; forgotten entries).
 fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
@@ -205,11 +208,18 @@ fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
         return (found, notes);
     }
     let mut forgotten = 0_usize;
+    let mut unnamed = 0_usize;
     for ledger in ledger::entries(ledger_root) {
         let record = match RunRecord::read(&ledger.record_path()) {
             Ok(record) => record,
             Err(failure) => {
-                notes.push(format!("skipped: {}", failure.message));
+                // Named up to a bound, counted past it: a folder holding thousands of other
+                // entries must not bury the listing under notes.
+                if notes.len() < MAX_SKIP_NOTES {
+                    notes.push(format!("skipped: {}", failure.message));
+                } else {
+                    unnamed += 1;
+                }
                 continue;
             }
         };
@@ -221,6 +231,13 @@ fn recorded(ledger_root: &Path) -> (Vec<(Ledger, RunRecord)>, Vec<String>) {
             continue;
         }
         found.push((ledger, record));
+    }
+    if unnamed > 0 {
+        notes.push(format!(
+            "skipped {unnamed} more entr{} of {} that hold no readable run record",
+            if unnamed == 1 { "y" } else { "ies" },
+            ledger_root.display()
+        ));
     }
     if forgotten > 0 {
         notes.push(format!(

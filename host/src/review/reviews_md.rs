@@ -156,6 +156,9 @@ pub struct Doc {
     pub earlier: Kept,
     /// How the spawned lanes were confined, in one line (`None`: not said).
     pub sandbox: Option<String>,
+    /// What change detection found during the review when no lane can be named (several ran
+    /// at once), or that its check was partial; `None`: nothing to say.
+    pub repository_note: Option<String>,
 }
 
 /// Whether a review counts as blind (§11.3), looking past a leading citation stamp (upstream
@@ -225,6 +228,9 @@ pub fn render(doc: &Doc) -> String {
         out.push_str(&format!("> Not run: {}\n\n", not_run.join(", ")));
     }
     out.push_str(&earlier_notes(&doc.earlier));
+    if let Some(note) = &doc.repository_note {
+        out.push_str(&format!("> **Warning:** {}\n\n", note.replace('\n', " ")));
+    }
     out.push_str(&format!("# Cross-AI Plan Review — {}\n\n", doc.subject));
     let mut down_weighted = Vec::new();
     for e in &doc.entries {
@@ -481,6 +487,7 @@ mod tests {
             entries: vec![hostile],
             earlier: Kept::default(),
             sandbox: None,
+            repository_note: None,
         };
         let text = render(&doc);
         let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
@@ -527,6 +534,7 @@ mod tests {
                 entries: vec![e],
                 earlier: Kept::default(),
                 sandbox: None,
+                repository_note: None,
             };
             render(&doc)
         };
@@ -565,6 +573,7 @@ mod tests {
             ],
             earlier: Kept::default(),
             sandbox: None,
+            repository_note: None,
         };
         let text = render(&doc);
         assert!(text.starts_with("---\nphase: 3\nreviewers: [op-a, op-b, op-c]\nreviewed_at: 2026-07-29T14:03:05.120Z\nplans_reviewed: [03-01-PLAN.md]\nmodels:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\nmodel_sources:\n  op-a: \"unknown\"\n  op-b: \"unknown\"\n  op-c: \"unknown\"\n---\n\n> Note: op-a, op-b and op-c share the opencode adapter; their consensus is cross-model, not cross-tool.\n\n> Not run: OpenCode (egress_host_changed)\n\n# Cross-AI Plan Review — Phase 3\n\n## OpenCode Review (op-a)\n\na\n\n---\n\n"), "{text}");

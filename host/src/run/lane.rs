@@ -291,15 +291,19 @@ pub fn execute(
     completion.elapsed = started.elapsed();
     completion.observed = effects.observed.take();
     completion.model = model_of(lane, &plan, setup, &completion);
-    completion.repository_changes = sandbox.after(before.as_ref());
+    let found = sandbox.after(before);
     sandbox.clean_up();
     completion.sandbox = Some(sandbox.effective.clone());
     let review_path = Path::new(&plan.review_path);
-    crate::sandbox::policy::append_changes_notice(review_path, &completion.repository_changes)
+    crate::sandbox::policy::append_changes_notice(review_path, &found)
         .context(|| format!("writing {}", review_path.display()))?;
-    if let Some(line) = crate::sandbox::policy::changes_line(&completion.repository_changes) {
+    if let Some(line) = crate::sandbox::policy::changes_line(&found.changes) {
         effects.warn(&format!("lane {}: {line}", plan.slug));
     }
+    if let Some(partial) = found.partial_sentence() {
+        effects.warn(&format!("lane {}: {partial}", plan.slug));
+    }
+    completion.repository_changes = found.changes;
     append_diagnosis(lane, &plan, setup, &completion)?;
     completion
         .notes

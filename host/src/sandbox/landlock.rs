@@ -21,23 +21,30 @@
 //!   under another name (a bind mount) is skipped;
 //! - reading and executing are not restricted at all.
 //!
-//! # Listed once per process
+//! # Listed once per process, opened again per lane
 //!
-//! Listing the ancestors and opening one entry each is the expensive part (about a thousand
-//! entries when a root lies in a busy `/tmp`), so the grants of a set of roots are made once per
-//! process and kept as open descriptors ([`warm`] starts that in the background). Each lane then
-//! gets a ruleset of its own, made from those grants plus its own writable paths: nothing one
-//! lane is granted reaches another. An entry that appears in an ancestor directory after the
-//! grants were made is not granted (refused, the safe side).
+//! Listing the ancestors is the expensive part (about a thousand entries when a root lies in a
+//! busy `/tmp`), so the grants of a set of roots are listed once per process ([`warm`] starts
+//! that in the background) and kept by name, device and inode; only the first few keep their
+//! descriptor open (an eighth of the open-file limit, at most 4,096), so a directory of any size
+//! beside the repository costs a bounded number of descriptors between lanes. Each lane then
+//! gets a ruleset of its own: the held grants as they are, and every other granted entry opened
+//! again relative to its directory (`O_PATH | O_NOFOLLOW`), granted only when it is still the
+//! entry that was listed, and closed as soon as its rule is added (two descriptors at a time),
+//! plus the lane's own writable paths: nothing one lane is granted reaches another. An entry that appears in an
+//! ancestor directory after the grants were listed, or was replaced since, is not granted
+//! (refused, the safe side). Past [`MAX_RULES`] entries no lane starts, and the message names
+//! the bound, the directory and the ways out (the read-only view, `--sandbox detect`).
 //!
 //! Landlock does not govern metadata: `chmod`, `chown`, `utime` and extended attributes still
-//! succeed. The enforce mode therefore also runs [`super::detect`] around the lane, which reports
-//! a mode change.
+//! succeed. The enforce mode therefore also runs [`super::detect`] (once per review when lanes
+//! run at once), which reports them.
 
 use std::path::PathBuf;
 
-/// Most directory entries granted in one ruleset (bounds the spawner's work and memory).
-pub const MAX_RULES: usize = 65_536;
+/// Most directory entries granted in one ruleset (bounds the spawner's work and memory; past it
+/// no lane starts, and the message names the bound and the ways out).
+pub const MAX_RULES: usize = 1_000_000;
 
 /// What this kernel offers for the read-only posture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,11 +164,43 @@ mod imp {
             .is_ok()
     }
 
-    /// One grant: an open entry and the rights granted beneath it.
-    type Grant = (File, BitFlags<AccessFs>);
+    /// One granted entry, kept by name and identity (no descriptor stays open): the directory
+    /// it was listed in (an index into [`Grants::dirs`]), its name there, its device and inode
+    /// when listed, and the rights granted beneath it.
+    struct Grant {
+        dir: usize,
+        name: std::ffi::OsString,
+        identity: (u64, u64),
+        rights: BitFlags<AccessFs>,
+        /// The entry kept open, for the first [`held_budget`] grants only.
+        held: Option<File>,
+    }
+
+    /// How many grants keep their descriptor open between lanes: an eighth of the open-file
+    /// limit (raised to the hard limit at start), at most 4,096; each of the others is opened
+    /// again for every lane. At a limit of 256 that is 32, leaving the lanes the rest.
+    fn held_budget() -> usize {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        limit.map_or(4096, |n| usize::try_from(n / 8).unwrap_or(4096).min(4096))
+    }
+
+    /// The grants of a set of roots: the directories listed (each with its identity when
+    /// listed) and the entries granted in them.
+    pub(super) struct Grants {
+        dirs: Vec<(PathBuf, (u64, u64))>,
+        entries: Vec<Grant>,
+    }
+
+    impl Grants {
+        /// How many entries are granted (siblings of the repository's ancestors).
+        #[cfg(test)]
+        pub(super) fn len(&self) -> usize {
+            self.entries.len()
+        }
+    }
 
     /// The grants of a set of roots being listed or listed once (or why they could not be).
-    type Slot = Arc<OnceLock<Result<Vec<Grant>, String>>>;
+    type Slot = Arc<OnceLock<Result<Grants, String>>>;
 
     /// Every set of grants this process listed, by its resolved, sorted roots.
     static BUILT: Mutex<Option<HashMap<Vec<PathBuf>, Slot>>> = Mutex::new(None);
@@ -187,10 +226,29 @@ mod imp {
             .open(path)
     }
 
+    /// Opens the entry `name` of the open directory `dir` itself, as [`open_path`] does.
+    fn open_at(dir: &File, name: &std::ffi::OsStr) -> std::io::Result<File> {
+        use rustix::fs::{Mode, OFlags};
+        rustix::fs::openat(
+            dir,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map(File::from)
+        .map_err(std::io::Error::from)
+    }
+
     /// The device and inode of an open file.
     fn identity(file: &File) -> std::io::Result<(u64, u64)> {
         let meta = file.metadata()?;
         Ok((meta.dev(), meta.ino()))
+    }
+
+    /// The type, device and inode of an open file.
+    fn examine(file: &File) -> std::io::Result<(std::fs::FileType, (u64, u64))> {
+        let meta = file.metadata()?;
+        Ok((meta.file_type(), (meta.dev(), meta.ino())))
     }
 
     /// The roots resolved, sorted, without duplicates and without a root inside another (its
@@ -202,29 +260,24 @@ mod imp {
         Ok(outermost(roots.iter().map(|root| resolved(root)).collect()))
     }
 
-    /// The grant of one entry (`None`: a symbolic link or a directory on the path to a root).
-    fn grant_of(
-        file: File,
-        forbidden: &HashSet<(u64, u64)>,
-        path: &Path,
-    ) -> Result<Option<Grant>, String> {
-        let meta = file
-            .metadata()
-            .map_err(|err| format!("inspecting {}: {err}", path.display()))?;
-        if meta.file_type().is_symlink() || forbidden.contains(&(meta.dev(), meta.ino())) {
-            return Ok(None);
-        }
-        let rights = if meta.is_dir() {
+    /// The rights granted beneath an entry of type `kind`.
+    fn rights_for(kind: std::fs::FileType) -> BitFlags<AccessFs> {
+        if kind.is_dir() {
             handled()
         } else {
             file_rights()
-        };
-        Ok(Some((file, rights)))
+        }
     }
 
     /// Lists the grants of `roots`: every entry of every directory on a path from `/` to a
-    /// root, except the entries that are themselves on such a path.
-    fn build(roots: &[PathBuf]) -> Result<Vec<Grant>, String> {
+    /// root, except the entries that are themselves on such a path (or symbolic links). Each
+    /// entry is examined through its directory's descriptor and closed at once.
+    fn build(roots: &[PathBuf]) -> Result<Grants, String> {
+        build_bounded(roots, MAX_RULES)
+    }
+
+    /// [`build`], with at most `max_rules` grants.
+    pub(super) fn build_bounded(roots: &[PathBuf], max_rules: usize) -> Result<Grants, String> {
         let mut on_path: HashSet<PathBuf> = HashSet::new();
         let mut listed: BTreeSet<PathBuf> = BTreeSet::new();
         for root in roots {
@@ -238,35 +291,119 @@ mod imp {
                 forbidden.insert(identity(&file).map_err(|e| format!("{}: {e}", path.display()))?);
             }
         }
-        let mut grants = Vec::new();
-        let mut entries = 0_usize;
+        let mut grants = Grants {
+            dirs: Vec::new(),
+            entries: Vec::new(),
+        };
+        let budget = held_budget();
         for dir in &listed {
+            let handle = match open_path(dir) {
+                Ok(handle) => handle,
+                // Below the part of a root that exists: nothing to list.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(format!("opening {}: {err}", dir.display())),
+            };
+            let dir_identity =
+                identity(&handle).map_err(|err| format!("{}: {err}", dir.display()))?;
             let listing = match std::fs::read_dir(dir) {
                 Ok(listing) => listing,
-                // Below the part of a root that exists: nothing to list.
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(err) => return Err(format!("listing {}: {err}", dir.display())),
             };
+            let index = grants.dirs.len();
+            grants.dirs.push((dir.clone(), dir_identity));
             for entry in listing {
                 let entry = entry.map_err(|err| format!("listing {}: {err}", dir.display()))?;
-                let path = entry.path();
-                if on_path.contains(&path) {
+                if on_path.contains(&entry.path()) {
                     continue;
                 }
-                entries += 1;
-                if entries > MAX_RULES {
-                    return Err(format!(
-                        "more than {MAX_RULES} entries along the paths to {}",
-                        shown(roots)
-                    ));
+                if grants.entries.len() >= max_rules {
+                    return Err(too_many(roots, dir, max_rules));
                 }
                 // An entry that vanished or cannot be opened is simply not granted.
-                if let Ok(file) = open_path(&path) {
-                    grants.extend(grant_of(file, &forbidden, &path)?);
+                let Ok(file) = open_at(&handle, &entry.file_name()) else {
+                    continue;
+                };
+                let Ok((kind, found)) = examine(&file) else {
+                    continue;
+                };
+                if kind.is_symlink() || forbidden.contains(&found) {
+                    continue;
                 }
+                grants.entries.push(Grant {
+                    dir: index,
+                    name: entry.file_name(),
+                    identity: found,
+                    rights: rights_for(kind),
+                    held: (grants.entries.len() < budget).then_some(file),
+                });
             }
         }
         Ok(grants)
+    }
+
+    /// The message of a ruleset past [`MAX_RULES`], naming the bound, the directory and the
+    /// ways out.
+    fn too_many(roots: &[PathBuf], dir: &Path, max_rules: usize) -> String {
+        format!(
+            "the Landlock fallback grants writes beside the repository one entry at a time, and \
+             the directories on the path to {} hold more than {max_rules} entries ({} among \
+             them): no lane was started. Move the repository out of that directory, let the \
+             read-only view confine the lanes (unset {} where user namespaces are allowed), or \
+             pass --sandbox detect",
+            shown(roots),
+            dir.display(),
+            crate::sandbox::policy::NO_NAMESPACES_VAR
+        )
+    }
+
+    /// Adds the rule of every grant to `ruleset`: each entry opened again by name in its
+    /// directory and granted only when it is still the entry listed (same device and inode);
+    /// one descriptor open at a time besides its directory's, closed once added.
+    fn add_grants(
+        ruleset: &mut RulesetCreated,
+        grants: &Grants,
+        key: &[PathBuf],
+    ) -> Result<(), String> {
+        let mut open_dir: Option<(usize, File)> = None;
+        for grant in &grants.entries {
+            if let Some(file) = &grant.held {
+                (&mut *ruleset)
+                    .add_rule(PathBeneath::new(file, grant.rights))
+                    .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
+                continue;
+            }
+            if open_dir
+                .as_ref()
+                .is_none_or(|(index, _)| *index != grant.dir)
+            {
+                open_dir = None;
+                let Some((path, expected)) = grants.dirs.get(grant.dir) else {
+                    continue;
+                };
+                // A listed directory replaced since: none of its entries is granted.
+                let Ok(handle) = open_path(path) else {
+                    continue;
+                };
+                if identity(&handle).ok().as_ref() != Some(expected) {
+                    continue;
+                }
+                open_dir = Some((grant.dir, handle));
+            }
+            let Some((_, dir)) = &open_dir else {
+                continue;
+            };
+            let Ok(file) = open_at(dir, &grant.name) else {
+                continue;
+            };
+            if examine(&file).map(|(_, found)| found).ok() != Some(grant.identity) {
+                continue;
+            }
+            (&mut *ruleset)
+                .add_rule(PathBeneath::new(file, grant.rights))
+                .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
+        }
+        Ok(())
     }
 
     /// The roots, for messages.
@@ -323,19 +460,24 @@ mod imp {
         let slot = slot(&key);
         let grants = slot.get_or_init(|| build(&key)).as_ref()?;
         let mut ruleset = new_ruleset()?;
-        for (file, rights) in grants {
-            (&mut ruleset)
-                .add_rule(PathBeneath::new(file, *rights))
-                .map_err(|err| format!("granting an entry beside {}: {err}", shown(&key)))?;
-        }
+        add_grants(&mut ruleset, grants, &key)?;
         for path in usable_writable(&key, writable) {
             let file =
                 open_path(&path).map_err(|err| format!("opening {}: {err}", path.display()))?;
-            if let Some((file, rights)) = grant_of(file, &HashSet::new(), &path)? {
-                (&mut ruleset)
-                    .add_rule(PathBeneath::new(file, rights))
-                    .map_err(|err| format!("granting {}: {err}", path.display()))?;
+            let meta = file
+                .metadata()
+                .map_err(|err| format!("inspecting {}: {err}", path.display()))?;
+            if meta.file_type().is_symlink() {
+                continue;
             }
+            let rights = if meta.is_dir() {
+                handled()
+            } else {
+                file_rights()
+            };
+            (&mut ruleset)
+                .add_rule(PathBeneath::new(file, rights))
+                .map_err(|err| format!("granting {}: {err}", path.display()))?;
         }
         let status = ruleset
             .restrict_self()
@@ -513,6 +655,31 @@ mod tests {
             Support::Unavailable => assert!(outcome.is_err()),
             _ => assert_eq!(outcome, Ok(true)),
         }
+    }
+
+    #[test]
+    fn past_its_bound_the_fallback_says_which_bound_and_what_to_do() {
+        let top = tempfile::tempdir().unwrap();
+        let base = top.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        fs::create_dir(&repo).unwrap();
+        for i in 0..20 {
+            fs::write(base.join(format!("s{i:02}")), "").unwrap();
+        }
+        let err = imp::build_bounded(std::slice::from_ref(&repo), 10)
+            .err()
+            .expect("past the bound");
+        for needed in [
+            "more than 10 entries",
+            "--sandbox detect",
+            crate::sandbox::policy::NO_NAMESPACES_VAR,
+            &repo.display().to_string(),
+        ] {
+            assert!(err.contains(needed), "{needed}: {err}");
+        }
+        // Within the bound: every sibling is granted (and whatever lies beside the ancestors).
+        let grants = imp::build_bounded(&[repo], MAX_RULES).expect("within the bound");
+        assert!(grants.len() >= 20, "{}", grants.len());
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //! (even by `SIGKILL`), the watchdog kills every group still registered, so the lane and every
 //! grandchild that stayed in its group end too.
 //!
-//! Where enforcement is unavailable (no Landlock, another OS) or not chosen, [`detect`] compares
-//! the repository before and after a lane and reports any change (`detect`).
+//! Where enforcement is unavailable (no Landlock, another OS) or not chosen, and under the
+//! Landlock fallback (which governs no metadata), [`detect`] compares the repository before and
+//! after the lanes (once per review when they run at once) and reports any change (`detect`).
 
 pub(crate) mod confine;
 pub(crate) mod detect;

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::confine::{Confinement, Mechanism};
-use super::detect::Snapshot;
+use super::detect::session::Session;
+use super::detect::{Bounds, Comparison, Skip, Snapshot};
 use super::landlock::{self, Support};
 use super::roots::{self, Roots};
 use super::watchdog;
@@ -183,15 +184,21 @@ fn scratch_dir(roots: &Roots, run_dir: &Path, review_path: Option<&Path>) -> Pat
         }
         _ => {
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let unique = format!(
-                "gsd-lane-lane-tmp-{}-{}-{}",
-                std::process::id(),
+            let mut unique = scratch_prefix().into_os_string();
+            unique.push(format!(
+                "{}-{}",
                 crate::clock::now_millis(),
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            );
-            std::env::temp_dir().join(unique)
+            ));
+            PathBuf::from(unique)
         }
     }
+}
+
+/// The start of every scratch directory name this process makes in the temporary directory
+/// (`<temp dir>/gsd-lane-lane-tmp-<pid>-`): a review's detection leaves them out.
+pub fn scratch_prefix() -> PathBuf {
+    std::env::temp_dir().join(format!("gsd-lane-lane-tmp-{}-", std::process::id()))
 }
 
 /// Whether `path` (resolved) is one of `roots` or lies below one.
@@ -199,28 +206,52 @@ fn inside_any(path: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|root| path.starts_with(root))
 }
 
-/// Appends the changes sentence to the lane's review file, so that REVIEWS.md carries it under
-/// that lane's section (and `run` shows it in the review). The file is opened for appending
+/// Appends what detection found to the lane's review file, so that REVIEWS.md carries it under
+/// that lane's section (and `run` shows it in the review): the changes sentence, and the note
+/// of a partial check (which never reads as "no change"). The file is opened for appending
 /// without following a symbolic link; a missing file is left alone.
 ///
 /// # Errors
 ///
 /// The I/O error of opening or writing the file.
-pub fn append_changes_notice(review_path: &Path, changes: &[String]) -> std::io::Result<()> {
+pub fn append_changes_notice(review_path: &Path, found: &Comparison) -> std::io::Result<()> {
     use std::io::Write;
 
-    let Some(line) = changes_line(changes) else {
+    let mut text = String::new();
+    if let Some(line) = changes_line(&found.changes) {
+        text.push_str(&format!("\n\n> **Warning:** {line}\n"));
+    }
+    if let Some(partial) = found.partial_sentence() {
+        text.push_str(&format!("\n\n> **Note:** {partial}\n"));
+    }
+    if text.is_empty() {
         return Ok(());
-    };
+    }
     let mut options = std::fs::OpenOptions::new();
     options.append(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
     match options.open(review_path) {
-        Ok(mut file) => file.write_all(format!("\n\n> **Warning:** {line}\n").as_bytes()),
+        Ok(mut file) => file.write_all(text.as_bytes()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(err),
     }
+}
+
+/// What a review's detection found, for REVIEWS.md, the run output and `--json` (`None`: no
+/// change and a whole check): the changes are said to have been made during the review, since
+/// several lanes ran at once.
+pub fn review_changes_line(found: &Comparison) -> Option<String> {
+    let mut parts = Vec::new();
+    if found.changed() {
+        parts.push(format!(
+            "the repository was modified during the review (lanes ran at once, so no one lane \
+             is named; pass --jobs 1 to attribute changes): {}",
+            found.changes.join("; ")
+        ));
+    }
+    parts.extend(found.partial_sentence());
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// How one lane is actually confined (the mode asked for, after what the system offers).
@@ -357,9 +388,15 @@ pub struct LaneSandbox {
     pub scratch: Option<PathBuf>,
 }
 
-/// The snapshots of the repository roots before a lane.
-#[derive(Debug, Clone)]
-pub struct Before(Vec<Snapshot>);
+/// The "before" walk of a lane's repository roots.
+#[derive(Debug)]
+pub enum Before {
+    /// The lane's own walk (outside a review: `run`, `invoke`).
+    Own(Vec<Snapshot>),
+    /// Through the review's session: the walk the lane is compared against (one lane at a
+    /// time), or `None` when the review compares once at its end.
+    Review(std::sync::Arc<Session>, Option<Vec<Snapshot>>),
+}
 
 impl LaneSandbox {
     /// No confinement and no detection.
@@ -457,16 +494,31 @@ impl LaneSandbox {
         }
     }
 
-    /// Takes the "before" snapshots when detection runs.
+    /// Takes the "before" walk when detection runs (through the review's session in a
+    /// review, [`Session`]).
     pub fn before(&self) -> Option<Before> {
-        (!self.detect_roots.is_empty()).then(|| Before(self.snapshots()))
+        if self.detect_roots.is_empty() {
+            return None;
+        }
+        Some(match Session::current() {
+            Some(session) => {
+                let before = session.before_lane(&self.detect_roots);
+                Before::Review(session, before)
+            }
+            None => Before::Own(self.snapshots()),
+        })
     }
 
-    /// One snapshot per repository root.
+    /// One snapshot per repository root, leaving out the lane's own files and scratch.
     fn snapshots(&self) -> Vec<Snapshot> {
+        let skip = Skip {
+            exact: self.skip.clone(),
+            prefixed: Vec::new(),
+        };
+        let bounds = Bounds::from_env();
         self.detect_roots
             .iter()
-            .map(|(root, label)| Snapshot::take_labelled(root, &self.skip, label))
+            .map(|(root, label)| Snapshot::take(root, &skip, label, bounds))
             .collect()
     }
 
@@ -478,11 +530,13 @@ impl LaneSandbox {
         }
     }
 
-    /// The changes since `before` (empty when detection does not run or nothing changed).
-    pub fn after(&self, before: Option<&Before>) -> Vec<String> {
+    /// The changes since `before` (none when detection does not run, nothing changed, or the
+    /// review compares once at its end).
+    pub fn after(&self, before: Option<Before>) -> Comparison {
         match before {
-            Some(Before(before)) => super::detect::changes_of(before, &self.snapshots()),
-            None => Vec::new(),
+            Some(Before::Own(before)) => super::detect::changes_of(&before, &self.snapshots()),
+            Some(Before::Review(session, before)) => session.after_lane(&self.detect_roots, before),
+            None => Comparison::default(),
         }
     }
 }

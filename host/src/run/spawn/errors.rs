@@ -4,9 +4,18 @@ use std::io;
 
 use gsd_lane_sdk::SpawnError;
 
-/// The sidecar line appended when the report carries an error.
+/// The sidecar line appended when the report carries an error; a lane gsd-lane refused to
+/// start (its confinement could not be applied) gets the reason on the line before, since the
+/// code alone (`EPERM`) says nothing of it.
 pub(super) fn spawn_error_line(error: &SpawnError) -> String {
-    format!("\n[spawn error: {}]\n", error.code())
+    match error {
+        SpawnError::Refused(why) => format!(
+            "\n[gsd-lane] the lane was not started: {}\n[spawn error: {}]\n",
+            crate::output::neutralize(why),
+            error.code()
+        ),
+        _ => format!("\n[spawn error: {}]\n", error.code()),
+    }
 }
 
 /// Maps an OS error to the report's error (`ENOENT`, `EACCES`, else the errno name).

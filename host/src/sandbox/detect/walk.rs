@@ -1,0 +1,322 @@
+//! The walk of one root, relative to each open directory: the root is opened once (without
+//! following a final symbolic link), every directory below it with `openat` of its name in its
+//! parent's open descriptor (`O_NOFOLLOW | O_DIRECTORY`), and every entry examined with
+//! `fstatat(AT_SYMLINK_NOFOLLOW)` in its directory's descriptor. A directory's descriptor stays
+//! open while a child of it waits to be read, so at most about [`super::MAX_DEPTH`] descriptors
+//! per worker are open at once.
+//!
+//! Directories wait on one shared stack (last in, first out, so the walk stays near a
+//! depth-first order and few descriptors are open) that [`WORKERS`] threads take from.
+
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use super::{Bounds, Cut, Extent, Kind, Listing, RelativeSkip, Snapshot, Stamp, MAX_DEPTH};
+
+/// Most threads one walk uses (fewer on fewer cores): the directory reads and `fstatat` calls
+/// are system time that spreads across cores (BENCHMARKS.md, "Change detection").
+pub const WORKERS: usize = 4;
+
+/// Set to a positive integer, the number of threads a walk uses instead (a measuring hook for
+/// `bench/detect_cost.py`; the default is the cores, at most [`WORKERS`]).
+pub const THREADS_VAR: &str = "GSD_LANE_DETECT_THREADS";
+
+/// Entries examined between two looks at the clock.
+const CLOCK_EVERY: usize = 1024;
+
+/// Where a directory waiting to be read is.
+enum Source {
+    /// The root, opened already.
+    Open(rustix::fd::OwnedFd),
+    /// A name in an open parent directory.
+    At(Arc<rustix::fd::OwnedFd>, CString),
+}
+
+/// A directory waiting to be read.
+struct Task {
+    /// How to open it.
+    source: Source,
+    /// Its path relative to the root.
+    rel: Vec<u8>,
+    /// Its depth (the root is 0).
+    depth: usize,
+}
+
+/// What the workers share.
+struct Shared<'a> {
+    /// Directories waiting, and how many workers are reading one.
+    queue: Mutex<(Vec<Task>, usize)>,
+    /// Signalled when a directory is queued or the last busy worker goes idle.
+    wake: Condvar,
+    /// Entries recorded so far.
+    entries: AtomicUsize,
+    /// Set when a bound was reached: every worker stops.
+    stop: AtomicBool,
+    /// Why it stopped.
+    cut: Mutex<Option<Cut>>,
+    /// When the walk started.
+    started: Instant,
+    /// The bounds.
+    bounds: Bounds,
+    /// What is left out.
+    skip: &'a RelativeSkip,
+}
+
+/// What one worker read.
+#[derive(Default)]
+struct Found {
+    /// The directories it read.
+    dirs: Vec<(Vec<u8>, Listing)>,
+    /// Directories it could not read.
+    unreadable: usize,
+}
+
+/// Walks `root` (see the module docs).
+pub(super) fn walk(root: &Path, skip: &RelativeSkip, bounds: Bounds) -> Snapshot {
+    use rustix::fs::{Mode, OFlags};
+
+    let mut snapshot = Snapshot::default();
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(root, flags, Mode::empty()) else {
+        snapshot.unreadable = 1;
+        return snapshot;
+    };
+    snapshot.root = rustix::fs::fstat(&fd).ok().map(|stat| stamp(&stat));
+    let shared = Shared {
+        queue: Mutex::new((
+            vec![Task {
+                source: Source::Open(fd),
+                rel: Vec::new(),
+                depth: 0,
+            }],
+            0,
+        )),
+        wake: Condvar::new(),
+        entries: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        cut: Mutex::new(None),
+        started: Instant::now(),
+        bounds,
+        skip,
+    };
+    let workers = std::env::var(THREADS_VAR)
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|n| (1..=64).contains(n))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, WORKERS)
+        });
+    let found: Vec<Found> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..workers)
+            .map(|_| scope.spawn(|| work(&shared)))
+            .collect();
+        let mut found = vec![work(&shared)];
+        for handle in handles {
+            // A worker that panicked read nothing this walk can vouch for: its directories are
+            // counted as unread below (they are missing), never as unchanged.
+            found.push(handle.join().unwrap_or_else(|_| Found {
+                dirs: Vec::new(),
+                unreadable: 1,
+            }));
+        }
+        found
+    });
+    for part in found {
+        snapshot.unreadable += part.unreadable;
+        for (rel, listing) in part.dirs {
+            snapshot.entries += listing.entries.len();
+            snapshot.dirs.insert(rel, listing);
+        }
+    }
+    snapshot.cut = *lock(&shared.cut);
+    snapshot.unread = lock(&shared.queue).0.len();
+    snapshot
+}
+
+/// Locks `mutex`, whatever a panicking holder left.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One worker: takes directories until none is left or a bound stops the walk.
+fn work(shared: &Shared<'_>) -> Found {
+    let mut found = Found::default();
+    while let Some(task) = next(shared) {
+        let children = read(shared, task, &mut found);
+        let mut queue = lock(&shared.queue);
+        // Reversed, so the first name in sorted order is taken first.
+        queue.0.extend(children.into_iter().rev());
+        queue.1 -= 1;
+        drop(queue);
+        shared.wake.notify_all();
+    }
+    found
+}
+
+/// The next directory to read (`None`: the walk is over).
+fn next(shared: &Shared<'_>) -> Option<Task> {
+    let mut queue = lock(&shared.queue);
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        if let Some(task) = queue.0.pop() {
+            queue.1 += 1;
+            return Some(task);
+        }
+        if queue.1 == 0 {
+            return None;
+        }
+        queue = shared
+            .wake
+            .wait(queue)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+}
+
+/// Stops the walk for `cut` (the first reason is kept).
+fn stop(shared: &Shared<'_>, cut: Cut) {
+    lock(&shared.cut).get_or_insert(cut);
+    shared.stop.store(true, Ordering::SeqCst);
+    shared.wake.notify_all();
+}
+
+/// Reads one directory into `found`; returns its subdirectories to read.
+fn read(shared: &Shared<'_>, task: Task, found: &mut Found) -> Vec<Task> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let opened = match task.source {
+        Source::Open(fd) => Ok(fd),
+        Source::At(parent, name) => {
+            rustix::fs::openat(&*parent, name.as_c_str(), flags, Mode::empty())
+        }
+    };
+    let Ok(fd) = opened else {
+        found.unreadable += 1;
+        return Vec::new();
+    };
+    let Ok(names) = names_of(&fd) else {
+        found.unreadable += 1;
+        return Vec::new();
+    };
+    let fd = Arc::new(fd);
+    let mut names = names;
+    let before = shared.entries.fetch_add(names.len(), Ordering::SeqCst);
+    let room = shared.bounds.entries.saturating_sub(before);
+    // Set when a bound stops this listing: the number of names examined.
+    let mut cut_at = None;
+    if names.len() > room {
+        names.truncate(room);
+        cut_at = Some(room);
+        stop(shared, Cut::Entries(shared.bounds.entries));
+    }
+    let mut holes = false;
+    let mut entries = Vec::with_capacity(names.len());
+    let mut children = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        if index % CLOCK_EVERY == CLOCK_EVERY - 1 && shared.started.elapsed() > shared.bounds.time {
+            cut_at = Some(index);
+            stop(shared, Cut::Time(shared.bounds.time));
+            break;
+        }
+        let path = child_path(&task.rel, name.as_bytes());
+        if !shared.skip.is_empty() && shared.skip.skips(&task.rel, &path, name.as_bytes()) {
+            continue;
+        }
+        let Ok(stat) = rustix::fs::statat(&*fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) else {
+            // Listed but gone or not examinable: this listing does not vouch for its absence.
+            holes = true;
+            continue;
+        };
+        let stamp = stamp(&stat);
+        if stamp.kind == Kind::Dir {
+            if task.depth + 1 >= MAX_DEPTH {
+                found.unreadable += 1;
+            } else {
+                children.push(Task {
+                    source: Source::At(Arc::clone(&fd), name.clone()),
+                    rel: path,
+                    depth: task.depth + 1,
+                });
+            }
+        }
+        entries.push((name.clone(), stamp));
+    }
+    let extent = match cut_at {
+        _ if holes => Extent::Holes,
+        Some(examined) => Extent::Upto(examined.checked_sub(1).and_then(|i| names.get(i)).cloned()),
+        None => Extent::Whole,
+    };
+    let listing = Listing { entries, extent };
+    if shared.started.elapsed() > shared.bounds.time {
+        stop(shared, Cut::Time(shared.bounds.time));
+    }
+    found.dirs.push((task.rel, listing));
+    children
+}
+
+/// Every name of the open directory `fd` but `.` and `..`, sorted.
+fn names_of(fd: &rustix::fd::OwnedFd) -> rustix::io::Result<Vec<CString>> {
+    let mut dir = rustix::fs::Dir::read_from(fd)?;
+    let mut names = Vec::new();
+    while let Some(entry) = dir.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    }
+    names.sort_unstable();
+    Ok(names)
+}
+
+/// `dir/name` (`name` alone at the root).
+fn child_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
+    if !dir.is_empty() {
+        path.extend_from_slice(dir);
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
+/// `value` widened (the field types of `struct stat` differ between targets).
+fn wide<T: Into<i128>>(value: T) -> i128 {
+    value.into()
+}
+
+/// The stamp of one entry.
+fn stamp(stat: &rustix::fs::Stat) -> Stamp {
+    let unsigned = |value: i128| u64::try_from(value).unwrap_or(u64::MAX);
+    let signed = |value: i128| i64::try_from(value).unwrap_or(i64::MAX);
+    let nanos = |value: i128| u32::try_from(value).unwrap_or(0);
+    let mode = u32::try_from(wide(stat.st_mode)).unwrap_or(0);
+    let kind = match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
+        rustix::fs::FileType::Directory => Kind::Dir,
+        rustix::fs::FileType::RegularFile => Kind::File,
+        rustix::fs::FileType::Symlink => Kind::Link,
+        _ => Kind::Other,
+    };
+    Stamp {
+        kind,
+        size: if kind == Kind::Dir {
+            0
+        } else {
+            unsigned(wide(stat.st_size))
+        },
+        mode,
+        owner: (stat.st_uid, stat.st_gid),
+        inode: unsigned(wide(stat.st_ino)),
+        modified: (signed(wide(stat.st_mtime)), nanos(wide(stat.st_mtime_nsec))),
+        changed: (signed(wide(stat.st_ctime)), nanos(wide(stat.st_ctime_nsec))),
+    }
+}
