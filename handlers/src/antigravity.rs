@@ -293,11 +293,21 @@ pub fn run_model(mark: &Watermark, current: Option<&str>, transcript: &FileRead)
 /// as a JSON object with its own string `model`, at the top level or one level down under any
 /// key but `__proto__`, `constructor` or `prototype`; nothing deeper is searched.
 pub fn transcript_model(text: &str, skip_lines: usize) -> Option<String> {
+    last_entry(text, skip_lines, entry_model)
+}
+
+/// The first `Some` that `read` gives for the non-blank lines after the first `skip_lines`,
+/// read from the last line back.
+fn last_entry(
+    text: &str,
+    skip_lines: usize,
+    read: impl FnMut(&str) -> Option<String>,
+) -> Option<String> {
     let remaining = count_lines(text).saturating_sub(skip_lines);
     text.rsplit('\n')
         .filter(|line| !is_empty(line))
         .take(remaining)
-        .find_map(entry_model)
+        .find_map(read)
 }
 
 /// The model one transcript line names, if any.
@@ -468,11 +478,7 @@ pub fn count_lines(text: &str) -> usize {
 /// object with `source == "MODEL"`, `status == "DONE"`, `type == "PLANNER_RESPONSE"` and a
 /// string `content` (possibly empty); `None` when no line qualifies.
 pub fn transcript_review(text: &str, skip_lines: usize) -> Option<String> {
-    let remaining = count_lines(text).saturating_sub(skip_lines);
-    text.rsplit('\n')
-        .filter(|line| !is_empty(line))
-        .take(remaining)
-        .find_map(planner_response)
+    last_entry(text, skip_lines, planner_response)
 }
 
 /// The `content` of one finished model response line, if it is one.

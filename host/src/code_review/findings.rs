@@ -203,13 +203,7 @@ fn shorten(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn root() -> (tempfile::TempDir, RepoRoot) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join("src")).expect("src");
-        std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").expect("a");
-        let root = RepoRoot::open(dir.path()).expect("root");
-        (dir, root)
-    }
+    use crate::code_review::hygiene::tests::root;
 
     #[test]
     fn finding_lines_are_typed() {

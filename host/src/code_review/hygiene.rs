@@ -278,10 +278,11 @@ pub fn normalize(path: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn root() -> (tempfile::TempDir, RepoRoot) {
+    /// A repository root holding `src/a.rs` (shared with the other code-review tests).
+    pub(crate) fn root() -> (tempfile::TempDir, RepoRoot) {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join("src")).expect("src");
         std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").expect("a");

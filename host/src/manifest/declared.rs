@@ -132,7 +132,7 @@ pub fn config_defaults(manifest: &Value) -> Vec<(String, Value)> {
 }
 
 /// A string member (`""` when absent or of another type; never trimmed).
-fn text(object: &Map<String, Value>, key: &str) -> String {
+pub fn text(object: &Map<String, Value>, key: &str) -> String {
     object
         .get(key)
         .and_then(Value::as_str)

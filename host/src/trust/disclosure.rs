@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::locality::is_local_destination;
+use crate::manifest::declared::text;
 use crate::manifest::DeclaredLane;
 
 /// The four egress payload classes every lane discloses, in this order (trust.md §3.7, §10).
@@ -197,15 +198,6 @@ pub fn disclose(
         reviewer_lanes,
         missing_artifacts,
     }
-}
-
-/// A string field (`""` when absent or of another type; never trimmed).
-fn text(object: &Map<String, Value>, key: &str) -> String {
-    object
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned()
 }
 
 /// Lane detection and the lane surface record (trust.md §3.2, §3.3), from the declared view.
