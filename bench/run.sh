@@ -30,6 +30,9 @@ python3 bench/sandbox_cost.py "$bin" 30 | tee "$target"/bench-sandbox.txt
 python3 bench/detect_cost.py "$bin" 3 | tee "$target"/bench-detect.txt
 python3 bench/lane_overhead.py "$bin" 60 | tee "$target"/bench-overhead.txt
 python3 bench/review_stream.py "$bin" | tee "$target"/bench-stream.txt
+# Lanes 1-128, doctor over overlays, recorded runs, run's start (the small scale: the full one,
+# 10,000 overlays, takes tens of minutes; run `python3 bench/scale.py "$bin"` for it).
+GSD_BENCH_SCALE=small python3 bench/scale.py "$bin" | tee "$target"/bench-scale.txt
 # Written aside and moved into place, so a failed run leaves the committed figures alone.
 python3 bench/whole_process.py "$bin" "$target" > "$target/BENCHMARKS.md.new"
 mv "$target/BENCHMARKS.md.new" BENCHMARKS.md

@@ -200,7 +200,23 @@ def main():
             print("```")
             if name in NOTES:
                 print("\n" + NOTES[name].strip())
+    carry_over_measured_sections({title for _, title, _ in sections})
     shutil.rmtree(work, ignore_errors=True)
+
+
+def carry_over_measured_sections(generated_titles):
+    """Keeps the committed sections this script does not generate: before/after comparisons
+    measured against an older build (scale, detection, citation check), which a run of the
+    current build alone cannot reproduce. Each is copied as it stands, under its own title."""
+    try:
+        with open("BENCHMARKS.md") as f:
+            text = f.read()
+    except OSError:
+        return
+    for chunk in text.split("\n## ")[1:]:
+        title = chunk.split("\n", 1)[0].strip()
+        if title not in generated_titles:
+            print("\n## " + chunk.rstrip("\n"))
 
 
 if __name__ == "__main__":
