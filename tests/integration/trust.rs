@@ -2553,7 +2553,12 @@ fn env1_disclose_shows_a_lanes_env_pairs_inert_with_the_code_warning() {
     // The same from the file, as JSON: the exact pairs, and the same lines in the summary.
     for args in [
         vec!["disclose", "acme-spawn", "--json"],
-        vec!["disclose", "--json", "--manifest", folder.to_str().expect("utf8")],
+        vec![
+            "disclose",
+            "--json",
+            "--manifest",
+            folder.to_str().expect("utf8"),
+        ],
     ] {
         let out = lab.gsd(&args);
         out.assert_status(0);
@@ -2596,9 +2601,14 @@ fn env2_an_env_edit_needs_consent_again_and_the_consented_pairs_reach_the_child(
     let source = lab.source("spawn-lane", "acme-spawn", env_lane("unsafe"));
     let envelope = lab.install_without_consent(&source);
     assert_eq!(envelope["requiresConsent"], true, "{envelope}");
-    assert_eq!(envelope["changes"]["executableSetChanged"], true, "{envelope}");
+    assert_eq!(
+        envelope["changes"]["executableSetChanged"], true,
+        "{envelope}"
+    );
     assert!(
-        envelope["disclosure"].to_string().contains("env: ACME_MODE=unsafe"),
+        envelope["disclosure"]
+            .to_string()
+            .contains("env: ACME_MODE=unsafe"),
         "{envelope}"
     );
     // Editing the installed manifest by hand deactivates it until approved again.
@@ -2615,7 +2625,10 @@ fn env2_an_env_edit_needs_consent_again_and_the_consented_pairs_reach_the_child(
     assert_ne!(again["fingerprint"], approved["fingerprint"], "{again}");
     let after = lab.record("acme-spawn").expect("record")["disclosureSignature"].clone();
     assert_ne!(before, after, "the record binds the new pairs");
-    assert!(after.as_str().expect("signature").contains("unsafe"), "{after}");
+    assert!(
+        after.as_str().expect("signature").contains("unsafe"),
+        "{after}"
+    );
     let (result, _) = lab.run_lane("acme_spawn", &[]);
     assert_ran(&result, false);
 }

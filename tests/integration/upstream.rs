@@ -134,7 +134,9 @@ fn a_third_party_lanes_invoke_env_reaches_its_child_on_the_minimal_environment()
         "--repo-root",
         ".",
     ]);
-    command.env("SECRET_TOKEN", "hunter2").env("LC_ALL", "POSIX");
+    command
+        .env("SECRET_TOKEN", "hunter2")
+        .env("LC_ALL", "POSIX");
     let out = crate::review::finish(command.spawn().expect("spawn"), "run alpha");
     out.assert_no_panic();
     let result = out.json();

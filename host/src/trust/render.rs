@@ -403,8 +403,14 @@ mod tests {
         assert!(env.contains("ACME_MODE='fast mode'"), "{env}");
         assert!(env.contains(&format!("LONG={}…", "x".repeat(60))), "{env}");
         assert!(!env.contains(&"x".repeat(61)), "{env}");
-        assert!(!env.contains("N="), "non-string values never reach a child: {env}");
-        assert!(!env.chars().any(|c| c.is_control() || c == '\u{202e}'), "{env:?}");
+        assert!(
+            !env.contains("N="),
+            "non-string values never reach a child: {env}"
+        );
+        assert!(
+            !env.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{env:?}"
+        );
         assert!(env.contains("\\u{1b}"), "{env}");
         assert!(lines.contains(
             &"        WARNING — NODE_OPTIONS, git_askpass can make this lane run code of the capability's choosing"

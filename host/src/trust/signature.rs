@@ -314,10 +314,15 @@ mod tests {
             &one,
             &with(json!({"ACME_MODE": "safe", "B": ""}))
         ));
-        assert!(executable_set_changed(&one, &with(json!({"acme_mode": "safe"}))));
+        assert!(executable_set_changed(
+            &one,
+            &with(json!({"acme_mode": "safe"}))
+        ));
         // Key order is not a change.
-        let ab = parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"A":"1","B":"2"}}}}"#);
-        let ba = parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"B":"2","A":"1"}}}}"#);
+        let ab =
+            parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"A":"1","B":"2"}}}}"#);
+        let ba =
+            parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"B":"2","A":"1"}}}}"#);
         assert!(!executable_set_changed(&ab, &ba));
     }
 
