@@ -2511,3 +2511,151 @@ fn issue21_duplicate_install_names_the_other_copy_and_hints_spell_the_flag() {
     let text = format!("{}{}", out.stdout, out.stderr);
     assert!(text.contains("install --project-scope <folder>"), "{text}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// `invoke.env` on third-party lanes (decisions.md row 18): disclosed before consent, bound by
+// the signature only when non-empty
+// ---------------------------------------------------------------------------------------------
+
+/// A value that would retitle the terminal, return the cursor and reverse the line if printed.
+const HOSTILE_ENV_VALUE: &str = "\u{1b}]0;pwned\u{7}\r\u{202e}fast";
+
+#[test]
+fn env1_disclose_shows_a_lanes_env_pairs_inert_with_the_code_warning() {
+    let lab = Lab::new();
+    let folder = lab.overlay(Scope::Global, "spawn-lane", "acme-spawn", |m| {
+        m["reviewer"]["invoke"]["env"] =
+            json!({"ACME_MODE": HOSTILE_ENV_VALUE, "GIT_ASKPASS": "/opt/acme/askpass"});
+    });
+    let text = lab.gsd(&["disclose", "acme-spawn"]);
+    text.assert_status(0);
+    let env_line = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("env: "))
+        .unwrap_or_else(|| panic!("no env line in {}", text.stdout));
+    assert_eq!(
+        env_line.trim_start(),
+        "env: ACME_MODE='\\u{1b}]0;pwned\\u{7}\\u{d}\\u{202e}fast', GIT_ASKPASS=/opt/acme/askpass"
+    );
+    assert!(
+        !text.stdout.contains('\u{1b}') && !text.stdout.contains('\u{202e}'),
+        "{:?}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains(
+            "WARNING — GIT_ASKPASS can make this lane run code of the capability's choosing"
+        ),
+        "{}",
+        text.stdout
+    );
+    // The same from the file, as JSON: the exact pairs, and the same lines in the summary.
+    for args in [
+        vec!["disclose", "acme-spawn", "--json"],
+        vec![
+            "disclose",
+            "--json",
+            "--manifest",
+            folder.to_str().expect("utf8"),
+        ],
+    ] {
+        let out = lab.gsd(&args);
+        out.assert_status(0);
+        assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{202e}'));
+        let view = &out.json()[0];
+        assert_eq!(
+            view["disclosure"]["reviewerLanes"][0]["env"],
+            json!({"ACME_MODE": HOSTILE_ENV_VALUE, "GIT_ASKPASS": "/opt/acme/askpass"}),
+            "{args:?}"
+        );
+        let summary = view["summary"].to_string();
+        assert!(summary.contains("env: ACME_MODE="), "{summary}");
+        assert!(summary.contains("WARNING — GIT_ASKPASS"), "{summary}");
+    }
+}
+
+#[test]
+fn env2_an_env_edit_needs_consent_again_and_the_consented_pairs_reach_the_child() {
+    let lab = Lab::new();
+    let env_lane = |mode: &'static str| {
+        move |m: &mut Value| {
+            m["reviewer"]["probe"]["binary"] = json!("acme-env");
+            m["reviewer"]["invoke"]["binary"] = json!("acme-env");
+            m["reviewer"]["invoke"]["env"] = json!({ "ACME_MODE": mode });
+        }
+    };
+    lab.overlay(Scope::Project, "spawn-lane", "acme-spawn", env_lane("safe"));
+    let approved = lab.approve("acme-spawn");
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, false);
+    let names = std::fs::read_to_string(lab.review_path("acme_spawn")).expect("env names");
+    assert!(names.lines().any(|n| n == "ACME_MODE"), "{names}");
+    let before = lab.record("acme-spawn").expect("record")["disclosureSignature"].clone();
+    assert!(
+        before.as_str().expect("signature").contains("ACME_MODE"),
+        "{before}"
+    );
+    // An update that changes only the value is an executable-set change: not installed
+    // without consent, and the installed lane keeps running with what was approved.
+    let source = lab.source("spawn-lane", "acme-spawn", env_lane("unsafe"));
+    let envelope = lab.install_without_consent(&source);
+    assert_eq!(envelope["requiresConsent"], true, "{envelope}");
+    assert_eq!(
+        envelope["changes"]["executableSetChanged"], true,
+        "{envelope}"
+    );
+    assert!(
+        envelope["disclosure"]
+            .to_string()
+            .contains("env: ACME_MODE=unsafe"),
+        "{envelope}"
+    );
+    // Editing the installed manifest by hand deactivates it until approved again.
+    let installed = lab
+        .env
+        .capabilities_dir(Scope::Project)
+        .join("acme-spawn/capability.json");
+    std::fs::copy(source.join("capability.json"), &installed).expect("copy");
+    let _ = std::fs::remove_file(lab.review_path("acme_spawn"));
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_reason(&result, "malformed_lane");
+    assert!(!lab.review_path("acme_spawn").exists());
+    let again = lab.approve("acme-spawn");
+    assert_ne!(again["fingerprint"], approved["fingerprint"], "{again}");
+    let after = lab.record("acme-spawn").expect("record")["disclosureSignature"].clone();
+    assert_ne!(before, after, "the record binds the new pairs");
+    assert!(
+        after.as_str().expect("signature").contains("unsafe"),
+        "{after}"
+    );
+    let (result, _) = lab.run_lane("acme_spawn", &[]);
+    assert_ran(&result, false);
+}
+
+#[test]
+fn env3_a_lane_without_env_keeps_its_exact_signature() {
+    let lab = Lab::new();
+    let expected = "[[],[],[],[\"[\\\"lane\\\",\\\"acme_spawn\\\",\\\"spawn\\\",\\\"acme-args\\\",[\\\"review\\\",\\\"{{model}}\\\",\\\"-p\\\",\\\"-\\\"],\\\"\\\",\\\"stdin\\\",\\\"\\\"]\"]]";
+    for env in [None, Some(json!({})), Some(json!({"N": 7}))] {
+        let folder = lab.source("spawn-lane", "acme-spawn", |m| {
+            if let Some(env) = env.clone() {
+                m["reviewer"]["invoke"]["env"] = env;
+            }
+        });
+        let out = lab.gsd(&[
+            "disclose",
+            "--json",
+            "--manifest",
+            folder.to_str().expect("utf8"),
+        ]);
+        out.assert_status(0);
+        let view = &out.json()[0];
+        assert_eq!(view["disclosureSignature"], expected, "{env:?}");
+        assert!(
+            view["disclosure"]["reviewerLanes"][0].get("env").is_none(),
+            "{view}"
+        );
+        assert!(!view["summary"].to_string().contains("env:"), "{view}");
+    }
+}

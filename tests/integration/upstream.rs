@@ -102,20 +102,50 @@ fn invoke_env_reaches_the_first_party_claude_child() {
     assert_eq!(review, crate::util::uncited("mds=1 memory=1 home=set\n"));
 }
 
+/// decisions.md row 18: a third-party lane's `invoke.env` pairs are added to the minimal
+/// environment its child starts from; nothing else of gsd-lane's environment comes along.
 #[test]
-fn a_third_party_lane_declaring_invoke_env_is_refused_until_disclosed() {
+fn a_third_party_lanes_invoke_env_reaches_its_child_on_the_minimal_environment() {
+    use std::os::unix::fs::PermissionsExt;
     let lab = Lab::new();
     lab.lane("alpha", |lane| {
-        lane["reviewer"]["invoke"]["env"] = json!({"HTTPS_PROXY": "http://127.0.0.1:9"});
+        lane["reviewer"]["invoke"]["env"] =
+            json!({"ACME_MODE": "strict mode", "LC_ALL": "C", "constructor": "x"});
     });
-    let (result, _) = run_lane(&lab, "alpha");
-    assert_eq!(result["ok"], false, "{result}");
-    assert_eq!(result["reason"], "malformed_lane", "{result}");
-    assert!(
-        crate::util::str_of(&result, "detail").contains("invoke.env"),
-        "{result}"
+    let script = lab.bin.join("fake-alpha");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\nprintf 'mode=%s lc=%s ctor=%s secret=%s home=%s\\n' \
+         \"$ACME_MODE\" \"$LC_ALL\" \"$(printenv constructor)\" \"${SECRET_TOKEN:-unset}\" \
+         \"${HOME:+set}\"\n",
+    )
+    .expect("fake lane");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let run_dir = lab.env.root.path().join("run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    std::fs::write(run_dir.join("gsd-review-prompt.md"), "Review.\n").expect("prompt");
+    let run = run_dir.display().to_string();
+    let mut command = lab.gsd_command(&[
+        "run",
+        "alpha",
+        "--json",
+        "--run-dir",
+        &run,
+        "--repo-root",
+        ".",
+    ]);
+    command
+        .env("SECRET_TOKEN", "hunter2")
+        .env("LC_ALL", "POSIX");
+    let out = crate::review::finish(command.spawn().expect("spawn"), "run alpha");
+    out.assert_no_panic();
+    let result = out.json();
+    assert_eq!(result["ok"], true, "{result}");
+    let review = std::fs::read_to_string(run_dir.join("gsd-review-alpha.md")).expect("review");
+    assert_eq!(
+        review,
+        crate::util::uncited("mode=strict mode lc=C ctor=x secret=unset home=set\n")
     );
-    assert!(!lab.started("alpha"), "the lane must not run");
 }
 
 /// upstream #3649: `models:` / `model_sources:` between `plans_reviewed` and the rest, one

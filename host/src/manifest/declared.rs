@@ -48,6 +48,10 @@ pub struct DeclaredInvoke {
     pub prompt_channel: String,
     /// `invoke.path`.
     pub path: String,
+    /// Every string-valued entry of `invoke.env`, names unchecked (what disclosure shows and
+    /// the signature binds; a lane that runs gets exactly these, since validation refuses any
+    /// other entry).
+    pub env: std::collections::BTreeMap<String, String>,
     /// The HTTP reading of `invoke` (the one reader plans use), present whenever `invoke` is an
     /// object, whatever the declared transport: what host resolution reads.
     pub http: Option<HttpInvoke>,
@@ -88,6 +92,7 @@ impl DeclaredLane {
                 host_config_key: text(invoke_fields, "hostConfigKey"),
                 prompt_channel: text(invoke_fields, "promptChannel"),
                 path: text(invoke_fields, "path"),
+                env: super::invoke_env::declared(invoke_fields),
                 http: invoke.map(HttpInvoke::from_object),
             },
             probe: DeclaredProbe {

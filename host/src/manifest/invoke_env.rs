@@ -35,6 +35,55 @@ pub const DENYLIST: [&str; 20] = [
     "GIT_EXTERNAL_DIFF",
 ];
 
+/// Names outside [`DENYLIST`] that validation accepts but that make common tools (git, ssh,
+/// editors and pagers, interpreters) start a program or load code or configuration the value
+/// names, which a capability can ship in its own bundle: the disclosure warns about them
+/// before consent. A warning list, not a complete one; consent is the control.
+pub const CODE_STEERING: [&str; 23] = [
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_DIR",
+    "GIT_SSH",
+    "GIT_TEMPLATE_DIR",
+    "SHELL",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_PROXY_COMMAND",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "PYTHONHOME",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYLIB",
+];
+
+/// True for a name that can make the lane's child run code of the manifest's choosing: a
+/// denylisted name (refused at validation, still warned about when disclosed) or one of
+/// [`CODE_STEERING`], in any case.
+pub fn steers_code(name: &str) -> bool {
+    denied(name) || CODE_STEERING.iter().any(|d| d.eq_ignore_ascii_case(name))
+}
+
+/// Every string-valued entry of `invoke.env`, names unchecked (the disclosed view); empty when
+/// absent or not an object.
+pub fn declared(invoke: &Map<String, Value>) -> BTreeMap<String, String> {
+    invoke
+        .get("env")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+        .collect()
+}
+
 /// Most pairs one lane may declare (a bound on what a manifest makes gsd-lane hold).
 pub const MAX_PAIRS: usize = 64;
 

@@ -122,7 +122,6 @@ pub struct Admitted<'h> {
 /// The first [`Refusal`], in pipeline order.
 pub fn admit<'s>(lane: &Lane, setup: &RunSetup<'s>) -> Result<Admitted<'s>, Refusal> {
     crate::trust::policy::check_lane(lane)?;
-    refuse_undisclosed_env(lane)?;
     check_posture(lane, setup)?;
     let mut plan = plan::resolve_lane(&lane.capability_id, lane, setup.config, &setup.inputs)?;
     tool_identity::follow_rename(&mut plan, setup.path_var.as_deref());
@@ -548,42 +547,39 @@ fn check_posture(lane: &Lane, setup: &RunSetup<'_>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The environment a lane's child starts with: first-party lanes inherit (with their
-/// `invoke.env` pairs on top, upstream #2493), third-party lanes get the minimal one.
+/// The environment a lane's child starts with: first-party lanes inherit, third-party lanes get
+/// the minimal one; either way the lane's `invoke.env` pairs go on top (upstream #2493,
+/// decisions.md row 18). A third-party lane's pairs are in its disclosure signature, so the
+/// ones that reach a child are the ones the user consented to.
 fn child_env(lane: &Lane) -> ChildEnv {
     let declared = lane
         .spawn()
         .map(|spawn| &spawn.env)
         .filter(|env| !env.is_empty());
-    match (lane.scope, declared) {
-        (Scope::FirstParty, None) => ChildEnv::Inherit,
-        (Scope::FirstParty, Some(pairs)) => {
-            let mut vars: Vec<(String, String)> = std::env::vars_os()
-                .filter_map(|(name, value)| {
-                    Some((name.into_string().ok()?, value.into_string().ok()?))
-                })
-                .filter(|(name, _)| !pairs.contains_key(name))
-                .collect();
-            vars.extend(pairs.iter().map(|(k, v)| (k.clone(), v.clone())));
-            ChildEnv::Minimal { vars }
-        }
-        (Scope::Global | Scope::Project, _) => spawn::minimal_env_from_current(),
+    let mut vars = match (lane.scope, declared) {
+        (Scope::FirstParty, None) => return ChildEnv::Inherit,
+        (Scope::FirstParty, Some(_)) => std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+            .collect(),
+        (Scope::Global | Scope::Project, _) => match spawn::minimal_env_from_current() {
+            ChildEnv::Minimal { vars } => vars,
+            ChildEnv::Inherit => Vec::new(),
+        },
+    };
+    if let Some(pairs) = declared {
+        vars.retain(|(name, _)| !pairs.keys().any(|pair| same_var_name(pair, name)));
+        vars.extend(pairs.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
+    ChildEnv::Minimal { vars }
 }
 
-/// `invoke.env` on a third-party lane: refused until consent discloses it (decisions.md row
-/// 18 asks for disclosure and a signature object first), so no undisclosed variable reaches a
-/// child.
-fn refuse_undisclosed_env(lane: &Lane) -> Result<(), Refusal> {
-    if lane.scope != Scope::FirstParty && lane.spawn().is_some_and(|spawn| !spawn.env.is_empty()) {
-        return Err(Refusal::new(
-            Reason::MalformedLane,
-            "third-party lane refused: it declares invoke.env, which this gsd-lane does not yet \
-             disclose before consent, so no child would get it with your approval; remove \
-             invoke.env from the manifest",
-        ));
+/// Whether two variable names name the same variable (Windows looks names up ignoring case).
+fn same_var_name(a: &str, b: &str) -> bool {
+    if cfg!(windows) {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a == b
     }
-    Ok(())
 }
 
 fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {

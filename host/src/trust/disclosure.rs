@@ -9,6 +9,7 @@
 //! Each surface class (hooks, command modules, MCP servers, reviewer lanes) is collected on its
 //! own, so a bad value in one class leaves only that class empty.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use serde::Serialize;
@@ -72,6 +73,10 @@ pub struct LaneSurface {
     /// leaves the signature as it was before the field existed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub posture: Option<Value>,
+    /// `invoke.env`: every string-valued pair, added to the child's environment (decisions.md
+    /// row 18); omitted from JSON when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
     /// The four egress payload classes.
     pub egress_payload_classes: Vec<String>,
     /// What else leaves (trust.md §3.7 `[HARD]`), kept apart from the four classes.
@@ -249,6 +254,7 @@ fn lane_surface(lane: &DeclaredLane, resolver: Option<Resolver<'_>>) -> Option<L
         prompt_channel: invoke.prompt_channel.clone(),
         handler: lane.handler.clone(),
         posture: lane.posture.clone(),
+        env: invoke.env.clone(),
         egress_payload_classes: EGRESS_PAYLOAD_CLASSES
             .iter()
             .map(|s| (*s).to_owned())

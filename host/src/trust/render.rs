@@ -215,6 +215,7 @@ fn lane_lines(lane: &LaneSurface, lines: &mut Vec<String>) {
             posture_line(lane.posture.as_ref())
         ));
     }
+    env_lines(lane, lines);
     lines.push(format!(
         "        sends: {}",
         lane.egress_payload_classes.join(", ")
@@ -223,6 +224,40 @@ fn lane_lines(lane: &LaneSurface, lines: &mut Vec<String>) {
         lines.push(format!(
             "        also reaches it: {}",
             lane.additional_egress.join(", ")
+        ));
+    }
+}
+
+/// How many characters of an `invoke.env` value the disclosure shows (upstream #2493).
+pub const ENV_VALUE_SHOWN: usize = 60;
+
+/// A lane's `invoke.env` pairs, `env: K=V, …` with each value cut at [`ENV_VALUE_SHOWN`]
+/// characters (a cut value ends in `…`), then a warning naming the pairs that can make the
+/// child run code of the capability's choosing; nothing when the lane declares none.
+fn env_lines(lane: &LaneSurface, lines: &mut Vec<String>) {
+    if lane.env.is_empty() {
+        return;
+    }
+    let pairs: Vec<String> = lane
+        .env
+        .iter()
+        .map(|(name, value)| {
+            let shown: String = value.chars().take(ENV_VALUE_SHOWN).collect();
+            let cut = if shown.len() < value.len() { "…" } else { "" };
+            format!("{}={}{cut}", escape_text(name), quote_if_needed(&shown))
+        })
+        .collect();
+    lines.push(format!("        env: {}", pairs.join(", ")));
+    let steering: Vec<String> = lane
+        .env
+        .keys()
+        .filter(|name| crate::manifest::invoke_env::steers_code(name))
+        .map(|name| escape_text(name))
+        .collect();
+    if !steering.is_empty() {
+        lines.push(format!(
+            "        WARNING — {} can make this lane run code of the capability's choosing",
+            steering.join(", ")
         ));
     }
 }
@@ -348,6 +383,53 @@ mod tests {
         );
         // Classification cannot be fooled by oversized IPv4 parts ([HARD]).
         assert!(!crate::trust::locality::is_local_destination("383.0.0.1"));
+    }
+
+    #[test]
+    fn env_pairs_are_shown_cut_inert_and_warned() {
+        let long = "x".repeat(70);
+        let d = disclose(
+            &json!({"reviewer": {"slug": "a", "transport": "spawn", "invoke": {"binary": "b",
+                "env": {"ACME_MODE": "fast mode", "LONG": long, "EVIL": "\u{1b}]0;t\u{7}\r\u{202e}x",
+                        "git_askpass": "/tmp/x", "NODE_OPTIONS": "--require /tmp/x", "N": 3}}}}),
+            None,
+            None,
+        );
+        let lines = summary_lines(&d);
+        let env = lines
+            .iter()
+            .find(|l| l.starts_with("        env: "))
+            .expect("an env line");
+        assert!(env.contains("ACME_MODE='fast mode'"), "{env}");
+        assert!(env.contains(&format!("LONG={}…", "x".repeat(60))), "{env}");
+        assert!(!env.contains(&"x".repeat(61)), "{env}");
+        assert!(
+            !env.contains("N="),
+            "non-string values never reach a child: {env}"
+        );
+        assert!(
+            !env.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{env:?}"
+        );
+        assert!(env.contains("\\u{1b}"), "{env}");
+        assert!(lines.contains(
+            &"        WARNING — NODE_OPTIONS, git_askpass can make this lane run code of the capability's choosing"
+                .to_owned()
+        ), "{lines:?}");
+        let quiet = disclose(
+            &json!({"reviewer": {"slug": "a", "invoke": {"binary": "b", "env": {"A": "1"}}}}),
+            None,
+            None,
+        );
+        let text = summary_lines(&quiet).join("\n");
+        assert!(text.contains("        env: A=1\n"), "{text}");
+        assert!(!text.contains("WARNING"), "{text}");
+        let none = disclose(
+            &json!({"reviewer": {"slug": "a", "invoke": {"binary": "b"}}}),
+            None,
+            None,
+        );
+        assert!(!summary_lines(&none).join("\n").contains("env:"));
     }
 
     #[test]

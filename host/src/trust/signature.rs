@@ -66,6 +66,13 @@ pub fn disclosure_signature(disclosure: &Disclosure) -> String {
                 l.prompt_channel,
                 l.handler
             ]);
+            // `invoke.env` (decisions.md row 18, upstream #2493): one object appended only when
+            // the lane declares a pair, so a lane without one keeps its exact signature. Only
+            // `{env}` is appended, not upstream's `{env, defaultHost, residual, laneResidual}`:
+            // every HTTP lane has a defaultHost and would lose its consent (spec/CHANGES.md).
+            if let (false, Some(items)) = (l.env.is_empty(), tuple.as_array_mut()) {
+                items.push(json!({ "env": l.env }));
+            }
             // Bound only when declared: an absent posture leaves every existing signature
             // byte-identical, so no installed lane needs consent again.
             if let (Some(posture), Some(items)) = (&l.posture, tuple.as_array_mut()) {
@@ -282,6 +289,44 @@ mod tests {
     }
 
     #[test]
+    fn s11_env_pairs_are_bound_only_when_declared() {
+        let golden = parse(GOLDEN[2].0);
+        let with = |env: Value| spawn(|m| m["reviewer"]["invoke"]["env"] = env);
+        // Absent, empty, or holding no string value: the golden signature, byte for byte.
+        for env in [json!({}), json!({"A": 1}), json!(null), json!(["A=1"])] {
+            assert_eq!(
+                signature_for_manifest(&with(env.clone())),
+                GOLDEN[2].1,
+                "{env}"
+            );
+        }
+        let one = with(json!({"ACME_MODE": "safe"}));
+        assert_eq!(
+            signature_for_manifest(&one),
+            r#"[[],[],[],["[\"lane\",\"acme\",\"spawn\",\"acme\",[\"review\",\"{{model}}\",\"-\"],\"\",\"stdin\",\"\",{\"env\":{\"ACME_MODE\":\"safe\"}}]"]]"#
+        );
+        assert!(executable_set_changed(&golden, &one));
+        assert!(executable_set_changed(
+            &one,
+            &with(json!({"ACME_MODE": "unsafe"}))
+        ));
+        assert!(executable_set_changed(
+            &one,
+            &with(json!({"ACME_MODE": "safe", "B": ""}))
+        ));
+        assert!(executable_set_changed(
+            &one,
+            &with(json!({"acme_mode": "safe"}))
+        ));
+        // Key order is not a change.
+        let ab =
+            parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"A":"1","B":"2"}}}}"#);
+        let ba =
+            parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","env":{"B":"2","A":"1"}}}}"#);
+        assert!(!executable_set_changed(&ab, &ba));
+    }
+
+    #[test]
     fn s09_object_key_order_and_lane_order_do_not_change() {
         let a: Value =
             parse(r#"{"reviewer":{"slug":"a","invoke":{"binary":"b","args":[{"a":1,"b":2}]}}}"#);
@@ -300,6 +345,7 @@ mod tests {
             prompt_channel: String::new(),
             handler: String::new(),
             posture: None,
+            env: std::collections::BTreeMap::new(),
             egress_payload_classes: EGRESS_PAYLOAD_CLASSES.iter().map(|s| (*s).into()).collect(),
             additional_egress: vec![],
         };

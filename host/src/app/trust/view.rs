@@ -65,7 +65,7 @@ pub enum Environment {
         /// What that means.
         detail: &'static str,
     },
-    /// A third-party lane: only the listed variables.
+    /// A third-party lane: only the listed variables, plus its disclosed `invoke.env` pairs.
     Minimal {
         /// The variables kept.
         variables: &'static [&'static str],
@@ -93,7 +93,7 @@ fn environment(scope: &str) -> Environment {
                 "TMP",
                 "TEMP",
             ],
-            detail: "only the listed variables; every credential in your environment is withheld",
+            detail: "only the listed variables, plus the lane's own invoke.env pairs (its env: line); every credential in your environment is withheld",
         }
     }
 }
