@@ -1041,7 +1041,7 @@ mod dynamic {
         );
         ran.ok();
         assert_eq!(
-            lab.review("opencode"),
+            lab.uncited_review("opencode"),
             "## OpenCode review\n\nLooks good; one nit in PLAN-1.\n"
         );
         assert_eq!(ran.report_line("source").as_deref(), Some("stdout"));
