@@ -10,8 +10,8 @@ use super::phase::{self, PhaseEnv};
 use super::prompt;
 use super::record::SubjectKey;
 use super::rundir::RunDir;
-use crate::app::Context;
 use crate::config::ProjectConfig;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
 
@@ -146,7 +146,7 @@ pub fn locate(
         ));
     };
     let path = context.env.cwd.join(file);
-    if let Some(problem) = crate::app::run::unusable_prompt(&path) {
+    if let Some(problem) = crate::run::prompt_file::unusable_prompt(&path) {
         return Err(Failure::new(problem));
     }
     let name = path

@@ -17,7 +17,7 @@ use super::resume::Decision;
 use super::reviews_md::{Entry, Fate};
 use super::runner::Job;
 use super::selection::{self, Identity, Source};
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::plan::PlanInputs;
@@ -172,7 +172,7 @@ fn plan_entry(
     identity: &Identity,
     lane: &Lane,
 ) -> Value {
-    crate::app::plan::plan_entry(
+    crate::plan::entry::plan_entry(
         lane,
         &request.config,
         &PlanInputs {
