@@ -84,7 +84,21 @@ pub struct Setting {
 
 /// The plan entry of `lane` (see [`PlanEntry`]).
 pub fn entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> PlanEntry {
-    match plan::resolve_lane(&lane.capability_id, lane, config, inputs) {
+    of_resolution(
+        lane,
+        config,
+        plan::resolve_lane(&lane.capability_id, lane, config, inputs),
+    )
+}
+
+/// The plan entry of `lane` for a plan already resolved (or refused): what `review` records
+/// for the exact plan it admitted and runs, without resolving it again.
+pub fn of_resolution(
+    lane: &Lane,
+    config: &ProjectConfig,
+    resolution: Result<LanePlan, crate::refusal::Refusal>,
+) -> PlanEntry {
+    match resolution {
         Ok(resolved) => {
             let prompt_path = match resolved.spawn() {
                 Some(spawn) => spawn.stdin.clone(),
@@ -118,6 +132,11 @@ pub fn entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> PlanEn
 /// `plan --json`'s entry).
 pub fn plan_entry(lane: &Lane, config: &ProjectConfig, inputs: &PlanInputs) -> Value {
     as_value(&entry(lane, config, inputs))
+}
+
+/// [`of_resolution`] as JSON, for the review's lane file and run record.
+pub fn resolved_entry(lane: &Lane, config: &ProjectConfig, plan: LanePlan) -> Value {
+    as_value(&of_resolution(lane, config, Ok(plan)))
 }
 
 /// `evidenceClass` of a plan object: `diff-only` or `source-grounded` (upstream #3436).

@@ -127,13 +127,6 @@ fn admit_all(
         let Some(lane) = request.registry.lane(&identity.cli) else {
             continue;
         };
-        let plan = plan_entry(request, prepared, probing, identity, lane);
-        out.recorded.push(super::continuation::identity_record(
-            &identity.id,
-            lane,
-            plan.clone(),
-        ));
-        out.plans.push(plan);
         let budget = lane_facts::budget_of(lane, &request.config);
         let id = crate::plan::safe_instance_name(&identity.id);
         let prompt_file = budget::prompt_file(
@@ -143,12 +136,28 @@ fn admit_all(
             prepared.plan_names.is_some(),
         );
         let overrides = identity.overrides();
-        match preflight::clear(
+        // The plan is resolved once, by pre-flight's admission; the record holds that exact
+        // plan, which the runner then runs. Only an identity refused before its plan could be
+        // admitted (it never runs) has its plan resolved here, with the same inputs.
+        let cleared = preflight::clear(
             lane,
             probing,
-            (&overrides, prompt_file),
+            (&overrides, prompt_file.clone()),
             &mut chosen.verdicts,
-        ) {
+        );
+        let plan = match &cleared {
+            Ok(cleared) => {
+                crate::plan::entry::resolved_entry(lane, &request.config, cleared.plan.clone())
+            }
+            Err(_) => plan_entry(request, prepared, probing, identity, lane, prompt_file),
+        };
+        out.recorded.push(super::continuation::identity_record(
+            &identity.id,
+            lane,
+            plan.clone(),
+        ));
+        out.plans.push(plan);
+        match cleared {
             Err(refusal) if explicit => out.blocked.push((identity.id.clone(), refusal)),
             Err(refusal) => out.not_run.push(skipped(context, identity, lane, &refusal)),
             Ok(cleared) => out.jobs.push(Job {
@@ -164,13 +173,15 @@ fn admit_all(
     out
 }
 
-/// The `plan --json` entry of an identity (`gsd-review-lanes.json`, the run record).
+/// The `plan --json` entry of an identity pre-flight refused (`gsd-review-lanes.json`, the run
+/// record), resolved with the inputs pre-flight used.
 fn plan_entry(
     request: &Request,
     prepared: &Prepared,
     probing: &Probing<'_>,
     identity: &Identity,
     lane: &Lane,
+    prompt_file: Option<String>,
 ) -> Value {
     crate::plan::entry::plan_entry(
         lane,
@@ -178,6 +189,7 @@ fn plan_entry(
         &PlanInputs {
             run_dir: prepared.run_dir.as_str(),
             repo_root: probing.repo_root.clone(),
+            prompt_file,
             instance: identity.overrides(),
             ..PlanInputs::default()
         },
