@@ -134,7 +134,7 @@ pub fn locate(
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         };
-        let found = phase::locate(arg, &env).map_err(Failure::new)?;
+        let found = phase::locate(arg, &env).map_err(|err| Failure::new(err.to_string()))?;
         for notice in &found.notices {
             output::eprint_line(notice);
         }
