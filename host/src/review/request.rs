@@ -41,7 +41,7 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
     if refuse_inactive_flags(&registry, given) {
         return Ok(Err(Exit::InactiveLaneFlag));
     }
-    given.check().map_err(|m| usage(&m))?;
+    given.check().map_err(|err| usage(&err.to_string()))?;
     let config = registry.with_lane_defaults(context.config_checked()?);
     for warning in crate::registry::retired::leftover_config_keys(&registry, config.value()) {
         output::eprint_line(&format!("warning: {}", neutralize(&warning)));
