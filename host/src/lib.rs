@@ -22,11 +22,14 @@ pub(crate) mod cli;
 pub(crate) mod clock;
 pub(crate) mod code_review;
 pub(crate) mod config;
+pub(crate) mod context;
 #[cfg(feature = "dynamic-handlers")]
 pub(crate) mod dynamic;
 pub(crate) mod error;
 pub(crate) mod fsutil;
 pub(crate) mod jsonpos;
+#[cfg(test)]
+mod layering;
 pub(crate) mod limits;
 pub(crate) mod manifest;
 pub(crate) mod output;

@@ -2,6 +2,8 @@
 //! refusal out. Pure and total: no I/O, no panic, whatever the lane holds ([`resolve`] takes a
 //! raw body and converts it first).
 
+pub(crate) mod entry;
+
 use gsd_lane_sdk::{HttpPlan, LanePlan, OutputTarget, PlanShape, Probe, SpawnPlan};
 use serde_json::Value;
 

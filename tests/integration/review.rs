@@ -580,6 +580,57 @@ fn budget_trims_in_the_specified_order_and_the_global_fallback_works() {
     assert!(!lab.reviews().contains("trimmed_reviewers"));
 }
 
+/// The plan a review records for a lane (`gsd-review-lanes.json`, `run.json`, what a resume
+/// checks against) is the plan that lane ran: a trimmed lane reads its trimmed prompt, and the
+/// record names that file, not the untrimmed prompt beside it.
+#[test]
+fn the_recorded_plan_is_the_plan_the_lane_ran() {
+    let lab = Lab::new();
+    lab.budget_lane("tiny");
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "stub");
+    let research = lab
+        .env
+        .project
+        .join(".planning/phases/03-billing/03-RESEARCH.md");
+    std::fs::write(&research, "r".repeat(4000)).expect("research");
+    lab.config(&json!({"review": {"max_prompt_tokens": 900}}));
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    let dir = run_dir_of(&out);
+    let seen = lab.prompts("tiny");
+    assert_eq!(seen.len(), 1, "tiny ran once");
+    assert!(!seen[0].contains("rrrr"), "tiny read its trimmed prompt");
+
+    let lanes = util::read_json(&dir.join("gsd-review-lanes.json"));
+    let run = util::read_json(&dir.join("run.json"));
+    let recorded = lanes
+        .as_array()
+        .expect("lane entries")
+        .iter()
+        .find(|entry| entry["slug"] == "tiny")
+        .expect("tiny's entry")
+        .clone();
+    let in_record = run["identities"]
+        .as_array()
+        .expect("identities")
+        .iter()
+        .find(|identity| identity["id"] == "tiny")
+        .expect("tiny's identity")["plan"]
+        .clone();
+    assert_eq!(
+        recorded, in_record,
+        "the lane file and the run record agree"
+    );
+    let stdin = recorded["plan"]["stdin"].as_str().expect("recorded stdin");
+    assert_eq!(recorded["promptPath"], stdin);
+    let named = std::fs::read_to_string(stdin).expect("the recorded prompt file");
+    assert!(
+        named == seen[0],
+        "the recorded plan names {stdin}, which is not the prompt the lane read"
+    );
+}
+
 #[test]
 fn prompt_file_form_reports_a_budget_below_the_estimate() {
     let lab = Lab::new();

@@ -47,8 +47,8 @@ pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, 
 
 /// Why the lane of `flag` cannot run (inactive or retired).
 fn held_reason(registry: &crate::registry::Registry, flag: &str) -> String {
-    if let Some(entry) = crate::app::inactive::by_flag(registry, flag) {
-        crate::app::inactive::explain(entry)
+    if let Some(entry) = crate::registry::inactive::by_flag(registry, flag) {
+        crate::registry::inactive::explain(entry)
     } else if let Some(retired) = crate::registry::retired::by_flag(registry, flag) {
         retired.explain()
     } else {
@@ -206,11 +206,11 @@ fn named_slugs(args: &CodeReviewArgs) -> Result<Vec<String>, Rejection> {
 
 /// The outcome of a named slug that is no active lane.
 fn unresolved(registry: &crate::registry::Registry, slug: &str) -> LaneOutcome {
-    if let Some(entry) = crate::app::inactive::by_slug(registry, slug) {
+    if let Some(entry) = crate::registry::inactive::by_slug(registry, slug) {
         return LaneOutcome::failed(
             slug,
             LaneReason::InactiveLane.as_str(),
-            crate::app::inactive::explain(entry),
+            crate::registry::inactive::explain(entry),
         );
     }
     if let Some(retired) = crate::registry::retired::by_slug(registry, slug) {

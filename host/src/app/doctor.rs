@@ -195,7 +195,7 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sa
         probe: probe_json,
         trust: trust_state(lane),
         destination,
-        settings: super::plan::settings(lane, setup.config),
+        settings: crate::plan::entry::settings(lane, setup.config),
         sandbox: sandbox.for_lane(lane, setup.config),
         problems,
     }
@@ -207,7 +207,7 @@ fn check_inactive(entry: &Entry) -> Value {
     let reason = entry.skip.as_ref().map_or("", |s| s.reason.as_str());
     let problems = vec![Problem {
         problem: format!("not active: {reason}"),
-        fix: super::inactive::fix(entry),
+        fix: crate::registry::inactive::fix(entry),
     }];
     Row {
         slug: entry.slug.as_deref().unwrap_or(&entry.id),
@@ -395,12 +395,12 @@ fn selected<'r>(registry: &'r Registry, slugs: &[String]) -> Result<Vec<Target<'
         .map(|slug| {
             if let Some(lane) = registry.lane(slug) {
                 Ok(Target::Active(lane))
-            } else if let Some(entry) = super::inactive::by_slug(registry, slug) {
+            } else if let Some(entry) = crate::registry::inactive::by_slug(registry, slug) {
                 Ok(Target::Inactive(entry))
             } else if let Some(retired) = crate::registry::retired::by_slug(registry, slug) {
                 Err(Failure::usage(retired.explain()))
             } else {
-                let hint = super::inactive::suggest_slug(registry, slug)
+                let hint = crate::registry::inactive::suggest_slug(registry, slug)
                     .map_or(String::new(), |h| format!(" (did you mean {h:?}?)"));
                 Err(Failure::usage(format!(
                     "no lane has slug {:?}{hint}; `gsd-lane list` shows every lane",

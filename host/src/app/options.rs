@@ -4,29 +4,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
-    /// Colour when writing to a terminal and `NO_COLOR` is unset or empty.
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
-}
-
-impl ColorWhen {
-    /// Whether to colour a stream that is (or is not) a terminal, given `NO_COLOR`.
-    pub fn enabled(self, terminal: bool, no_color: bool) -> bool {
-        match self {
-            ColorWhen::Always => true,
-            ColorWhen::Never => false,
-            ColorWhen::Auto => terminal && !no_color,
-        }
-    }
-}
+use crate::context::ColorWhen;
 
 /// The global options of the command line.
 #[derive(Debug, Clone)]
@@ -42,10 +22,6 @@ pub struct GlobalOptions {
     /// `--compat-version`.
     pub compat_version: Option<String>,
 }
-
-/// The clap model of the whole command line without lane flags, supplied by the layer that
-/// parses it (`cli`), so that `app` never imports that layer.
-pub type CommandModel = fn() -> clap::Command;
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ use crate::plan::{Instance, PlanInputs};
 use crate::private_fs::Sharing;
 use crate::refusal::{Reason, Refusal};
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
+use crate::run::prompt_file::unusable_prompt;
 
 /// Which command is running the lane: they differ in defaults and statuses (decisions.md #4, #5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,27 +51,6 @@ fn run_dir(given: Option<&str>, cwd: &Path, caller: Caller) -> Result<PathBuf, F
         }
         None => crate::private_fs::private_temp_dir("gsd-lane-run-")
             .context(|| "creating a temporary run dir".to_owned()),
-    }
-}
-
-/// Why a prompt path cannot be used, told apart so the message says what to fix: missing,
-/// not examinable, a directory, not a regular file, unreadable. `None` when it can be read.
-pub(crate) fn unusable_prompt(path: &Path) -> Option<String> {
-    let shown = neutralize(&path.display().to_string());
-    match std::fs::metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            Some(format!("prompt file {shown} does not exist"))
-        }
-        Err(err) => Some(format!("prompt file {shown} cannot be examined: {err}")),
-        Ok(meta) if meta.is_dir() => {
-            Some(format!("prompt file {shown} is a directory, not a file"))
-        }
-        Ok(meta) if !meta.is_file() => Some(format!(
-            "prompt file {shown} is not a regular file (a device, socket or pipe)"
-        )),
-        Ok(_) => std::fs::File::open(path)
-            .err()
-            .map(|err| format!("prompt file {shown} cannot be read: {err}")),
     }
 }
 
@@ -117,13 +97,13 @@ fn given(value: &Option<String>) -> Option<String> {
 /// A slug that names no active lane: the inactive lane's reason and fix when it exists, a
 /// retired lane's explanation, else a did-you-mean.
 fn unknown_slug(registry: &crate::registry::Registry, slug: &str) -> String {
-    if let Some(entry) = super::inactive::by_slug(registry, slug) {
-        return super::inactive::explain(entry);
+    if let Some(entry) = crate::registry::inactive::by_slug(registry, slug) {
+        return crate::registry::inactive::explain(entry);
     }
     if let Some(retired) = crate::registry::retired::by_slug(registry, slug) {
         return retired.explain();
     }
-    match super::inactive::suggest_slug(registry, slug) {
+    match crate::registry::inactive::suggest_slug(registry, slug) {
         Some(hint) => format!(
             "no lane has slug {:?} (did you mean {hint:?}?); `gsd-lane list` shows every lane",
             neutralize(slug)

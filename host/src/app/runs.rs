@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output::{self, escape_text};
 use crate::review::journal::Status;

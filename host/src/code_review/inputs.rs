@@ -9,7 +9,7 @@ use super::args::{Caller, CodeReviewArgs};
 use super::hygiene::{self, RepoRoot};
 use super::prompt::Depth;
 use super::reason::{Rejection, WholeReason};
-use crate::app::Context;
+use crate::context::Context;
 use crate::output::{self, neutralize};
 
 /// The checked inputs of a call.

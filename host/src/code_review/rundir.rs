@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::reason::{Rejection, WholeReason};
-use crate::app::Context;
+use crate::context::Context;
 use crate::private_fs;
 
 /// The call's run dir: the given one (your own, not writable by others; created 0700 when

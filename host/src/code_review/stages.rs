@@ -10,7 +10,7 @@ use super::findings;
 use super::hygiene::RepoRoot;
 use super::outcome::LaneOutcome;
 use super::reason::{LaneReason, Rejection, WholeReason};
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::private_fs::{self, WriteMode};
 use crate::review::args::ReviewArgs;

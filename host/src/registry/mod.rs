@@ -5,6 +5,7 @@
 
 mod first_party;
 pub(crate) mod handlers;
+pub(crate) mod inactive;
 mod overlay;
 pub(crate) mod program;
 pub(crate) mod read;
@@ -158,6 +159,20 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// `config` with the declared defaults of the keys this registry's active lanes own (a key
+    /// no config sets resolves to its lane's default: ADR-2782 D9).
+    #[must_use]
+    pub fn with_lane_defaults(
+        &self,
+        config: crate::config::ProjectConfig,
+    ) -> crate::config::ProjectConfig {
+        config.with_lane_defaults(
+            self.lanes
+                .iter()
+                .map(|lane| (lane.capability_id.as_str(), lane.config_defaults.as_slice())),
+        )
+    }
+
     /// Loads first-party lanes and overlays.
     ///
     /// Total (manifest.md §3.5): an overlay that cannot be read or validated is a skipped

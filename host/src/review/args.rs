@@ -99,16 +99,14 @@ impl ReviewArgs {
     /// # Errors
     ///
     /// The usage error.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ArgsError> {
         if self.resuming() {
             // Lane flags are compared with the recorded run's (`selection::same_lanes`).
             if !self.inactive_flags.is_empty() {
-                return Err(
-                    "--resume takes the lanes of the recorded run; drop the lane flags".to_owned(),
-                );
+                return Err(ArgsError::ResumeWithInactiveFlags);
             }
         } else if self.prompt_file.is_some() && self.out.is_none() {
-            return Err("--prompt-file needs --out <REVIEWS.md>".to_owned());
+            return Err(ArgsError::PromptFileWithoutOut);
         }
         Ok(())
     }
@@ -143,6 +141,51 @@ impl ReviewArgs {
     }
 }
 
+/// A combination of `review` arguments clap cannot refuse ([`ReviewArgs::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgsError {
+    /// `--resume` with flags of an inactive lane.
+    ResumeWithInactiveFlags,
+    /// `--prompt-file` without `--out`.
+    PromptFileWithoutOut,
+}
+
+impl std::fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ArgsError::ResumeWithInactiveFlags => {
+                "--resume takes the lanes of the recorded run; drop the lane flags"
+            }
+            ArgsError::PromptFileWithoutOut => "--prompt-file needs --out <REVIEWS.md>",
+        })
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
+/// Why a run record's arguments no longer parse ([`parse`]).
+#[derive(Debug)]
+pub enum RecordedArgsError {
+    /// Clap refused them (the kind of error it names, e.g. an unknown argument).
+    Refused(&'static str),
+    /// They parsed, but not as a `review` command.
+    NotReview,
+    /// They parsed, but not into the review's arguments.
+    Unreadable(clap::Error),
+}
+
+impl std::fmt::Display for RecordedArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordedArgsError::Refused(kind) => f.write_str(kind),
+            RecordedArgsError::NotReview => f.write_str("no review arguments"),
+            RecordedArgsError::Unreadable(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordedArgsError {}
+
 /// Parses `review` arguments (without the command name) against `root` (the command line's
 /// clap model) with the lanes of `registry`, as the command line would: the run record's
 /// arguments are read back this way.
@@ -150,7 +193,11 @@ impl ReviewArgs {
 /// # Errors
 ///
 /// Clap's message when they do not parse (a lane flag that no longer exists, …).
-pub fn parse(root: Command, argv: &[String], registry: &Registry) -> Result<ReviewArgs, String> {
+pub fn parse(
+    root: Command,
+    argv: &[String],
+    registry: &Registry,
+) -> Result<ReviewArgs, RecordedArgsError> {
     use clap::FromArgMatches;
     let lanes = lane_flags(registry);
     let command = with_lane_flags(root, &lanes);
@@ -159,15 +206,12 @@ pub fn parse(root: Command, argv: &[String], registry: &Registry) -> Result<Revi
         .map(str::to_owned)
         .chain(argv.iter().cloned());
     let matches = command.try_get_matches_from(full).map_err(|err| {
-        err.kind()
-            .as_str()
-            .unwrap_or("invalid arguments")
-            .to_owned()
+        RecordedArgsError::Refused(err.kind().as_str().unwrap_or("invalid arguments"))
     })?;
     let sub = matches
         .subcommand_matches("review")
-        .ok_or_else(|| "no review arguments".to_owned())?;
-    let mut review = ReviewArgs::from_arg_matches(sub).map_err(|err| err.to_string())?;
+        .ok_or(RecordedArgsError::NotReview)?;
+    let mut review = ReviewArgs::from_arg_matches(sub).map_err(RecordedArgsError::Unreadable)?;
     named_lanes(&mut review, sub, &lanes);
     Ok(review)
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Value};
 
 use super::rundir::RunDir;
+use crate::error::Failure;
 use crate::refusal::{Reason, Refusal};
 
 /// Safety margin (percent).
@@ -195,9 +196,45 @@ impl<'a> Prompt<'a> {
 #[derive(Debug, Default)]
 pub struct Inputs {
     /// The section files, read once.
-    sections: OnceLock<Result<Arc<Sections>, String>>,
+    sections: OnceLock<Result<Arc<Sections>, InputError>>,
     /// The estimate of `gsd-review-prompt.md`, read once.
-    prompt_estimate: OnceLock<Result<i64, String>>,
+    prompt_estimate: OnceLock<Result<i64, InputError>>,
+}
+
+/// Why the budget step could not read its inputs from the run dir (it ends
+/// `budget_tool_failed` with this text).
+#[derive(Debug)]
+pub enum InputError {
+    /// A required section file is absent.
+    Missing(String),
+    /// A section file could not be read.
+    Unreadable {
+        /// The file's name in the run dir.
+        name: String,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+    /// No plan file of the review is in the run dir.
+    NoPlans,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::Missing(name) => write!(f, "{name} is missing"),
+            InputError::Unreadable { name, source } => write!(f, "reading {name}: {source}"),
+            InputError::NoPlans => f.write_str("every plan file is missing"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InputError::Unreadable { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// The trim note (§8.4).
@@ -432,7 +469,7 @@ pub enum Step {
     },
 }
 
-fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, String> {
+fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, InputError> {
     let read = crate::private_fs::open_run_file_read(&run_dir.file(name)).and_then(|mut file| {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
@@ -441,12 +478,17 @@ fn read_section(run_dir: &RunDir, name: &str, required: bool) -> Result<String, 
         Ok(bytes) => Ok(String::from_utf8(bytes)
             .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => Ok(String::new()),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(format!("{name} is missing")),
-        Err(err) => Err(format!("reading {name}: {err}")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            Err(InputError::Missing(name.to_owned()))
+        }
+        Err(source) => Err(InputError::Unreadable {
+            name: name.to_owned(),
+            source,
+        }),
     }
 }
 
-fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, String> {
+fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, InputError> {
     let mut plans = Vec::new();
     for name in plan_names {
         match read_section(run_dir, &super::prompt::plan_file_name(name), false)? {
@@ -457,7 +499,7 @@ fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, St
         }
     }
     if plans.is_empty() {
-        return Err("every plan file is missing".to_owned());
+        return Err(InputError::NoPlans);
     }
     Ok(Sections {
         instructions: read_section(run_dir, "gsd-review-instructions.md", true)?,
@@ -470,19 +512,17 @@ fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, St
     })
 }
 
-fn write_metadata(run_dir: &RunDir, id: &str, metadata: &Metadata) -> Result<(), String> {
+fn write_metadata(run_dir: &RunDir, id: &str, metadata: &Metadata) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(&metadata.to_json()).unwrap_or_default();
-    run_dir
-        .write(
-            &format!("gsd-review-prompt-{id}.metadata.json"),
-            &format!("{text}\n"),
-        )
-        .map_err(|f| f.message)
+    run_dir.write(
+        &format!("gsd-review-prompt-{id}.metadata.json"),
+        &format!("{text}\n"),
+    )
 }
 
 fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
     let written = write_metadata(run_dir, id, &metadata)
-        .and_then(|()| run_dir.write(&trimmed_prompt_name(id), "").map_err(|f| f.message))
+        .and_then(|()| run_dir.write(&trimmed_prompt_name(id), ""))
         .and_then(|()| {
             run_dir
                 .write(
@@ -492,7 +532,6 @@ fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
                         metadata.budget
                     ),
                 )
-                .map_err(|f| f.message)
         });
     match written {
         Ok(()) => Step::Skip {
@@ -505,7 +544,7 @@ fn too_small(run_dir: &RunDir, id: &str, metadata: Metadata) -> Step {
             ),
             metadata: Some(metadata),
         },
-        Err(detail) => tool_failed(run_dir, id, &detail),
+        Err(failure) => tool_failed(run_dir, id, &failure.message),
     }
 }
 
@@ -534,21 +573,19 @@ pub fn phase_step(
         .get_or_init(|| load_sections(run_dir, plan_names).map(Arc::new));
     let sections = match loaded {
         Ok(sections) => Arc::clone(sections),
-        Err(detail) => return tool_failed(run_dir, id, detail),
+        Err(err) => return tool_failed(run_dir, id, &err.to_string()),
     };
     match trim(&sections, budget) {
         Trim::TooSmall(metadata) => too_small(run_dir, id, metadata),
         Trim::Fits { prompt, metadata } => {
             let name = trimmed_prompt_name(id);
-            match write_metadata(run_dir, id, &metadata).and_then(|()| {
-                run_dir
-                    .write_with(&name, |file| prompt.write_to(file))
-                    .map_err(|f| f.message)
-            }) {
+            match write_metadata(run_dir, id, &metadata)
+                .and_then(|()| run_dir.write_with(&name, |file| prompt.write_to(file)))
+            {
                 Ok(()) => Step::Run {
                     metadata: Some(metadata),
                 },
-                Err(detail) => tool_failed(run_dir, id, &detail),
+                Err(failure) => tool_failed(run_dir, id, &failure.message),
             }
         }
     }
@@ -563,7 +600,7 @@ pub fn prompt_file_step(run_dir: &RunDir, id: &str, budget: i64, inputs: &Inputs
         .get_or_init(|| read_section(run_dir, "gsd-review-prompt.md", true).map(|text| est(&text)));
     let estimated = match estimate {
         Ok(estimated) => *estimated,
-        Err(detail) => return tool_failed(run_dir, id, detail),
+        Err(err) => return tool_failed(run_dir, id, &err.to_string()),
     };
     let e = effective(budget);
     if estimated > e {

@@ -37,21 +37,33 @@ pub const CHUNK: usize = 1024 * 1024;
 ///
 /// A value that is not an integer from [`MIN_INLINE_BYTES`] to [`MAX_INLINE_BYTES`]: the
 /// message names the key, the value and the range.
-pub fn inline_bound(config: &ProjectConfig) -> Result<u64, String> {
+pub fn inline_bound(config: &ProjectConfig) -> Result<u64, BadInlineBound> {
     match config.get(KEY) {
         None | Some(Value::Null) => Ok(DEFAULT_INLINE_BYTES),
         Some(value) => value
             .as_u64()
             .filter(|n| (MIN_INLINE_BYTES..=MAX_INLINE_BYTES).contains(n))
-            .ok_or_else(|| {
-                format!(
-                    ".planning/config.json: {KEY} is {value}, expected a whole number of bytes \
-                     from {MIN_INLINE_BYTES} to {MAX_INLINE_BYTES} (default {DEFAULT_INLINE_BYTES}); \
-                     fix the value or remove the key"
-                )
-            }),
+            .ok_or_else(|| BadInlineBound(value.clone())),
     }
 }
+
+/// A `review.max_inline_bytes` outside its range (the value it holds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadInlineBound(pub Value);
+
+impl std::fmt::Display for BadInlineBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            ".planning/config.json: {KEY} is {}, expected a whole number of bytes \
+             from {MIN_INLINE_BYTES} to {MAX_INLINE_BYTES} (default {DEFAULT_INLINE_BYTES}); \
+             fix the value or remove the key",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BadInlineBound {}
 
 /// The inline bound of a request already checked by [`inline_bound`] (the default otherwise).
 pub fn checked_bound(config: &ProjectConfig) -> u64 {
@@ -219,7 +231,7 @@ mod tests {
             json!(65535),
             json!(MAX_INLINE_BYTES + 1),
         ] {
-            let err = with(bad.clone()).expect_err("refused");
+            let err = with(bad.clone()).expect_err("refused").to_string();
             assert!(err.contains(KEY) && err.contains("65536"), "{bad}: {err}");
         }
     }

@@ -8,7 +8,7 @@ use super::exit::Exit;
 use super::preflight::{self, Probing};
 use super::request::Request;
 use super::selection::{self, ErrorKind, Normalized, Selection, Source};
-use crate::app::Context;
+use crate::context::Context;
 use crate::output::{self, neutralize};
 use crate::refusal::Refusal;
 use crate::registry::Registry;
@@ -180,7 +180,7 @@ fn explain_selection(context: &Context, registry: &Registry, sel: &Selection, ve
     for entry in registry.entries.iter().filter(|e| e.skip.is_some()) {
         context.verbose(&format!(
             "not selectable: {}",
-            crate::app::inactive::explain(entry)
+            crate::registry::inactive::explain(entry)
         ));
     }
 }
@@ -190,13 +190,13 @@ fn explain_selection(context: &Context, registry: &Registry, sel: &Selection, ve
 /// file and fixing command.
 fn explain_inactive_defaults(sel: &mut Selection, normalized: &Normalized, registry: &Registry) {
     for slug in normalized.defaults.iter().flatten() {
-        let Some(entry) = crate::app::inactive::by_slug(registry, slug) else {
+        let Some(entry) = crate::registry::inactive::by_slug(registry, slug) else {
             continue;
         };
         if registry.lane(slug).is_some() {
             continue;
         }
-        let explained = crate::app::inactive::explain(entry);
+        let explained = crate::registry::inactive::explain(entry);
         explain_default(sel, slug, &explained);
     }
 }

@@ -23,6 +23,32 @@ pub struct Watcher {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// A part of the signal watcher that could not be set up, and why.
+#[derive(Debug)]
+pub struct WatcherError {
+    /// The part: `signal watcher`, `SIGINT handler` or `SIGTERM handler`.
+    pub part: &'static str,
+    /// What setting it up said.
+    pub source: std::io::Error,
+}
+
+impl std::fmt::Display for WatcherError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.part, self.source)
+    }
+}
+
+impl std::error::Error for WatcherError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A [`WatcherError`] maker for `part`.
+fn failed(part: &'static str) -> impl FnOnce(std::io::Error) -> WatcherError {
+    move |source| WatcherError { part, source }
+}
+
 impl Watcher {
     /// Installs SIGINT and SIGTERM handlers; `notify` runs (on the watcher thread) after the
     /// lanes were killed.
@@ -30,11 +56,11 @@ impl Watcher {
     /// # Errors
     ///
     /// The runtime or the handlers could not be set up.
-    pub fn install(notify: impl FnOnce() + Send + 'static) -> Result<Watcher, String> {
+    pub fn install(notify: impl FnOnce() + Send + 'static) -> Result<Watcher, WatcherError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|err| format!("signal watcher: {err}"))?;
+            .map_err(failed("signal watcher"))?;
         let signals = {
             let _guard = runtime.enter();
             Signals::new()?
@@ -54,7 +80,7 @@ impl Watcher {
                     }
                 });
             })
-            .map_err(|err| format!("signal watcher: {err}"))?;
+            .map_err(failed("signal watcher"))?;
         Ok(Watcher {
             stop: Some(stop),
             thread: Some(thread),
@@ -81,11 +107,11 @@ struct Signals {
 
 #[cfg(unix)]
 impl Signals {
-    fn new() -> Result<Signals, String> {
+    fn new() -> Result<Signals, WatcherError> {
         use tokio::signal::unix::{signal, SignalKind};
         Ok(Signals {
-            int: signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT handler: {e}"))?,
-            term: signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM handler: {e}"))?,
+            int: signal(SignalKind::interrupt()).map_err(failed("SIGINT handler"))?,
+            term: signal(SignalKind::terminate()).map_err(failed("SIGTERM handler"))?,
         })
     }
 
@@ -102,7 +128,7 @@ struct Signals;
 
 #[cfg(not(unix))]
 impl Signals {
-    fn new() -> Result<Signals, String> {
+    fn new() -> Result<Signals, WatcherError> {
         Ok(Signals)
     }
 

@@ -4,7 +4,130 @@
 //! Pure except for directory listings and file reads; every error is a message for
 //! `error: ` (exit status 1, planning-layout.md §7).
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Why a phase cannot be located (planning-layout.md §7, P1-P7); its text is the message for
+/// `error: `.
+#[derive(Debug)]
+pub enum PhaseError {
+    /// P1: the argument is not a phase id.
+    InvalidArg {
+        /// The argument as given.
+        arg: String,
+    },
+    /// P2: `GSD_PROJECT` or `GSD_WORKSTREAM` would leave `.planning/`.
+    UnsafeVariable {
+        /// The variable's name.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// P3: the roadmap lists the phase, but it has no directory.
+    NotPlanned {
+        /// The argument as given.
+        arg: String,
+        /// The phase name the roadmap gives.
+        name: String,
+        /// The planning directory, as shown.
+        planning: String,
+        /// An archived copy ignored because the roadmap lists the phase, as shown.
+        archived: Option<String>,
+    },
+    /// P4: no directory and no roadmap section.
+    NotFound {
+        /// The argument as given.
+        arg: String,
+        /// The planning directory, as shown.
+        planning: String,
+    },
+    /// P5: more than one directory matches.
+    Ambiguous {
+        /// The argument as given.
+        arg: String,
+        /// The directory holding them, as shown.
+        base: String,
+        /// The matching directory names.
+        names: Vec<String>,
+    },
+    /// P6: the phase directory holds no plan.
+    NoPlans {
+        /// The argument as given.
+        arg: String,
+        /// The phase directory, as shown.
+        dir: String,
+    },
+    /// P7: a directory or file that exists cannot be read.
+    Unreadable {
+        /// The path, as shown.
+        path: String,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for PhaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PhaseError::InvalidArg { arg } => write!(
+                f,
+                "invalid phase '{arg}': expected a phase id such as 3, 03, 2.1, 12A, 1-02 or CK-3"
+            ),
+            PhaseError::UnsafeVariable { var, value } => {
+                write!(f, "{var} must not contain '/', '\\' or '..': {value}")
+            }
+            PhaseError::NotPlanned {
+                arg,
+                name,
+                planning,
+                archived,
+            } => {
+                write!(
+                    f,
+                    "phase {arg} ({name}) has no directory under {planning}/phases/; plan it first"
+                )?;
+                match archived {
+                    Some(dir) => write!(
+                        f,
+                        " (archived copy {dir} ignored: ROADMAP.md lists the phase)"
+                    ),
+                    None => Ok(()),
+                }
+            }
+            PhaseError::NotFound { arg, planning } => write!(
+                f,
+                "phase {arg} not found in {planning}/phases/, {planning}/milestones/v*-phases/ or ROADMAP.md"
+            ),
+            PhaseError::Ambiguous { arg, base, names } => write!(
+                f,
+                "phase {arg} is ambiguous: {} directories match in {base}/: {}; give each project a distinct project_code",
+                names.len(),
+                names.join(", ")
+            ),
+            PhaseError::NoPlans { arg, dir } => {
+                write!(f, "phase {arg}: no *-PLAN.md files in {dir}")
+            }
+            PhaseError::Unreadable { path, source } => write!(f, "cannot read {path}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for PhaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PhaseError::Unreadable { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// [`PhaseError::Unreadable`] for `path`, shown relative to `cwd`.
+fn unreadable(path: &Path, cwd: &Path, source: std::io::Error) -> PhaseError {
+    PhaseError::Unreadable {
+        path: rel(path, cwd),
+        source,
+    }
+}
 
 /// What the lookup needs besides the phase argument.
 #[derive(Debug, Clone, Default)]
@@ -241,11 +364,11 @@ fn rel(path: &Path, cwd: &Path) -> String {
 }
 
 /// Directory entries that are real directories (symlinks never match); `None` when absent.
-fn list_dirs(dir: &Path, cwd: &Path) -> Result<Option<Vec<String>>, String> {
+fn list_dirs(dir: &Path, cwd: &Path) -> Result<Option<Vec<String>>, PhaseError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read {}: {err}", rel(dir, cwd))),
+        Err(err) => return Err(unreadable(dir, cwd, err)),
     };
     let mut names = Vec::new();
     for entry in entries.flatten() {
@@ -265,7 +388,7 @@ enum Found {
     Many(PathBuf, Vec<String>),
 }
 
-fn search_base(base: &Path, x: &str, cwd: &Path) -> Result<Found, String> {
+fn search_base(base: &Path, x: &str, cwd: &Path) -> Result<Found, PhaseError> {
     let Some(names) = list_dirs(base, cwd)? else {
         return Ok(Found::None);
     };
@@ -291,7 +414,7 @@ fn is_archive_name(name: &str) -> bool {
 /// # Errors
 ///
 /// P2 when a variable holds `/`, `\` or `..`.
-pub fn planning_dir(env: &PhaseEnv) -> Result<PathBuf, String> {
+pub fn planning_dir(env: &PhaseEnv) -> Result<PathBuf, PhaseError> {
     let mut p = env.root.join(".planning");
     for (var, value) in [
         ("GSD_PROJECT", &env.gsd_project),
@@ -299,7 +422,10 @@ pub fn planning_dir(env: &PhaseEnv) -> Result<PathBuf, String> {
     ] {
         if let Some(value) = value {
             if value.contains('/') || value.contains('\\') || value.contains("..") {
-                return Err(format!("{var} must not contain '/', '\\' or '..': {value}"));
+                return Err(PhaseError::UnsafeVariable {
+                    var,
+                    value: value.clone(),
+                });
             }
         }
     }
@@ -318,11 +444,11 @@ pub fn planning_dir(env: &PhaseEnv) -> Result<PathBuf, String> {
 /// # Errors
 ///
 /// P1–P7 messages (planning-layout.md §7), without the `error: ` prefix.
-pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, String> {
+pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, PhaseError> {
     if !is_valid_arg(arg) {
-        return Err(format!(
-            "invalid phase '{arg}': expected a phase id such as 3, 03, 2.1, 12A, 1-02 or CK-3"
-        ));
+        return Err(PhaseError::InvalidArg {
+            arg: arg.to_owned(),
+        });
     }
     let p = planning_dir(env)?;
     let cwd = &env.cwd;
@@ -349,12 +475,11 @@ pub fn locate(arg: &str, env: &PhaseEnv) -> Result<Phase, String> {
     let (base, name) = match found {
         Found::One(base, name) => (base, name),
         Found::Many(base, names) => {
-            return Err(format!(
-                "phase {arg} is ambiguous: {} directories match in {}/: {}; give each project a distinct project_code",
-                names.len(),
-                rel(&base, cwd),
-                names.join(", ")
-            ))
+            return Err(PhaseError::Ambiguous {
+                arg: arg.to_owned(),
+                base: rel(&base, cwd),
+                names,
+            })
         }
         Found::None => return Err(not_found(arg, roadmap.as_ref(), archive_note, &p, cwd)),
     };
@@ -373,7 +498,7 @@ fn is_foreign(arg: &str, env: &PhaseEnv) -> bool {
 
 /// The phase directories matching `x`: under `phases/`, else in the newest archive holding
 /// one (with the archive's milestone version).
-fn search(p: &Path, x: &str, cwd: &Path) -> Result<(Found, Option<String>), String> {
+fn search(p: &Path, x: &str, cwd: &Path) -> Result<(Found, Option<String>), PhaseError> {
     let found = search_base(&p.join("phases"), x, cwd)?;
     if !matches!(found, Found::None) {
         return Ok((found, None));
@@ -399,20 +524,18 @@ fn not_found(
     archive_note: Option<String>,
     p: &Path,
     cwd: &Path,
-) -> String {
+) -> PhaseError {
     match roadmap {
-        Some(section) => format!(
-            "phase {arg} ({}) has no directory under {}/phases/; plan it first{}",
-            section.name,
-            rel(p, cwd),
-            archive_note.map_or_else(String::new, |dir| format!(
-                " (archived copy {dir} ignored: ROADMAP.md lists the phase)"
-            ))
-        ),
-        None => format!(
-            "phase {arg} not found in {0}/phases/, {0}/milestones/v*-phases/ or ROADMAP.md",
-            rel(p, cwd)
-        ),
+        Some(section) => PhaseError::NotPlanned {
+            arg: arg.to_owned(),
+            name: section.name.clone(),
+            planning: rel(p, cwd),
+            archived: archive_note,
+        },
+        None => PhaseError::NotFound {
+            arg: arg.to_owned(),
+            planning: rel(p, cwd),
+        },
     }
 }
 
@@ -425,7 +548,7 @@ fn read_phase(
     roadmap: Option<Section>,
     archived: Option<&str>,
     cwd: &Path,
-) -> Result<Phase, String> {
+) -> Result<Phase, PhaseError> {
     let dir = base.join(name);
     let (token, part) = tok(name);
     let padded = norm(&token);
@@ -444,10 +567,10 @@ fn read_phase(
     };
     let plans = pick("-PLAN.md");
     if plans.is_empty() {
-        return Err(format!(
-            "phase {arg}: no *-PLAN.md files in {}",
-            rel(&dir, cwd)
-        ));
+        return Err(PhaseError::NoPlans {
+            arg: arg.to_owned(),
+            dir: rel(&dir, cwd),
+        });
     }
     let output_name = format!("{padded}-REVIEWS.md");
     let output = dir.join(&output_name);
@@ -486,9 +609,8 @@ fn read_phase(
 }
 
 /// Regular files (symlinks followed) of `dir`, no dot-files, byte order.
-fn list_files(dir: &Path, cwd: &Path) -> Result<Vec<String>, String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|err| format!("cannot read {}: {err}", rel(dir, cwd)))?;
+fn list_files(dir: &Path, cwd: &Path) -> Result<Vec<String>, PhaseError> {
+    let entries = std::fs::read_dir(dir).map_err(|err| unreadable(dir, cwd, err))?;
     let mut names: Vec<String> = entries
         .flatten()
         .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
@@ -504,11 +626,11 @@ fn list_files(dir: &Path, cwd: &Path) -> Result<Vec<String>, String> {
 /// # Errors
 ///
 /// P7 when it exists but cannot be read.
-pub fn read_optional(path: &Path, cwd: &Path) -> Result<Option<String>, String> {
+pub fn read_optional(path: &Path, cwd: &Path) -> Result<Option<String>, PhaseError> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(format!("cannot read {}: {err}", rel(path, cwd))),
+        Err(err) => Err(unreadable(path, cwd, err)),
     }
 }
 
@@ -961,15 +1083,15 @@ mod tests {
             .ends_with(".planning/phases/03-billing/03-REVIEWS.md"));
         assert_eq!(found.notices, ["warning: .planning/phases/03-billing also contains REVIEWS.md; GSD may read it instead of 03-REVIEWS.md"]);
         assert_eq!(
-            locate("Phase 3", &env).expect_err("P1"),
+            locate("Phase 3", &env).expect_err("P1").to_string(),
             "invalid phase 'Phase 3': expected a phase id such as 3, 03, 2.1, 12A, 1-02 or CK-3"
         );
         assert_eq!(
-            locate("4", &env).expect_err("P4"),
+            locate("4", &env).expect_err("P4").to_string(),
             "phase 4 (Reports) has no directory under .planning/phases/; plan it first"
         );
         assert_eq!(
-            locate("9", &env).expect_err("P5"),
+            locate("9", &env).expect_err("P5").to_string(),
             "phase 9 not found in .planning/phases/, .planning/milestones/v*-phases/ or ROADMAP.md"
         );
     }
@@ -996,7 +1118,7 @@ mod tests {
             (one.padded.as_str(), one.name.as_str()),
             ("01", "Foundation")
         );
-        let five = locate("5", &env).expect_err("token is 05-10x");
+        let five = locate("5", &env).expect_err("token is 05-10x").to_string();
         assert!(
             five.starts_with("phase 5 (Speed) has no directory"),
             "{five}"
@@ -1017,10 +1139,10 @@ mod tests {
             &["phases/01-foundation/01-01-PLAN.md"],
             None,
         );
-        assert_eq!(locate("1", &env2).expect_err("P3"), "phase 1 is ambiguous: 2 directories match in .planning/phases/: 01-foundation, CK-01-foundation; give each project a distinct project_code");
+        assert_eq!(locate("1", &env2).expect_err("P3").to_string(), "phase 1 is ambiguous: 2 directories match in .planning/phases/: 01-foundation, CK-01-foundation; give each project a distinct project_code");
         env2.workstream = Some("../x".into());
         assert_eq!(
-            locate("1", &env2).expect_err("P2"),
+            locate("1", &env2).expect_err("P2").to_string(),
             "GSD_WORKSTREAM must not contain '/', '\\' or '..': ../x"
         );
         let (_root3, env3) = fixture(
@@ -1029,7 +1151,7 @@ mod tests {
             None,
         );
         assert_eq!(
-            locate("3", &env3).expect_err("P6"),
+            locate("3", &env3).expect_err("P6").to_string(),
             "phase 3: no *-PLAN.md files in .planning/phases/03-billing"
         );
         let (_root4, env4) = fixture(
@@ -1037,6 +1159,6 @@ mod tests {
             &["milestones/v1.0-phases/01-foundation/01-01-PLAN.md"],
             None,
         );
-        assert_eq!(locate("1", &env4).expect_err("P4 with note"), "phase 1 (Foundation) has no directory under .planning/phases/; plan it first (archived copy .planning/milestones/v1.0-phases/01-foundation ignored: ROADMAP.md lists the phase)");
+        assert_eq!(locate("1", &env4).expect_err("P4 with note").to_string(), "phase 1 (Foundation) has no directory under .planning/phases/; plan it first (archived copy .planning/milestones/v1.0-phases/01-foundation ignored: ROADMAP.md lists the phase)");
     }
 }

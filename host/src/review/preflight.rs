@@ -36,7 +36,7 @@ pub struct Probing<'a> {
 impl<'a> Probing<'a> {
     /// The probing of a review's lanes, with plans pointing into `run_dir`.
     pub fn for_review(
-        context: &crate::app::Context,
+        context: &crate::context::Context,
         request: &'a super::request::Request,
         egress: &'a dyn EgressCheck,
         run_dir: String,

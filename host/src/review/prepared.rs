@@ -8,7 +8,7 @@ use super::record;
 use super::request::Request;
 use super::resume::RunLock;
 use super::rundir::RunDir;
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
 

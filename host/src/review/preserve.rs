@@ -101,7 +101,7 @@ pub fn place(wanted: &Path, real: usize, reproduced: &[String], stamp: &str) -> 
         Previous::Unreadable(why) => match set_aside(wanted, stamp) {
             Ok(name) => Placement::Replace(Kept {
                 carried: Vec::new(),
-                set_aside: Some((name, why.clone())),
+                set_aside: Some((name, why.to_string())),
             }),
             Err(_) => Placement::Beside,
         },

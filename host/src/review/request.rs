@@ -5,8 +5,8 @@ use super::args::{self, ReviewArgs};
 use super::exit::Exit;
 use super::resume::PastRun;
 use super::subject::{self, usage, Subject};
-use crate::app::Context;
 use crate::config::ProjectConfig;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::registry::Registry;
@@ -41,8 +41,8 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
     if refuse_inactive_flags(&registry, given) {
         return Ok(Err(Exit::InactiveLaneFlag));
     }
-    given.check().map_err(|m| usage(&m))?;
-    let config = crate::app::with_lane_defaults(context.config_checked()?, &registry);
+    given.check().map_err(|err| usage(&err.to_string()))?;
+    let config = registry.with_lane_defaults(context.config_checked()?);
     for warning in crate::registry::retired::leftover_config_keys(&registry, config.value()) {
         output::eprint_line(&format!("warning: {}", neutralize(&warning)));
     }
@@ -53,7 +53,7 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
         (given.clone(), None)
     };
     let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
-    super::captured::inline_bound(&config).map_err(|m| usage(&m))?;
+    super::captured::inline_bound(&config).map_err(|err| usage(&err.to_string()))?;
     confine(context, sandbox)?;
     let subject = subject::locate(context, &args, &config)?;
     Ok(Ok(Request {
@@ -99,10 +99,10 @@ fn resumed(
 fn refuse_inactive_flags(registry: &Registry, request: &ReviewArgs) -> bool {
     let mut any = false;
     for flag in &request.inactive_flags {
-        if let Some(entry) = crate::app::inactive::by_flag(registry, flag) {
+        if let Some(entry) = crate::registry::inactive::by_flag(registry, flag) {
             output::eprint_line(&format!(
                 "error: {flag}: {}; nothing was invoked",
-                crate::app::inactive::explain(entry)
+                crate::registry::inactive::explain(entry)
             ));
             any = true;
         } else if let Some(retired) = crate::registry::retired::by_flag(registry, flag) {

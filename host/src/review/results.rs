@@ -16,7 +16,7 @@ use super::request::Request;
 use super::resume::Decision;
 use super::runner::{self, Done, Event, Job, LaneResult, Shared};
 use super::verdicts::Verdicts;
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::refusal::Refusal;

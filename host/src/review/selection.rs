@@ -138,7 +138,7 @@ pub fn normalize(config: &ProjectConfig, lanes: &[String]) -> Normalized {
             for (name, spec) in map {
                 match instance(name, spec, lanes) {
                     Ok(spec) => out.instances.push(spec),
-                    Err(error) => out.errors.push(error),
+                    Err(error) => out.errors.push(error.to_string()),
                 }
             }
         }
@@ -150,36 +150,87 @@ pub fn normalize(config: &ProjectConfig, lanes: &[String]) -> Normalized {
     out
 }
 
-fn instance(name: &str, spec: &Value, lanes: &[String]) -> Result<InstanceSpec, String> {
+/// Why one entry of `review.reviewer_instances` is unusable (§5.2); its text is the config
+/// error the review prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstanceError {
+    /// The name does not match `^[a-z0-9][a-z0-9-]*$`.
+    BadName(String),
+    /// The name is a built-in reviewer's slug.
+    SlugName(String),
+    /// The entry is not an object.
+    NotObject(String),
+    /// `cli` names no reviewer adapter (`got` is its JSON, or `undefined`).
+    UnknownCli {
+        /// The instance name.
+        name: String,
+        /// What `cli` held.
+        got: String,
+    },
+    /// `model` or `agent` is not a string.
+    NotString {
+        /// The instance name.
+        name: String,
+        /// The key.
+        key: &'static str,
+    },
+}
+
+impl std::fmt::Display for InstanceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InstanceError::BadName(name) => write!(
+                f,
+                "invalid reviewer instance name '{name}': must match ^[a-z0-9][a-z0-9-]*$"
+            ),
+            InstanceError::SlugName(name) => write!(
+                f,
+                "reviewer instance name '{name}' must not equal a built-in reviewer slug"
+            ),
+            InstanceError::NotObject(name) => write!(
+                f,
+                "reviewer_instances.{name} must be an object with at least {{cli}}"
+            ),
+            InstanceError::UnknownCli { name, got } => write!(
+                f,
+                "reviewer_instances.{name}.cli must be a known reviewer adapter (got: {got})"
+            ),
+            InstanceError::NotString { name, key } => {
+                write!(f, "reviewer_instances.{name}.{key} must be a string")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InstanceError {}
+
+fn instance(name: &str, spec: &Value, lanes: &[String]) -> Result<InstanceSpec, InstanceError> {
     if !is_instance_name(name) {
-        return Err(format!(
-            "invalid reviewer instance name '{name}': must match ^[a-z0-9][a-z0-9-]*$"
-        ));
+        return Err(InstanceError::BadName(name.to_owned()));
     }
     if lanes.iter().any(|slug| slug == name) {
-        return Err(format!(
-            "reviewer instance name '{name}' must not equal a built-in reviewer slug"
-        ));
+        return Err(InstanceError::SlugName(name.to_owned()));
     }
     let Some(object) = spec.as_object() else {
-        return Err(format!(
-            "reviewer_instances.{name} must be an object with at least {{cli}}"
-        ));
+        return Err(InstanceError::NotObject(name.to_owned()));
     };
     let cli = match object.get("cli") {
         Some(Value::String(cli)) if lanes.contains(cli) => cli.clone(),
         other => {
-            return Err(format!(
-                "reviewer_instances.{name}.cli must be a known reviewer adapter (got: {})",
-                other.map_or_else(|| "undefined".to_owned(), Value::to_string)
-            ))
+            return Err(InstanceError::UnknownCli {
+                name: name.to_owned(),
+                got: other.map_or_else(|| "undefined".to_owned(), Value::to_string),
+            })
         }
     };
-    let text = |key: &str| -> Result<Option<String>, String> {
+    let text = |key: &'static str| -> Result<Option<String>, InstanceError> {
         match object.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("reviewer_instances.{name}.{key} must be a string")),
+            Some(_) => Err(InstanceError::NotString {
+                name: name.to_owned(),
+                key,
+            }),
         }
     };
     Ok(InstanceSpec {
@@ -197,7 +248,7 @@ fn instance(name: &str, spec: &Value, lanes: &[String]) -> Result<InstanceSpec, 
 /// # Errors
 ///
 /// The description of a different selection.
-pub fn same_lanes(recorded: &[String], given: &[String]) -> Result<(), String> {
+pub fn same_lanes(recorded: &[String], given: &[String]) -> Result<(), LaneMismatch> {
     if given.is_empty() {
         return Ok(());
     }
@@ -205,19 +256,40 @@ pub fn same_lanes(recorded: &[String], given: &[String]) -> Result<(), String> {
     if set(recorded) == set(given) {
         return Ok(());
     }
-    let show = |lanes: &[String]| {
-        if lanes.is_empty() {
-            "none (the configured or detected reviewers)".to_owned()
-        } else {
-            set(lanes).into_iter().collect::<Vec<_>>().join(",")
-        }
-    };
-    Err(format!(
-        "--resume: the lane flags select {} but the recorded run selected {}; give the same lane flags (or none) to continue it, or start a new review",
-        show(given),
-        show(recorded)
-    ))
+    Err(LaneMismatch {
+        given: set(given),
+        recorded: set(recorded),
+    })
 }
+
+/// A `--resume` whose lane flags select other lanes than the recorded run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneMismatch {
+    /// The lanes the flags select.
+    pub given: BTreeSet<String>,
+    /// The lanes the recorded run selected (none: the configured or detected reviewers).
+    pub recorded: BTreeSet<String>,
+}
+
+impl std::fmt::Display for LaneMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |lanes: &BTreeSet<String>| {
+            if lanes.is_empty() {
+                "none (the configured or detected reviewers)".to_owned()
+            } else {
+                lanes.iter().cloned().collect::<Vec<_>>().join(",")
+            }
+        };
+        write!(
+            f,
+            "--resume: the lane flags select {} but the recorded run selected {}; give the same lane flags (or none) to continue it, or start a new review",
+            show(&self.given),
+            show(&self.recorded)
+        )
+    }
+}
+
+impl std::error::Error for LaneMismatch {}
 
 /// The branch of §5.1 for a request.
 pub fn branch(explicit: &[String], all: bool, normalized: &Normalized) -> Source {
@@ -676,7 +748,9 @@ mod tests {
         let v = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert!(same_lanes(&v(&["alpha", "beta"]), &v(&[])).is_ok());
         assert!(same_lanes(&v(&["alpha", "beta"]), &v(&["beta", "alpha"])).is_ok());
-        let err = same_lanes(&v(&["alpha", "beta"]), &v(&["alpha", "gamma"])).unwrap_err();
+        let err = same_lanes(&v(&["alpha", "beta"]), &v(&["alpha", "gamma"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("select alpha,gamma but the recorded run selected alpha,beta"),
             "{err}"

@@ -10,8 +10,8 @@ use super::phase::{self, PhaseEnv};
 use super::prompt;
 use super::record::SubjectKey;
 use super::rundir::RunDir;
-use crate::app::Context;
 use crate::config::ProjectConfig;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
 
@@ -134,7 +134,7 @@ pub fn locate(
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         };
-        let found = phase::locate(arg, &env).map_err(Failure::new)?;
+        let found = phase::locate(arg, &env).map_err(|err| Failure::new(err.to_string()))?;
         for notice in &found.notices {
             output::eprint_line(notice);
         }
@@ -146,7 +146,7 @@ pub fn locate(
         ));
     };
     let path = context.env.cwd.join(file);
-    if let Some(problem) = crate::app::run::unusable_prompt(&path) {
+    if let Some(problem) = crate::run::prompt_file::unusable_prompt(&path) {
         return Err(Failure::new(problem));
     }
     let name = path

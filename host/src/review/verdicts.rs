@@ -17,7 +17,7 @@ use super::resume::Decision;
 use super::reviews_md::{Entry, Fate};
 use super::runner::Job;
 use super::selection::{self, Identity, Source};
-use crate::app::Context;
+use crate::context::Context;
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::plan::PlanInputs;
@@ -127,13 +127,6 @@ fn admit_all(
         let Some(lane) = request.registry.lane(&identity.cli) else {
             continue;
         };
-        let plan = plan_entry(request, prepared, probing, identity, lane);
-        out.recorded.push(super::continuation::identity_record(
-            &identity.id,
-            lane,
-            plan.clone(),
-        ));
-        out.plans.push(plan);
         let budget = lane_facts::budget_of(lane, &request.config);
         let id = crate::plan::safe_instance_name(&identity.id);
         let prompt_file = budget::prompt_file(
@@ -143,12 +136,28 @@ fn admit_all(
             prepared.plan_names.is_some(),
         );
         let overrides = identity.overrides();
-        match preflight::clear(
+        // The plan is resolved once, by pre-flight's admission; the record holds that exact
+        // plan, which the runner then runs. Only an identity refused before its plan could be
+        // admitted (it never runs) has its plan resolved here, with the same inputs.
+        let cleared = preflight::clear(
             lane,
             probing,
-            (&overrides, prompt_file),
+            (&overrides, prompt_file.clone()),
             &mut chosen.verdicts,
-        ) {
+        );
+        let plan = match &cleared {
+            Ok(cleared) => {
+                crate::plan::entry::resolved_entry(lane, &request.config, cleared.plan.clone())
+            }
+            Err(_) => plan_entry(request, prepared, probing, identity, lane, prompt_file),
+        };
+        out.recorded.push(super::continuation::identity_record(
+            &identity.id,
+            lane,
+            plan.clone(),
+        ));
+        out.plans.push(plan);
+        match cleared {
             Err(refusal) if explicit => out.blocked.push((identity.id.clone(), refusal)),
             Err(refusal) => out.not_run.push(skipped(context, identity, lane, &refusal)),
             Ok(cleared) => out.jobs.push(Job {
@@ -164,20 +173,23 @@ fn admit_all(
     out
 }
 
-/// The `plan --json` entry of an identity (`gsd-review-lanes.json`, the run record).
+/// The `plan --json` entry of an identity pre-flight refused (`gsd-review-lanes.json`, the run
+/// record), resolved with the inputs pre-flight used.
 fn plan_entry(
     request: &Request,
     prepared: &Prepared,
     probing: &Probing<'_>,
     identity: &Identity,
     lane: &Lane,
+    prompt_file: Option<String>,
 ) -> Value {
-    crate::app::plan::plan_entry(
+    crate::plan::entry::plan_entry(
         lane,
         &request.config,
         &PlanInputs {
             run_dir: prepared.run_dir.as_str(),
             repo_root: probing.repo_root.clone(),
+            prompt_file,
             instance: identity.overrides(),
             ..PlanInputs::default()
         },

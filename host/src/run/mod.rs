@@ -8,6 +8,7 @@ pub(crate) mod http;
 pub(crate) mod lane;
 pub(crate) mod path_lookup;
 mod probe;
+pub(crate) mod prompt_file;
 pub(crate) mod rate_limit;
 pub(crate) mod review_file;
 pub(crate) mod spawn;

@@ -51,7 +51,7 @@ impl Panel {
     ///
     /// `review.quorum` is not an integer ≥ 1 (status 1, naming the file and key).
     pub fn for_review(
-        context: &crate::app::Context,
+        context: &crate::context::Context,
         config: &crate::config::ProjectConfig,
         require_quorum: bool,
     ) -> Result<Panel, crate::error::Failure> {

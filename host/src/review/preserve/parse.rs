@@ -68,7 +68,64 @@ pub enum Previous {
         sections: Vec<Section>,
     },
     /// It exists but cannot be read section by section; why.
-    Unreadable(String),
+    Unreadable(NotPreservable),
+}
+
+/// Why an earlier REVIEWS.md cannot be read section by section (it is then set aside whole).
+/// An I/O error is kept as its text, so that [`Previous`] stays comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotPreservable {
+    /// The file could not be `opened`, `examined` or `read`; what the system said.
+    Io {
+        /// `opened`, `examined` or `read`.
+        action: &'static str,
+        /// The I/O error's text.
+        detail: String,
+    },
+    /// It is not a regular file (a link, a directory, a device).
+    NotRegular,
+    /// It is larger than [`MAX_BYTES`].
+    TooLarge,
+    /// It grew past [`MAX_BYTES`] while being read.
+    Grew,
+    /// No `# Cross-AI Plan Review` title.
+    NoTitle,
+    /// A `##` heading gsd-lane does not write (the heading, neutralized).
+    ForeignHeading(String),
+    /// No `## Consensus Summary` section.
+    NoConsensus,
+}
+
+impl std::fmt::Display for NotPreservable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = MAX_BYTES / (1024 * 1024);
+        match self {
+            NotPreservable::Io { action, detail } => write!(f, "it cannot be {action} ({detail})"),
+            NotPreservable::NotRegular => f.write_str("it is not a regular file"),
+            NotPreservable::TooLarge => write!(f, "it is larger than {mib} MiB"),
+            NotPreservable::Grew => write!(f, "it grew past {mib} MiB"),
+            NotPreservable::NoTitle => f.write_str("it has no \"# Cross-AI Plan Review\" title"),
+            NotPreservable::ForeignHeading(heading) => {
+                write!(
+                    f,
+                    "its section heading {heading:?} is not one gsd-lane writes"
+                )
+            }
+            NotPreservable::NoConsensus => {
+                f.write_str("it has no \"## Consensus Summary\" section")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotPreservable {}
+
+/// A [`NotPreservable::Io`] maker for `action`.
+fn io_failed(action: &'static str) -> impl FnOnce(std::io::Error) -> NotPreservable {
+    move |err| NotPreservable::Io {
+        action,
+        detail: err.to_string(),
+    }
 }
 
 impl Previous {
@@ -101,7 +158,7 @@ impl Previous {
 
 /// The file's text, `None` when it does not exist; an error for anything but a regular file
 /// within [`MAX_BYTES`].
-fn read_bounded(path: &Path) -> Result<Option<String>, String> {
+fn read_bounded(path: &Path) -> Result<Option<String>, NotPreservable> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = match std::fs::OpenOptions::new()
         .read(true)
@@ -110,26 +167,21 @@ fn read_bounded(path: &Path) -> Result<Option<String>, String> {
     {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("it cannot be opened ({err})")),
+        Err(err) => return Err(io_failed("opened")(err)),
     };
-    let meta = file
-        .metadata()
-        .map_err(|err| format!("it cannot be examined ({err})"))?;
+    let meta = file.metadata().map_err(io_failed("examined"))?;
     if !meta.is_file() {
-        return Err("it is not a regular file".to_owned());
+        return Err(NotPreservable::NotRegular);
     }
     if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "it is larger than {} MiB",
-            MAX_BYTES / (1024 * 1024)
-        ));
+        return Err(NotPreservable::TooLarge);
     }
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| format!("it cannot be read ({err})"))?;
+        .map_err(io_failed("read"))?;
     if bytes.len() as u64 > MAX_BYTES {
-        return Err(format!("it grew past {} MiB", MAX_BYTES / (1024 * 1024)));
+        return Err(NotPreservable::Grew);
     }
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
@@ -200,7 +252,7 @@ fn is_reviewer_heading(heading: &str) -> bool {
 }
 
 /// Splits a heading into the reviewer's heading and the earlier-run date it was carried with.
-fn split_earlier(heading: &str) -> Result<(String, Option<String>), String> {
+fn split_earlier(heading: &str) -> Result<(String, Option<String>), NotPreservable> {
     match heading.rfind(EARLIER_MARK) {
         Some(at) => {
             let date = heading.get(at + EARLIER_MARK.len()..).unwrap_or("");
@@ -208,18 +260,17 @@ fn split_earlier(heading: &str) -> Result<(String, Option<String>), String> {
             if is_plain_date(date) && is_reviewer_heading(base) {
                 Ok((base.to_owned(), Some(date.to_owned())))
             } else {
-                Err(format!(
-                    "its section heading {:?} is not one gsd-lane writes",
-                    crate::output::neutralize(heading)
-                ))
+                Err(foreign(heading))
             }
         }
         None if is_reviewer_heading(heading) => Ok((heading.to_owned(), None)),
-        None => Err(format!(
-            "its section heading {:?} is not one gsd-lane writes",
-            crate::output::neutralize(heading)
-        )),
+        None => Err(foreign(heading)),
     }
+}
+
+/// [`NotPreservable::ForeignHeading`] for `heading`, neutralized.
+fn foreign(heading: &str) -> NotPreservable {
+    NotPreservable::ForeignHeading(crate::output::neutralize(heading))
 }
 
 /// A section's body: the text between its heading and the next, without the closing `---`.
@@ -238,12 +289,12 @@ fn body_of(text: &str) -> String {
 ///
 /// Why the text does not have the writer's shape (no `# Cross-AI Plan Review` title, a
 /// `##` heading that is not a reviewer's, no `## Consensus Summary`).
-pub fn parse(text: &str) -> Result<(Option<String>, Vec<Section>), String> {
+pub fn parse(text: &str) -> Result<(Option<String>, Vec<Section>), NotPreservable> {
     let headings = top_level_headings(text);
     let title = headings
         .iter()
         .position(|h| h.level == HeadingLevel::H1 && h.text.starts_with("Cross-AI Plan Review"))
-        .ok_or("it has no \"# Cross-AI Plan Review\" title")?;
+        .ok_or(NotPreservable::NoTitle)?;
     let level2: Vec<&Heading<'_>> = headings
         .iter()
         .skip(title + 1)
@@ -266,7 +317,7 @@ pub fn parse(text: &str) -> Result<(Option<String>, Vec<Section>), String> {
             body: body_of(text.get(heading.end..end).unwrap_or("")),
         });
     }
-    Err("it has no \"## Consensus Summary\" section".to_owned())
+    Err(NotPreservable::NoConsensus)
 }
 
 #[cfg(test)]

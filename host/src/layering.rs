@@ -1,0 +1,144 @@
+//! The module layering, checked against the source tree at test time: only the command layers
+//! (`cli`, `app`, and `api`, the library's door to `cli`) may name `app` or `cli`. Everything
+//! below (`review`, `code_review`, `verdict`, `run`, `sandbox`, `trust`, `manifest`, `config`,
+//! `registry`, `context`, `plan` and the rest) takes what it needs as values, so a stage never
+//! reaches back into the layer that calls it (issue 25, item 6).
+
+use std::path::{Path, PathBuf};
+
+/// The top-level modules allowed to name `app` or `cli`: the command layers themselves.
+/// This file is left out too: its own test cases spell the references it looks for.
+const COMMAND_LAYERS: [&str; 6] = [
+    "app",
+    "cli.rs",
+    "api.rs",
+    "main.rs",
+    "lib.rs",
+    "layering.rs",
+];
+
+/// The modules a lower layer must never name.
+const HIGHER: [&str; 2] = ["app", "cli"];
+
+/// Every `.rs` file under `dir`, sorted (a directory that cannot be read fails the test).
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The code of a source file outside its test module: the lines before the first line that
+/// is `#[cfg(test)]` alone (tests may build the whole command line to check a stage's flags).
+fn non_test_code(source: &str) -> &str {
+    let mut at = 0;
+    for line in source.split_inclusive('\n') {
+        if line.trim() == "#[cfg(test)]" {
+            return &source[..at];
+        }
+        at += line.len();
+    }
+    source
+}
+
+/// Each path in `code` that names a higher layer from the crate root (`crate::app`,
+/// `super::cli`, `crate::{app, ..}`), as `line: text`.
+fn higher_references(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (number, line) in code.lines().enumerate() {
+        let text = line.trim();
+        if text.starts_with("//") {
+            continue;
+        }
+        let names_higher = HIGHER.iter().any(|module| {
+            ["crate::", "super::"].iter().any(|root| {
+                let direct = format!("{root}{module}");
+                line.match_indices(&direct).any(|(at, _)| {
+                    let after = line[at + direct.len()..].chars().next();
+                    !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            }) || (line.contains("crate::{")
+                && line
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|word| word == *module))
+        });
+        if names_higher {
+            found.push(format!("{}: {text}", number + 1));
+        }
+    }
+    found
+}
+
+/// Every reference from a lower layer to `app` or `cli` in `src`, as `file:line: text`.
+fn lower_to_higher(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).expect("under src");
+        let top = relative
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .unwrap_or_default();
+        if COMMAND_LAYERS.contains(&top) {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file)
+            .unwrap_or_else(|err| panic!("reading {}: {err}", file.display()));
+        for hit in higher_references(non_test_code(&source)) {
+            found.push(format!("{}:{hit}", relative.display()));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_lower_layer_imports_app_or_cli() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = lower_to_higher(&src);
+    assert!(
+        found.is_empty(),
+        "these lower layers name `app` or `cli` (move what they need below, or pass it in):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_each_way_of_naming_a_higher_layer() {
+    for line in [
+        "use crate::app::Context;",
+        "    crate::app::inactive::explain(entry)",
+        "fn f(c: &crate::app::Context) {}",
+        "use crate::cli::Cli;",
+        "use super::app::run;",
+        "use crate::{app, config};",
+    ] {
+        assert_eq!(higher_references(line).len(), 1, "missed: {line}");
+    }
+    for line in [
+        "use crate::context::Context;",
+        "use crate::application::X;",
+        "// crate::app::Context in a comment",
+        "let app = 1;",
+        "use crate::client::X;",
+    ] {
+        assert!(higher_references(line).is_empty(), "false hit: {line}");
+    }
+    assert_eq!(
+        non_test_code("use crate::config;\n#[cfg(test)]\nmod tests { use crate::cli::Cli; }"),
+        "use crate::config;\n"
+    );
+    assert_eq!(
+        non_test_code("//! says `#[cfg(test)]` in prose\nuse crate::app::X;\n"),
+        "//! says `#[cfg(test)]` in prose\nuse crate::app::X;\n"
+    );
+}
