@@ -110,6 +110,18 @@ impl Lab {
         self.gsd_full(&self.env.project, args, &[])
     }
 
+    /// `disclose --json --manifest <folder>`, checked for success: the one view it prints.
+    fn disclose_manifest(&self, folder: &Path) -> Value {
+        let out = self.gsd(&[
+            "disclose",
+            "--json",
+            "--manifest",
+            folder.to_str().expect("utf8"),
+        ]);
+        out.assert_status(0);
+        out.json()[0].clone()
+    }
+
     fn config(&self, value: &Value) {
         std::fs::write(
             self.env.project.join(".planning/config.json"),
@@ -430,14 +442,7 @@ fn disclose_manifest_reads_invalid_manifests_and_refuses_non_json() {
         m["reviewer"]["transport"] = json!("grpc");
         m["reviewer"]["invoke"]["args"] = json!(["-p", 7, {"mode": "fast"}, true]);
     });
-    let out = lab.gsd(&[
-        "disclose",
-        "--json",
-        "--manifest",
-        folder.to_str().expect("utf8"),
-    ]);
-    out.assert_status(0);
-    let view = &out.json()[0];
+    let view = &lab.disclose_manifest(&folder);
     assert_eq!(view["scope"], "file");
     assert_eq!(
         view["disclosure"]["reviewerLanes"][0]["args"],
@@ -2643,14 +2648,7 @@ fn env3_a_lane_without_env_keeps_its_exact_signature() {
                 m["reviewer"]["invoke"]["env"] = env;
             }
         });
-        let out = lab.gsd(&[
-            "disclose",
-            "--json",
-            "--manifest",
-            folder.to_str().expect("utf8"),
-        ]);
-        out.assert_status(0);
-        let view = &out.json()[0];
+        let view = &lab.disclose_manifest(&folder);
         assert_eq!(view["disclosureSignature"], expected, "{env:?}");
         assert!(
             view["disclosure"]["reviewerLanes"][0].get("env").is_none(),
