@@ -257,11 +257,12 @@ LANES = [
     Lane("gemini", "gemini", "gemini", gemini, model_arg=OVERRIDE, flag="--gemini",
          scenarios=["trusted"], overlay="examples/lanes/gemini",
          unavailable_ok=r"^untrusted_workspace: .*GEMINI_CLI_TRUST_WORKSPACE"),
-    # claude-code sends the level as output_config.effort; codex as reasoning.effort.
+    # claude-code sends the level as output_config.effort; codex as reasoning.effort. Both
+    # clamp `minimal` to `low`, and codex passes `max` as it is (upstream #4275).
     Lane("claude", "claude", "claude", claude, model_arg=OVERRIDE, effort=True, flag="--claude",
          effort_wire=lambda level: "low" if level == "minimal" else level),
     Lane("codex", "codex", "codex", codex, model_arg=OVERRIDE, effort=True, flag="--codex",
-         effort_wire=lambda level: "xhigh" if level == "max" else level),
+         effort_wire=lambda level: "low" if level == "minimal" else level),
     # opencode accepts --variant for every level, but a custom openai-compatible model
     # without declared variants sends no reasoning field, so only acceptance is checked.
     Lane("opencode", "opencode", "opencode", opencode, model_arg=f"conformance/{OVERRIDE}",

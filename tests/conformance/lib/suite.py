@@ -57,8 +57,11 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069
 def answer_for(slug, nonce):
     """The fixed review a provider answers with (no trailing newline, like a model)."""
     # One line is longer than 80 columns, so a CLI that re-wraps its output is caught.
+    # It cites the plan as `<path>:<line>`, as a source-grounded review must: gsd-lane stamps a
+    # review citing no file:line (upstream #3436), and `exact` compares the bytes.
     return (f"## Summary\n\nREVIEW-MARKER-{slug}-{nonce}: the plan is sound.\n\n"
-            f"- Totals in integer cents avoid rounding drift.\n"
+            f"- Totals in integer cents avoid rounding drift "
+            f"(.planning/phases/03-invoices/03-01-PLAN.md:1).\n"
             f"- `next_invoice_number` must be atomic per year: two concurrent POST /invoices "
             f"requests in the same year must never receive the same number, so take the "
             f"ledger lock before reading the last number.")
