@@ -237,7 +237,10 @@ fn the_readme_config_example_is_applied_as_written() {
     let plans = out.json();
     let claude = plans[0]["plan"]["argv"].to_string();
     assert!(claude.contains("\"sonnet\""), "{claude}");
-    assert!(claude.contains("high"), "effort.agent_overrides: {claude}");
+    assert!(
+        claude.contains("\"--effort\",\"medium\""),
+        "review.effort.claude: {claude}"
+    );
     assert_eq!(
         plans[1]["plan"]["host"], config["review"]["ollama_host"],
         "{}",
