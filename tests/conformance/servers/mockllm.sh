@@ -45,8 +45,8 @@ THINK_PROMPT="Review PLAN-THINK."
 PLAIN_PROMPT="Review PLAN-PLAIN."
 cat >"$WORK/responses.yml" <<YAML
 responses:
-  "$THINK_PROMPT": "<think>The user wants a review; weigh step 2.</think>\n\nCONFORMANCE-THINK-OK: step 2 lacks a rollback."
-  "$PLAIN_PROMPT": "CONFORMANCE-PLAIN-OK"
+  "$THINK_PROMPT": "<think>The user wants a review; weigh step 2.</think>\n\nCONFORMANCE-THINK-OK: step 2 lacks a rollback (PLAN.md:2)."
+  "$PLAIN_PROMPT": "CONFORMANCE-PLAIN-OK (PLAN.md:1)"
 defaults:
   unknown_response: "CONFORMANCE-DEFAULT"
 YAML
@@ -95,14 +95,27 @@ run_lane() { # prompt -> prints --json result; review in $WORK/run/gsd-review-ac
   (cd "$WORK/project" && "$BIN" run acme_local --run-dir "$WORK/run" --json 2>"$WORK/stderr.txt")
 }
 REVIEW="$WORK/run/gsd-review-acme_local.md"
+# The answers cite `PLAN.md:<line>`: a source-grounded review citing no file:line would be
+# stamped (upstream #3436) and no longer be the server's answer byte for byte.
+result_is() { # json, stubbed (true|false), model source -> exit status
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+got = json.loads(sys.argv[1])
+ok = (got.get("slug") == "acme_local" and got.get("ok") is True
+      and got.get("stubbed") is (sys.argv[2] == "true")
+      and got.get("model") == {"value": "gpt-4", "source": sys.argv[3]}
+      and isinstance(got.get("sandbox"), dict))
+sys.exit(0 if ok else 1)
+PY
+}
 
 out=$(run_lane "$PLAIN_PROMPT")
-[ "$out" = '{"slug":"acme_local","ok":true,"stubbed":false}' ]; check "plain answer is a review ($out)" $?
-[ "$(cat "$REVIEW")" = "CONFORMANCE-PLAIN-OK" ]; check "review file is the server's answer" $?
+result_is "$out" false served; check "plain answer is a review, the served model recorded ($out)" $?
+[ "$(cat "$REVIEW")" = "CONFORMANCE-PLAIN-OK (PLAN.md:1)" ]; check "review file is the server's answer" $?
 
 out=$(run_lane "$THINK_PROMPT")
-[ "$out" = '{"slug":"acme_local","ok":true,"stubbed":false}' ]; check "think answer is a review ($out)" $?
-[ "$(head -n 1 "$REVIEW")" = "CONFORMANCE-THINK-OK: step 2 lacks a rollback." ]; check "reasoning taken out of the review body" $?
+result_is "$out" false served; check "think answer is a review ($out)" $?
+[ "$(head -n 1 "$REVIEW")" = "CONFORMANCE-THINK-OK: step 2 lacks a rollback (PLAN.md:2)." ]; check "reasoning taken out of the review body" $?
 grep -q '^<details>' "$REVIEW" && grep -q 'weigh step 2' "$REVIEW"; check "reasoning kept, collapsed, after the review" $?
 
 # A route the server does not have: FastAPI's own 404 must come back as a stub that names the
@@ -114,7 +127,7 @@ lane["reviewer"]["invoke"]["path"] = "/v1/no-such-route"
 json.dump(lane, open(path, "w"), indent=2)
 PY
 out=$(run_lane "$PLAIN_PROMPT")
-[ "$out" = '{"slug":"acme_local","ok":true,"stubbed":true}' ]; check "404 is a stub ($out)" $?
+result_is "$out" true requested; check "404 is a stub, the requested model recorded ($out)" $?
 grep -qx 'HTTP 404' "$REVIEW" && grep -q '"detail"' "$REVIEW"; check "stub names HTTP 404 on its own line, then the body" $?
 
 echo "mockllm $VERSION: $PASSED passed, $FAILED failed"
