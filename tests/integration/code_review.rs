@@ -723,3 +723,177 @@ fn a_lane_the_run_path_refuses_is_a_malformed_lane() {
     );
     assert_eq!(lane(&result, "alpha")["ok"], true);
 }
+
+/// How many times lane `slug` started (its start marks; the prompt copies are named by a pid,
+/// which a lane's own PID namespace can repeat).
+fn starts(lab: &Lab, slug: &str) -> usize {
+    lab.marks(slug).iter().filter(|m| m.kind == "start").count()
+}
+
+/// A call where alpha reviews and beta gives no review (stub), then beta set to review:
+/// the lab, the first result and its run dir.
+fn interrupted_call() -> (Lab, Value, PathBuf) {
+    let lab = lab(&["alpha", "beta"]);
+    lab.behave("beta", "stub");
+    let (out, first) = code_review(
+        &lab,
+        &["src/lib.rs", "--base-sha", BASE, "--alpha", "--beta"],
+    );
+    out.assert_status(2);
+    assert_eq!(lane(&first, "beta")["reason"], "invoke_failed", "{first:#}");
+    let run_dir = PathBuf::from(first["runDir"].as_str().expect("runDir"));
+    lab.behave("beta", "review");
+    (lab, first, run_dir)
+}
+
+#[test]
+fn resume_reruns_only_the_lane_that_did_not_finish_with_the_recorded_request() {
+    let (lab, first, run_dir) = interrupted_call();
+    let command = format!("gsd-lane code-review --resume {}", run_dir.display());
+    assert_eq!(first["resumeWith"], command.as_str(), "{first:#}");
+    // Lane flags are the recorded ones: a different selection is refused, nothing runs.
+    let (out, refused) = code_review(
+        &lab,
+        &["--resume", &run_dir.display().to_string(), "--alpha"],
+    );
+    assert_rejected(&lab, &out, &refused, "selection_failed", &[]);
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("recorded run selected")),
+        "{refused:#}"
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+    // The request and the changed files come from the record: giving them again is an error.
+    let again = lab.gsd(&["code-review", "--resume", "--base-sha", BASE]);
+    again.assert_status(2);
+    assert!(
+        again.stderr.contains("cannot be used with"),
+        "{}",
+        again.stderr
+    );
+
+    let (out, result) = code_review(&lab, &["--resume", &run_dir.display().to_string()]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert!(result.get("resumeWith").is_none(), "{result:#}");
+    assert!(
+        out.stderr.contains("keeping alpha; running beta"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(starts(&lab, "alpha"), 1, "a finished lane is not run again");
+    assert_eq!(starts(&lab, "beta"), 2);
+    // Every lane got the request the call recorded, and the kept lane's findings are read again.
+    let prompt_path = PathBuf::from(result["promptPath"].as_str().expect("promptPath"));
+    assert_eq!(prompt_path, run_dir.join("gsd-review-prompt.md"));
+    let prompt = util::read_text(&prompt_path);
+    assert!(lab.prompts("beta").iter().all(|p| *p == prompt));
+    assert_eq!(result["runDir"], first["runDir"]);
+    for slug in ["alpha", "beta"] {
+        let entry = lane(&result, slug);
+        assert_eq!(entry["ok"], true, "{result:#}");
+        assert_eq!(
+            entry["findings"].as_array().map(Vec::len),
+            Some(1),
+            "{slug}"
+        );
+    }
+    let doc = util::read_text(Path::new(
+        result["findingsPath"].as_str().expect("findings"),
+    ));
+    assert!(
+        doc.contains("## Alpha Review") && doc.contains("## Beta Review"),
+        "{doc}"
+    );
+    // Bare --resume finds nothing left: the finished run was removed, as review's is.
+    let (out, none) = code_review(&lab, &["--resume"]);
+    assert_rejected(&lab, &out, &none, "selection_failed", &[]);
+    assert_eq!(starts(&lab, "beta"), 2);
+}
+
+#[test]
+fn bare_resume_continues_the_latest_call_started_here() {
+    let (lab, _, _) = interrupted_call();
+    let (out, result) = code_review(&lab, &["--resume"]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 2);
+}
+
+#[test]
+fn attack_a_resumed_request_a_lane_changed_is_refused_and_nothing_runs() {
+    let cases: [(&str, fn(&Path)); 4] = [
+        ("changed", |path| {
+            let mut text = std::fs::read_to_string(path).expect("prompt");
+            text.push_str("- src/secret.rs\n");
+            std::fs::write(path, text).expect("edit");
+        }),
+        ("a symbolic link", |path| {
+            let target = path.with_file_name("elsewhere.md");
+            std::fs::rename(path, &target).expect("move");
+            std::os::unix::fs::symlink(&target, path).expect("link");
+        }),
+        ("larger than", |path| {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .expect("open");
+            file.set_len(9 * 1024 * 1024).expect("grow");
+        }),
+        ("not a regular file", |path| {
+            std::fs::remove_file(path).expect("remove");
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }),
+    ];
+    for (needle, damage) in cases {
+        let (lab, _, run_dir) = interrupted_call();
+        let prompt = run_dir.join("gsd-review-prompt.md");
+        damage(&prompt);
+        let (out, result) = code_review(&lab, &["--resume", &run_dir.display().to_string()]);
+        assert_eq!(result["ok"], false, "{needle}: {result:#}");
+        out.assert_status(2);
+        let detail = result["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(needle) && detail.contains("gsd-review-prompt.md"),
+            "{needle:?} not in {result:#}\n{}",
+            out.stderr
+        );
+        assert_eq!(starts(&lab, "alpha"), 1, "{needle}: alpha ran again");
+        assert_eq!(starts(&lab, "beta"), 1, "{needle}: beta ran again");
+    }
+}
+
+#[test]
+fn resume_of_a_plain_review_run_is_refused_with_the_command_that_continues_it() {
+    let lab = lab(&["alpha", "beta"]);
+    lab.behave("beta", "stub");
+    let prompt = lab.env.project.join("ask.md");
+    std::fs::write(&prompt, "Review this.\n").expect("prompt");
+    let out = lab.review(&[
+        "--prompt-file",
+        "ask.md",
+        "--out",
+        "R.md",
+        "--alpha",
+        "--beta",
+    ]);
+    out.assert_no_panic();
+    let review_dir = crate::review::run_dir_of(&out);
+    let (out, result) = code_review(&lab, &["--resume", &review_dir.display().to_string()]);
+    assert_rejected(&lab, &out, &result, "selection_failed", &[]);
+    let detail = result["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains(&format!(
+            "gsd-lane review --resume {}",
+            review_dir.display()
+        )),
+        "{result:#}"
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+}

@@ -15,7 +15,7 @@ use crate::code_review::inputs::Inputs;
 use crate::code_review::outcome::{Dispatch, LaneOutcome};
 use crate::code_review::prompt;
 use crate::code_review::reason::{LaneReason, Rejection, WholeReason};
-use crate::code_review::{explicit, redirect, rundir, stages, trait_gate};
+use crate::code_review::{explicit, redirect, resume, rundir, stages, trait_gate};
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::private_fs::{self, WriteMode};
@@ -84,6 +84,9 @@ fn dispatch(
             &context.config(),
         )?;
     }
+    if let Some(given) = &args.resume {
+        return resume_call(context, args, given);
+    }
     let named = named_slugs(args)?;
     let inputs = Inputs::read(context, args, caller)?;
     let run_dir = rundir::run_dir(context, args.run_dir.as_deref())?;
@@ -110,20 +113,71 @@ fn dispatch(
         };
         let ran = {
             let _stdout = redirect::StdoutToStderr::start();
-            stages::run_lanes(context, &review_args, &inputs.root, &run_dir)
+            stages::run_lanes(context, &review_args, &inputs.root, Some(&run_dir))
         };
-        let ran = ran?;
-        dispatch.lanes.extend(ran.lanes);
-        dispatch.status = ran.exit.map_or(2, Exit::status);
-        dispatch.findings_path = out.is_file().then_some(out).filter(|_| ran.wrote);
-        dispatch.detail = ran.detail;
+        absorb(&mut dispatch, ran?);
     }
+    settle(&mut dispatch);
+    Ok(dispatch)
+}
+
+/// `--resume [RUN_DIR]`: the recorded call continued through the stages of `review` (its
+/// `--resume`), with this invocation's lane flags (which must select the recorded lanes),
+/// `--jobs`, `--sandbox` and `--require-quorum`.
+fn resume_call(
+    context: &Context,
+    args: &CodeReviewArgs,
+    given: &str,
+) -> Result<Dispatch, Rejection> {
+    let here = std::path::PathBuf::from(crate::review::subject::repo_root(&context.env.cwd));
+    let root = crate::code_review::hygiene::RepoRoot::open(&here)?;
+    let lookup = resume::lookup(context, given);
+    let review_args = ReviewArgs {
+        prompt_file: lookup.prompt_file,
+        resume: Some(lookup.resume),
+        jobs: args.jobs,
+        sandbox: args.sandbox,
+        require_quorum: args.require_quorum,
+        lanes: args.lanes.clone(),
+        inactive_flags: args.inactive_flags.clone(),
+        ..ReviewArgs::default()
+    };
+    let ran = {
+        let _stdout = redirect::StdoutToStderr::start();
+        stages::run_lanes(context, &review_args, &root, None)
+    }?;
+    let mut dispatch = Dispatch {
+        run_dir: ran.resumed.as_ref().map(|call| call.run_dir.clone()),
+        prompt_path: ran.resumed.as_ref().map(|call| call.prompt_path.clone()),
+        ..Dispatch::default()
+    };
+    absorb(&mut dispatch, ran);
+    settle(&mut dispatch);
+    Ok(dispatch)
+}
+
+/// What the stages gave back, into the result: the lanes, the exit, the findings file when
+/// written, and how to continue a call whose lanes did not all finish.
+fn absorb(dispatch: &mut Dispatch, ran: stages::Ran) {
+    dispatch.lanes.extend(ran.lanes);
+    dispatch.status = ran.exit.map_or(2, Exit::status);
+    dispatch.findings_path = ran.out.filter(|out| ran.wrote && out.is_file());
+    dispatch.detail = ran.detail;
+    if ran.resumable.is_some() {
+        dispatch.resume_with = dispatch
+            .run_dir
+            .as_ref()
+            .map(|dir| format!("gsd-lane code-review --resume {}", dir.display()));
+    }
+}
+
+/// `ok` (every named lane produced a real review, exit 0) and the exit status that goes with it.
+fn settle(dispatch: &mut Dispatch) {
     dispatch.ok =
         dispatch.status == 0 && !dispatch.lanes.is_empty() && dispatch.lanes.iter().all(|l| l.ok);
     if !dispatch.ok && dispatch.status == 0 {
         dispatch.status = 2;
     }
-    Ok(dispatch)
 }
 
 /// Writes the request once to `<run dir>/gsd-review-prompt.md` (never through a planted link).
