@@ -897,3 +897,52 @@ fn resume_of_a_plain_review_run_is_refused_with_the_command_that_continues_it() 
     );
     assert_eq!(starts(&lab, "beta"), 1);
 }
+
+#[test]
+fn a_lane_flag_that_is_an_option_of_code_review_is_said_and_selects_nothing() {
+    let lab = lab(&["alpha"]);
+    lab.lane("rawish", |lane| {
+        lane["reviewer"]["flags"] = json!(["--raw"])
+    });
+    std::fs::copy(
+        util::fixture("code_review/bin/fake-lane"),
+        lab.bin.join("fake-rawish"),
+    )
+    .expect("rawish script");
+    // In `review`, --raw selects the lane; in code-review it is code-review's own option.
+    let (out, result) = code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--raw"]);
+    assert_rejected(&lab, &out, &result, "no_lanes_selected", &["rawish"]);
+    let said = "warning: lane rawish declares --raw, an option of code-review; it is ignored for selection";
+    assert!(out.stderr.contains(said), "{}", out.stderr);
+    // explicit-from-argv maps flags as code-review reads them: --raw names no lane.
+    let mapped = lab.gsd(&["explicit-from-argv", "--", "--raw", "--alpha"]);
+    mapped.assert_status(0);
+    assert_eq!(mapped.stdout, "alpha\n");
+    assert!(mapped.stderr.contains(said), "{}", mapped.stderr);
+    // The same lane by its flag and in --explicit runs once, and the call says so.
+    let (out, result) = code_review(
+        &lab,
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--alpha",
+            "--explicit",
+            "alpha",
+        ],
+    );
+    out.assert_status(0);
+    assert_eq!(
+        result["lanes"].as_array().map(Vec::len),
+        Some(1),
+        "{result:#}"
+    );
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert!(
+        out.stderr.contains(
+            "warning: lane alpha is named both by its lane flag and in --explicit; it runs once"
+        ),
+        "{}",
+        out.stderr
+    );
+}

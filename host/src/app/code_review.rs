@@ -29,7 +29,20 @@ use crate::review::exit::Exit;
 /// Never fails; the signature matches the other commands.
 pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    let lanes = crate::review::args::lane_flags(&registry);
+    // The flags `code-review` reads as its own options select no lane there: not here either.
+    let root = context.command_line();
+    for warning in crate::review::args::collisions_in(&root, &registry, "code-review") {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    }
+    let taken = crate::review::args::options_of(&root, "code-review");
+    let mut lanes = crate::review::args::lane_flags(&registry);
+    for lane in &mut lanes {
+        lane.flags.retain(|flag| {
+            !flag
+                .strip_prefix("--")
+                .is_some_and(|name| taken.contains(name))
+        });
+    }
     let named = explicit::from_argv(&args.args, &lanes);
     for flag in &named.held {
         output::eprint_line(&format!(
@@ -83,6 +96,15 @@ fn dispatch(
             args.point.as_deref(),
             &context.config(),
         )?;
+    }
+    // A lane flag that is an option of this command does not select its lane: said, as
+    // `review` says it of its own options.
+    for warning in crate::review::args::collisions_in(
+        &context.command_line(),
+        &context.registry(),
+        caller.command(),
+    ) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
     }
     if let Some(given) = &args.resume {
         return resume_call(context, args, given);
@@ -243,7 +265,11 @@ fn sort_named(
 fn named_slugs(args: &CodeReviewArgs) -> Result<Vec<String>, Rejection> {
     let mut slugs = args.lanes.clone();
     if let Some(csv) = &args.explicit {
-        for slug in explicit::parse_csv(csv)? {
+        let listed = explicit::parse_csv(csv)?;
+        for warning in explicit::named_twice(&args.lanes, &listed) {
+            output::eprint_line(&format!("warning: {warning}"));
+        }
+        for slug in listed {
             if !slugs.contains(&slug) {
                 slugs.push(slug);
             }

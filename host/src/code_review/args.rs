@@ -104,3 +104,13 @@ pub enum Caller {
     /// `gsd-lane dispatch-step`: the trait is always checked, the result is always JSON.
     DispatchStep,
 }
+
+impl Caller {
+    /// The subcommand's name.
+    pub fn command(self) -> &'static str {
+        match self {
+            Caller::CodeReview => "code-review",
+            Caller::DispatchStep => "dispatch-step",
+        }
+    }
+}
