@@ -946,3 +946,45 @@ fn a_lane_flag_that_is_an_option_of_code_review_is_said_and_selects_nothing() {
         out.stderr
     );
 }
+
+#[test]
+fn resume_with_a_damaged_run_record_fails_closed_naming_the_file_and_the_fix() {
+    let damages: [(&str, fn(&Path)); 3] = [
+        ("not valid JSON", |path| {
+            let text = std::fs::read(path).expect("record");
+            std::fs::write(path, &text[..text.len() / 2]).expect("truncate");
+        }),
+        ("not valid JSON", |path| {
+            std::fs::write(path, "<html>oops</html>\n").expect("write")
+        }),
+        ("larger than", |path| {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .expect("open");
+            file.set_len(5 * 1024 * 1024).expect("grow");
+        }),
+    ];
+    for (needle, damage) in damages {
+        let (lab, _, run_dir) = interrupted_call();
+        let record = crate::resume::ledger_entry(&lab).join("run.json");
+        damage(&record);
+        for target in [run_dir.display().to_string(), String::new()] {
+            let mut args = vec!["--resume"];
+            if !target.is_empty() {
+                args.push(&target);
+            }
+            let (out, result) = code_review(&lab, &args);
+            assert_rejected(&lab, &out, &result, "selection_failed", &[]);
+            let detail = result["detail"].as_str().expect("detail");
+            assert!(
+                detail.contains(&record.display().to_string())
+                    && detail.contains(needle)
+                    && detail.contains("start a new"),
+                "{needle:?}, {target:?}: {result:#}\n{}",
+                out.stderr
+            );
+            assert_eq!(starts(&lab, "beta"), 1, "{needle}: nothing runs");
+        }
+    }
+}

@@ -153,10 +153,8 @@ fn resume_call(
 ) -> Result<Dispatch, Rejection> {
     let here = std::path::PathBuf::from(crate::review::subject::repo_root(&context.env.cwd));
     let root = crate::code_review::hygiene::RepoRoot::open(&here)?;
-    let lookup = resume::lookup(context, given);
     let review_args = ReviewArgs {
-        prompt_file: lookup.prompt_file,
-        resume: Some(lookup.resume),
+        resume: Some(resume::lookup(context, given)?),
         jobs: args.jobs,
         sandbox: args.sandbox,
         require_quorum: args.require_quorum,

@@ -18,52 +18,108 @@ use super::reason::{Rejection, WholeReason};
 use crate::context::Context;
 use crate::output::neutralize;
 use crate::private_fs;
+use crate::review::ledger::{self, Ledger};
+use crate::review::record::{RunRecord, SubjectKey};
 
 /// Largest request a resumed call reads: what [`super::prompt::render`] can write for the
 /// largest accepted list (every path at its longest), and room for the rest of the text.
 pub const MAX_REQUEST_BYTES: u64 =
     (hygiene::MAX_FILES as u64) * (hygiene::MAX_PATH_BYTES as u64 + 3) + 16 * 1024;
 
-/// How the review stages find the run to continue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lookup {
-    /// `ReviewArgs::resume`: a review run dir, or empty (the newest matching run).
-    pub resume: String,
-    /// `ReviewArgs::prompt_file`: the request of a named call dir (the run recorded with it).
-    pub prompt_file: Option<String>,
-}
+/// Most damaged records named one by one in a refusal (the rest are counted).
+const MAX_NAMED_DAMAGE: usize = 3;
 
-/// Where `--resume [RUN_DIR]` points: nothing (the newest run started in this directory), a
-/// review run dir gsd-lane recorded (what `review` printed as "resume with"), or the call's run
-/// dir (its `runDir`), whose request names the recorded run.
-pub fn lookup(context: &Context, given: &str) -> Lookup {
-    if given.is_empty() {
-        return Lookup {
-            resume: String::new(),
-            prompt_file: None,
+/// The review run dir `--resume [RUN_DIR]` continues, found in gsd-lane's own records
+/// (`$GSD_HOME/.gsd/runs`): RUN_DIR itself when it is a recorded review run dir (what `review`
+/// printed as "resume with"); else the newest recorded run of the call whose run dir RUN_DIR
+/// is (its `runDir`); without RUN_DIR, the newest recorded code-review call started in this
+/// directory. The review stages then check that run in full (`review --resume`).
+///
+/// # Errors
+///
+/// `selection_failed`: the records cannot be used, one of them cannot be read (which run to
+/// continue cannot be decided then: fail closed, naming the file, why and the fix), or no
+/// recorded run matches.
+pub fn lookup(context: &Context, given: &str) -> Result<String, Rejection> {
+    let refuse = |detail: String| Rejection::new(WholeReason::SelectionFailed, detail);
+    let root = ledger::root(&context.env).map_err(|failure| refuse(failure.message))?;
+    let call_prompt = (!given.is_empty()).then(|| context.env.cwd.join(given).join(PROMPT_FILE));
+    if !given.is_empty() {
+        let recorded = context
+            .env
+            .cwd
+            .join(given)
+            .canonicalize()
+            .is_ok_and(|real| Ledger::of(&root, &real).dir.is_dir());
+        if recorded {
+            return Ok(given.to_owned());
+        }
+    }
+    if std::fs::symlink_metadata(&root).is_ok() {
+        ledger::check_root(&root).map_err(|failure| refuse(failure.message))?;
+    }
+    let mut damaged = Vec::new();
+    let mut newest: Option<RunRecord> = None;
+    for entry in ledger::entries(&root) {
+        let record = match RunRecord::read(&entry.record_path()) {
+            Ok(record) => record,
+            Err(failure) => {
+                damaged.push(failure.message);
+                continue;
+            }
         };
-    }
-    let dir = context.env.cwd.join(given);
-    let recorded = crate::review::ledger::root(&context.env)
-        .ok()
-        .zip(dir.canonicalize().ok())
-        .is_some_and(|(root, real)| {
-            crate::review::ledger::Ledger::of(&root, &real)
-                .dir
-                .symlink_metadata()
-                .is_ok_and(|meta| meta.is_dir())
-        });
-    if recorded {
-        Lookup {
-            resume: given.to_owned(),
-            prompt_file: None,
-        }
-    } else {
-        Lookup {
-            resume: String::new(),
-            prompt_file: Some(dir.join(PROMPT_FILE).display().to_string()),
+        let SubjectKey::PromptFile { path } = &record.subject else {
+            continue;
+        };
+        let matches = match &call_prompt {
+            Some(prompt) => path == prompt,
+            None => {
+                record.cwd == context.env.cwd
+                    && path.file_name().is_some_and(|name| name == PROMPT_FILE)
+            }
+        };
+        if matches
+            && newest
+                .as_ref()
+                .is_none_or(|n| record.created_ms > n.created_ms)
+        {
+            newest = Some(record);
         }
     }
+    if let Some(first) = damaged.first() {
+        let more = damaged.len() - 1;
+        let named = damaged
+            .iter()
+            .skip(1)
+            .take(MAX_NAMED_DAMAGE - 1)
+            .map(String::as_str)
+            .collect::<Vec<_>>();
+        return Err(refuse(format!(
+            "cannot resume: gsd-lane's own record of a run cannot be read, so which run to continue cannot be decided: {first}{}{}; nothing was run. Remove that record's folder under {} if it is not the run to continue (`gsd-lane runs` lists the readable ones), or start a new code-review",
+            if named.is_empty() { String::new() } else { format!("; {}", named.join("; ")) },
+            if more >= MAX_NAMED_DAMAGE {
+                format!(" (and {} more)", more + 1 - MAX_NAMED_DAMAGE)
+            } else {
+                String::new()
+            },
+            root.display()
+        )));
+    }
+    newest
+        .map(|record| record.run_dir.display().to_string())
+        .ok_or_else(|| {
+            refuse(format!(
+                "no code-review call to resume in {} for {}; `gsd-lane runs` lists past runs",
+                root.display(),
+                match &call_prompt {
+                    Some(prompt) => neutralize(&prompt.display().to_string()),
+                    None => format!(
+                        "the working directory {}",
+                        neutralize(&context.env.cwd.display().to_string())
+                    ),
+                }
+            ))
+        })
 }
 
 /// A resumed call, checked: its run dir, its request and the repository it reviews.
