@@ -988,3 +988,56 @@ fn resume_with_a_damaged_run_record_fails_closed_naming_the_file_and_the_fix() {
         }
     }
 }
+
+#[test]
+fn a_call_interrupted_by_ctrl_c_is_resumed_with_only_the_interrupted_lane() {
+    let lab = lab(&["alpha"]);
+    // beta: review's fake lane, which can be told to sleep.
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 30");
+    let mut command = lab.gsd_command(&[
+        "code-review",
+        "--json",
+        "src/lib.rs",
+        "--base-sha",
+        BASE,
+        "--alpha",
+        "--beta",
+    ]);
+    let child = command.spawn().expect("spawn code-review");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child")
+        && crate::review::journaled(&lab.tmp, "alpha"))
+    {
+        assert!(std::time::Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("/bin/kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let first = finish(child, "interrupted code-review");
+    first.assert_no_panic().assert_status(130);
+    let interrupted = first.json();
+    assert_eq!(
+        lane(&interrupted, "beta")["reason"],
+        "interrupted",
+        "{interrupted:#}"
+    );
+    let resume_with = interrupted["resumeWith"]
+        .as_str()
+        .expect("resumeWith")
+        .to_owned();
+    assert!(first
+        .stderr
+        .contains(&format!("code-review: resume with: {resume_with}")));
+
+    lab.behave("beta", "review");
+    let run_dir = interrupted["runDir"].as_str().expect("runDir");
+    let (out, result) = code_review(&lab, &["--resume", run_dir]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert_eq!(starts(&lab, "alpha"), 1, "the finished lane is kept");
+    assert_eq!(starts(&lab, "beta"), 2, "the interrupted lane runs again");
+}
