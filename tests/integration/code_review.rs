@@ -822,9 +822,12 @@ fn bare_resume_continues_the_latest_call_started_here() {
     assert_eq!(starts(&lab, "beta"), 2);
 }
 
+/// What a damaged file's refusal says, and how the file is damaged.
+type Damage = (&'static str, fn(&Path));
+
 #[test]
 fn attack_a_resumed_request_a_lane_changed_is_refused_and_nothing_runs() {
-    let cases: [(&str, fn(&Path)); 4] = [
+    let cases: [Damage; 4] = [
         ("changed", |path| {
             let mut text = std::fs::read_to_string(path).expect("prompt");
             text.push_str("- src/secret.rs\n");
@@ -949,7 +952,7 @@ fn a_lane_flag_that_is_an_option_of_code_review_is_said_and_selects_nothing() {
 
 #[test]
 fn resume_with_a_damaged_run_record_fails_closed_naming_the_file_and_the_fix() {
-    let damages: [(&str, fn(&Path)); 3] = [
+    let damages: [Damage; 3] = [
         ("not valid JSON", |path| {
             let text = std::fs::read(path).expect("record");
             std::fs::write(path, &text[..text.len() / 2]).expect("truncate");
