@@ -1044,3 +1044,34 @@ fn a_call_interrupted_by_ctrl_c_is_resumed_with_only_the_interrupted_lane() {
     assert_eq!(starts(&lab, "alpha"), 1, "the finished lane is kept");
     assert_eq!(starts(&lab, "beta"), 2, "the interrupted lane runs again");
 }
+
+#[test]
+fn a_lane_flag_that_is_an_option_of_review_only_selects_its_lane_in_code_review_without_a_false_warning(
+) {
+    let lab = lab(&[]);
+    lab.lane("phasey", |lane| {
+        lane["reviewer"]["flags"] = json!(["--phase"])
+    });
+    std::fs::copy(
+        util::fixture("code_review/bin/fake-lane"),
+        lab.bin.join("fake-phasey"),
+    )
+    .expect("phasey script");
+    let (out, result) = code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--phase"]);
+    out.assert_status(0);
+    assert_eq!(lane(&result, "phasey")["ok"], true, "{result:#}");
+    assert!(
+        !out.stderr.contains("--phase, an option of"),
+        "code-review has no --phase: {}",
+        out.stderr
+    );
+    // review, which has --phase, still says so.
+    let review = lab.review(&["--phase", "3", "--all"]);
+    assert!(
+        review.stderr.contains(
+            "lane phasey declares --phase, an option of review; it is ignored for selection"
+        ),
+        "{}",
+        review.stderr
+    );
+}

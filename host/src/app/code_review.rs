@@ -131,6 +131,7 @@ fn dispatch(
             sandbox: args.sandbox,
             require_quorum: args.require_quorum,
             lanes: runnable,
+            collisions_said: true,
             ..ReviewArgs::default()
         };
         let ran = {
@@ -160,6 +161,7 @@ fn resume_call(
         require_quorum: args.require_quorum,
         lanes: args.lanes.clone(),
         inactive_flags: args.inactive_flags.clone(),
+        collisions_said: true,
         ..ReviewArgs::default()
     };
     let ran = {

@@ -85,6 +85,11 @@ pub struct ReviewArgs {
     /// Lane flags given that name a lane which exists but is not active.
     #[arg(skip)]
     pub inactive_flags: Vec<String>,
+    /// Set by another command running review's stages (`code-review`), which has options of
+    /// its own and has already warned about lane flags that collide with them: the warnings
+    /// about `review`'s options would be wrong there.
+    #[arg(skip)]
+    pub collisions_said: bool,
 }
 
 impl ReviewArgs {
