@@ -723,3 +723,355 @@ fn a_lane_the_run_path_refuses_is_a_malformed_lane() {
     );
     assert_eq!(lane(&result, "alpha")["ok"], true);
 }
+
+/// How many times lane `slug` started (its start marks; the prompt copies are named by a pid,
+/// which a lane's own PID namespace can repeat).
+fn starts(lab: &Lab, slug: &str) -> usize {
+    lab.marks(slug).iter().filter(|m| m.kind == "start").count()
+}
+
+/// A call where alpha reviews and beta gives no review (stub), then beta set to review:
+/// the lab, the first result and its run dir.
+fn interrupted_call() -> (Lab, Value, PathBuf) {
+    let lab = lab(&["alpha", "beta"]);
+    lab.behave("beta", "stub");
+    let (out, first) = code_review(
+        &lab,
+        &["src/lib.rs", "--base-sha", BASE, "--alpha", "--beta"],
+    );
+    out.assert_status(2);
+    assert_eq!(lane(&first, "beta")["reason"], "invoke_failed", "{first:#}");
+    let run_dir = PathBuf::from(first["runDir"].as_str().expect("runDir"));
+    lab.behave("beta", "review");
+    (lab, first, run_dir)
+}
+
+#[test]
+fn resume_reruns_only_the_lane_that_did_not_finish_with_the_recorded_request() {
+    let (lab, first, run_dir) = interrupted_call();
+    let command = format!("gsd-lane code-review --resume {}", run_dir.display());
+    assert_eq!(first["resumeWith"], command.as_str(), "{first:#}");
+    // Lane flags are the recorded ones: a different selection is refused, nothing runs.
+    let (out, refused) = code_review(
+        &lab,
+        &["--resume", &run_dir.display().to_string(), "--alpha"],
+    );
+    assert_rejected(&lab, &out, &refused, "selection_failed", &[]);
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("recorded run selected")),
+        "{refused:#}"
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+    // The request and the changed files come from the record: giving them again is an error.
+    let again = lab.gsd(&["code-review", "--resume", "--base-sha", BASE]);
+    again.assert_status(2);
+    assert!(
+        again.stderr.contains("cannot be used with"),
+        "{}",
+        again.stderr
+    );
+
+    let (out, result) = code_review(&lab, &["--resume", &run_dir.display().to_string()]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert!(result.get("resumeWith").is_none(), "{result:#}");
+    assert!(
+        out.stderr.contains("keeping alpha; running beta"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(starts(&lab, "alpha"), 1, "a finished lane is not run again");
+    assert_eq!(starts(&lab, "beta"), 2);
+    // Every lane got the request the call recorded, and the kept lane's findings are read again.
+    let prompt_path = PathBuf::from(result["promptPath"].as_str().expect("promptPath"));
+    assert_eq!(prompt_path, run_dir.join("gsd-review-prompt.md"));
+    let prompt = util::read_text(&prompt_path);
+    assert!(lab.prompts("beta").iter().all(|p| *p == prompt));
+    assert_eq!(result["runDir"], first["runDir"]);
+    for slug in ["alpha", "beta"] {
+        let entry = lane(&result, slug);
+        assert_eq!(entry["ok"], true, "{result:#}");
+        assert_eq!(
+            entry["findings"].as_array().map(Vec::len),
+            Some(1),
+            "{slug}"
+        );
+    }
+    let doc = util::read_text(Path::new(
+        result["findingsPath"].as_str().expect("findings"),
+    ));
+    assert!(
+        doc.contains("## Alpha Review") && doc.contains("## Beta Review"),
+        "{doc}"
+    );
+    // Bare --resume finds nothing left: the finished run was removed, as review's is.
+    let (out, none) = code_review(&lab, &["--resume"]);
+    assert_rejected(&lab, &out, &none, "selection_failed", &[]);
+    assert_eq!(starts(&lab, "beta"), 2);
+}
+
+#[test]
+fn bare_resume_continues_the_latest_call_started_here() {
+    let (lab, _, _) = interrupted_call();
+    let (out, result) = code_review(&lab, &["--resume"]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert_eq!(starts(&lab, "beta"), 2);
+}
+
+/// What a damaged file's refusal says, and how the file is damaged.
+type Damage = (&'static str, fn(&Path));
+
+#[test]
+fn attack_a_resumed_request_a_lane_changed_is_refused_and_nothing_runs() {
+    let cases: [Damage; 4] = [
+        ("changed", |path| {
+            let mut text = std::fs::read_to_string(path).expect("prompt");
+            text.push_str("- src/secret.rs\n");
+            std::fs::write(path, text).expect("edit");
+        }),
+        ("a symbolic link", |path| {
+            let target = path.with_file_name("elsewhere.md");
+            std::fs::rename(path, &target).expect("move");
+            std::os::unix::fs::symlink(&target, path).expect("link");
+        }),
+        ("larger than", |path| {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .expect("open");
+            file.set_len(9 * 1024 * 1024).expect("grow");
+        }),
+        ("not a regular file", |path| {
+            std::fs::remove_file(path).expect("remove");
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }),
+    ];
+    for (needle, damage) in cases {
+        let (lab, _, run_dir) = interrupted_call();
+        let prompt = run_dir.join("gsd-review-prompt.md");
+        damage(&prompt);
+        let (out, result) = code_review(&lab, &["--resume", &run_dir.display().to_string()]);
+        assert_eq!(result["ok"], false, "{needle}: {result:#}");
+        out.assert_status(2);
+        let detail = result["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(needle) && detail.contains("gsd-review-prompt.md"),
+            "{needle:?} not in {result:#}\n{}",
+            out.stderr
+        );
+        assert_eq!(starts(&lab, "alpha"), 1, "{needle}: alpha ran again");
+        assert_eq!(starts(&lab, "beta"), 1, "{needle}: beta ran again");
+    }
+}
+
+#[test]
+fn resume_of_a_plain_review_run_is_refused_with_the_command_that_continues_it() {
+    let lab = lab(&["alpha", "beta"]);
+    lab.behave("beta", "stub");
+    let prompt = lab.env.project.join("ask.md");
+    std::fs::write(&prompt, "Review this.\n").expect("prompt");
+    let out = lab.review(&[
+        "--prompt-file",
+        "ask.md",
+        "--out",
+        "R.md",
+        "--alpha",
+        "--beta",
+    ]);
+    out.assert_no_panic();
+    let review_dir = crate::review::run_dir_of(&out);
+    let (out, result) = code_review(&lab, &["--resume", &review_dir.display().to_string()]);
+    assert_rejected(&lab, &out, &result, "selection_failed", &[]);
+    let detail = result["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains(&format!(
+            "gsd-lane review --resume {}",
+            review_dir.display()
+        )),
+        "{result:#}"
+    );
+    assert_eq!(starts(&lab, "beta"), 1);
+}
+
+#[test]
+fn a_lane_flag_that_is_an_option_of_code_review_is_said_and_selects_nothing() {
+    let lab = lab(&["alpha"]);
+    lab.lane("rawish", |lane| {
+        lane["reviewer"]["flags"] = json!(["--raw"])
+    });
+    std::fs::copy(
+        util::fixture("code_review/bin/fake-lane"),
+        lab.bin.join("fake-rawish"),
+    )
+    .expect("rawish script");
+    // In `review`, --raw selects the lane; in code-review it is code-review's own option.
+    let (out, result) = code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--raw"]);
+    assert_rejected(&lab, &out, &result, "no_lanes_selected", &["rawish"]);
+    let said = "warning: lane rawish declares --raw, an option of code-review; it is ignored for selection";
+    assert!(out.stderr.contains(said), "{}", out.stderr);
+    // explicit-from-argv maps flags as code-review reads them: --raw names no lane.
+    let mapped = lab.gsd(&["explicit-from-argv", "--", "--raw", "--alpha"]);
+    mapped.assert_status(0);
+    assert_eq!(mapped.stdout, "alpha\n");
+    assert!(mapped.stderr.contains(said), "{}", mapped.stderr);
+    // The same lane by its flag and in --explicit runs once, and the call says so.
+    let (out, result) = code_review(
+        &lab,
+        &[
+            "src/lib.rs",
+            "--base-sha",
+            BASE,
+            "--alpha",
+            "--explicit",
+            "alpha",
+        ],
+    );
+    out.assert_status(0);
+    assert_eq!(
+        result["lanes"].as_array().map(Vec::len),
+        Some(1),
+        "{result:#}"
+    );
+    assert_eq!(starts(&lab, "alpha"), 1);
+    assert!(
+        out.stderr.contains(
+            "warning: lane alpha is named both by its lane flag and in --explicit; it runs once"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn resume_with_a_damaged_run_record_fails_closed_naming_the_file_and_the_fix() {
+    let damages: [Damage; 3] = [
+        ("not valid JSON", |path| {
+            let text = std::fs::read(path).expect("record");
+            std::fs::write(path, &text[..text.len() / 2]).expect("truncate");
+        }),
+        ("not valid JSON", |path| {
+            std::fs::write(path, "<html>oops</html>\n").expect("write")
+        }),
+        ("larger than", |path| {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .expect("open");
+            file.set_len(5 * 1024 * 1024).expect("grow");
+        }),
+    ];
+    for (needle, damage) in damages {
+        let (lab, _, run_dir) = interrupted_call();
+        let record = crate::resume::ledger_entry(&lab).join("run.json");
+        damage(&record);
+        for target in [run_dir.display().to_string(), String::new()] {
+            let mut args = vec!["--resume"];
+            if !target.is_empty() {
+                args.push(&target);
+            }
+            let (out, result) = code_review(&lab, &args);
+            assert_rejected(&lab, &out, &result, "selection_failed", &[]);
+            let detail = result["detail"].as_str().expect("detail");
+            assert!(
+                detail.contains(&record.display().to_string())
+                    && detail.contains(needle)
+                    && detail.contains("start a new"),
+                "{needle:?}, {target:?}: {result:#}\n{}",
+                out.stderr
+            );
+            assert_eq!(starts(&lab, "beta"), 1, "{needle}: nothing runs");
+        }
+    }
+}
+
+#[test]
+fn a_call_interrupted_by_ctrl_c_is_resumed_with_only_the_interrupted_lane() {
+    let lab = lab(&["alpha"]);
+    // beta: review's fake lane, which can be told to sleep.
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 30");
+    let mut command = lab.gsd_command(&[
+        "code-review",
+        "--json",
+        "src/lib.rs",
+        "--base-sha",
+        BASE,
+        "--alpha",
+        "--beta",
+    ]);
+    let child = command.spawn().expect("spawn code-review");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !(lab.marks("beta").iter().any(|m| m.kind == "child")
+        && crate::review::journaled(&lab.tmp, "alpha"))
+    {
+        assert!(std::time::Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("/bin/kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let first = finish(child, "interrupted code-review");
+    first.assert_no_panic().assert_status(130);
+    let interrupted = first.json();
+    assert_eq!(
+        lane(&interrupted, "beta")["reason"],
+        "interrupted",
+        "{interrupted:#}"
+    );
+    let resume_with = interrupted["resumeWith"]
+        .as_str()
+        .expect("resumeWith")
+        .to_owned();
+    assert!(first
+        .stderr
+        .contains(&format!("code-review: resume with: {resume_with}")));
+
+    lab.behave("beta", "review");
+    let run_dir = interrupted["runDir"].as_str().expect("runDir");
+    let (out, result) = code_review(&lab, &["--resume", run_dir]);
+    out.assert_status(0);
+    assert_eq!(result["ok"], true, "{result:#}\n{}", out.stderr);
+    assert_eq!(starts(&lab, "alpha"), 1, "the finished lane is kept");
+    assert_eq!(starts(&lab, "beta"), 2, "the interrupted lane runs again");
+}
+
+#[test]
+fn a_lane_flag_that_is_an_option_of_review_only_selects_its_lane_in_code_review_without_a_false_warning(
+) {
+    let lab = lab(&[]);
+    lab.lane("phasey", |lane| {
+        lane["reviewer"]["flags"] = json!(["--phase"])
+    });
+    std::fs::copy(
+        util::fixture("code_review/bin/fake-lane"),
+        lab.bin.join("fake-phasey"),
+    )
+    .expect("phasey script");
+    let (out, result) = code_review(&lab, &["src/lib.rs", "--base-sha", BASE, "--phase"]);
+    out.assert_status(0);
+    assert_eq!(lane(&result, "phasey")["ok"], true, "{result:#}");
+    assert!(
+        !out.stderr.contains("--phase, an option of"),
+        "code-review has no --phase: {}",
+        out.stderr
+    );
+    // review, which has --phase, still says so.
+    let review = lab.review(&["--phase", "3", "--all"]);
+    assert!(
+        review.stderr.contains(
+            "lane phasey declares --phase, an option of review; it is ignored for selection"
+        ),
+        "{}",
+        review.stderr
+    );
+}

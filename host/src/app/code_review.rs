@@ -15,7 +15,7 @@ use crate::code_review::inputs::Inputs;
 use crate::code_review::outcome::{Dispatch, LaneOutcome};
 use crate::code_review::prompt;
 use crate::code_review::reason::{LaneReason, Rejection, WholeReason};
-use crate::code_review::{explicit, redirect, rundir, stages, trait_gate};
+use crate::code_review::{explicit, redirect, resume, rundir, stages, trait_gate};
 use crate::error::Failure;
 use crate::output::{self, neutralize};
 use crate::private_fs::{self, WriteMode};
@@ -29,7 +29,20 @@ use crate::review::exit::Exit;
 /// Never fails; the signature matches the other commands.
 pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, Failure> {
     let registry = context.registry();
-    let lanes = crate::review::args::lane_flags(&registry);
+    // The flags `code-review` reads as its own options select no lane there: not here either.
+    let root = context.command_line();
+    for warning in crate::review::args::collisions_in(&root, &registry, "code-review") {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    }
+    let taken = crate::review::args::options_of(&root, "code-review");
+    let mut lanes = crate::review::args::lane_flags(&registry);
+    for lane in &mut lanes {
+        lane.flags.retain(|flag| {
+            !flag
+                .strip_prefix("--")
+                .is_some_and(|name| taken.contains(name))
+        });
+    }
     let named = explicit::from_argv(&args.args, &lanes);
     for flag in &named.held {
         output::eprint_line(&format!(
@@ -84,6 +97,18 @@ fn dispatch(
             &context.config(),
         )?;
     }
+    // A lane flag that is an option of this command does not select its lane: said, as
+    // `review` says it of its own options.
+    for warning in crate::review::args::collisions_in(
+        &context.command_line(),
+        &context.registry(),
+        caller.command(),
+    ) {
+        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    }
+    if let Some(given) = &args.resume {
+        return resume_call(context, args, given);
+    }
     let named = named_slugs(args)?;
     let inputs = Inputs::read(context, args, caller)?;
     let run_dir = rundir::run_dir(context, args.run_dir.as_deref())?;
@@ -106,24 +131,75 @@ fn dispatch(
             sandbox: args.sandbox,
             require_quorum: args.require_quorum,
             lanes: runnable,
+            collisions_said: true,
             ..ReviewArgs::default()
         };
         let ran = {
             let _stdout = redirect::StdoutToStderr::start();
-            stages::run_lanes(context, &review_args, &inputs.root, &run_dir)
+            stages::run_lanes(context, &review_args, &inputs.root, Some(&run_dir))
         };
-        let ran = ran?;
-        dispatch.lanes.extend(ran.lanes);
-        dispatch.status = ran.exit.map_or(2, Exit::status);
-        dispatch.findings_path = out.is_file().then_some(out).filter(|_| ran.wrote);
-        dispatch.detail = ran.detail;
+        absorb(&mut dispatch, ran?);
     }
+    settle(&mut dispatch);
+    Ok(dispatch)
+}
+
+/// `--resume [RUN_DIR]`: the recorded call continued through the stages of `review` (its
+/// `--resume`), with this invocation's lane flags (which must select the recorded lanes),
+/// `--jobs`, `--sandbox` and `--require-quorum`.
+fn resume_call(
+    context: &Context,
+    args: &CodeReviewArgs,
+    given: &str,
+) -> Result<Dispatch, Rejection> {
+    let here = std::path::PathBuf::from(crate::review::subject::repo_root(&context.env.cwd));
+    let root = crate::code_review::hygiene::RepoRoot::open(&here)?;
+    let review_args = ReviewArgs {
+        resume: Some(resume::lookup(context, given)?),
+        jobs: args.jobs,
+        sandbox: args.sandbox,
+        require_quorum: args.require_quorum,
+        lanes: args.lanes.clone(),
+        inactive_flags: args.inactive_flags.clone(),
+        collisions_said: true,
+        ..ReviewArgs::default()
+    };
+    let ran = {
+        let _stdout = redirect::StdoutToStderr::start();
+        stages::run_lanes(context, &review_args, &root, None)
+    }?;
+    let mut dispatch = Dispatch {
+        run_dir: ran.resumed.as_ref().map(|call| call.run_dir.clone()),
+        prompt_path: ran.resumed.as_ref().map(|call| call.prompt_path.clone()),
+        ..Dispatch::default()
+    };
+    absorb(&mut dispatch, ran);
+    settle(&mut dispatch);
+    Ok(dispatch)
+}
+
+/// What the stages gave back, into the result: the lanes, the exit, the findings file when
+/// written, and how to continue a call whose lanes did not all finish.
+fn absorb(dispatch: &mut Dispatch, ran: stages::Ran) {
+    dispatch.lanes.extend(ran.lanes);
+    dispatch.status = ran.exit.map_or(2, Exit::status);
+    dispatch.findings_path = ran.out.filter(|out| ran.wrote && out.is_file());
+    dispatch.detail = ran.detail;
+    if ran.resumable.is_some() {
+        dispatch.resume_with = dispatch
+            .run_dir
+            .as_ref()
+            .map(|dir| format!("gsd-lane code-review --resume {}", dir.display()));
+    }
+}
+
+/// `ok` (every named lane produced a real review, exit 0) and the exit status that goes with it.
+fn settle(dispatch: &mut Dispatch) {
     dispatch.ok =
         dispatch.status == 0 && !dispatch.lanes.is_empty() && dispatch.lanes.iter().all(|l| l.ok);
     if !dispatch.ok && dispatch.status == 0 {
         dispatch.status = 2;
     }
-    Ok(dispatch)
 }
 
 /// Writes the request once to `<run dir>/gsd-review-prompt.md` (never through a planted link).
@@ -189,7 +265,11 @@ fn sort_named(
 fn named_slugs(args: &CodeReviewArgs) -> Result<Vec<String>, Rejection> {
     let mut slugs = args.lanes.clone();
     if let Some(csv) = &args.explicit {
-        for slug in explicit::parse_csv(csv)? {
+        let listed = explicit::parse_csv(csv)?;
+        for warning in explicit::named_twice(&args.lanes, &listed) {
+            output::eprint_line(&format!("warning: {warning}"));
+        }
+        for slug in listed {
             if !slugs.contains(&slug) {
                 slugs.push(slug);
             }

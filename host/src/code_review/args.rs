@@ -11,7 +11,8 @@ line, `-` for stdin); without either, from stdin when it is not a terminal (disp
 always reads stdin then). Paths are relative to the repository root, as `git diff --name-only \
 <base>` prints them. Lanes are named by lane flags (`gsd-lane flags`) or --explicit; with none, \
 nothing is dispatched (no_lanes_selected). The lanes' findings are UNVERIFIED: re-open each \
-cited line before accepting one."
+cited line before accepting one. A call that was interrupted or whose lanes did not all finish \
+says how to continue it: `--resume <runDir>` runs only the lanes without a finished review."
 )]
 pub struct CodeReviewArgs {
     /// Changed files (relative to the repository root, or absolute inside it).
@@ -68,6 +69,14 @@ pub struct CodeReviewArgs {
     /// The result as one JSON object on stdout (always, for dispatch-step).
     #[arg(long)]
     pub json: bool,
+    /// Continue a call that was interrupted or whose lanes did not all finish: the recorded
+    /// request and lanes, only the lanes without a finished review run again (RUN_DIR: the
+    /// call's `runDir`, or the review run dir it printed; default: the latest run started in
+    /// this directory).
+    #[arg(long, value_name = "RUN_DIR", num_args = 0..=1, default_missing_value = "",
+          conflicts_with_all = ["files", "files_from", "base_sha", "depth", "repo_root",
+                                "run_dir", "cwd", "explicit", "out"])]
+    pub resume: Option<String>,
     /// Active lanes named by a lane flag, by slug (filled from the lane flags).
     #[arg(skip)]
     pub lanes: Vec<String>,
@@ -94,4 +103,14 @@ pub enum Caller {
     CodeReview,
     /// `gsd-lane dispatch-step`: the trait is always checked, the result is always JSON.
     DispatchStep,
+}
+
+impl Caller {
+    /// The subcommand's name.
+    pub fn command(self) -> &'static str {
+        match self {
+            Caller::CodeReview => "code-review",
+            Caller::DispatchStep => "dispatch-step",
+        }
+    }
 }

@@ -45,6 +45,18 @@ pub fn from_argv(args: &[String], lanes: &[LaneFlags]) -> Named {
     }
 }
 
+/// Warnings for the lanes named both by a lane flag (`flagged`) and in `--explicit`
+/// (`listed`): each runs once, and the call says so rather than folding them silently.
+pub fn named_twice(flagged: &[String], listed: &[String]) -> Vec<String> {
+    listed
+        .iter()
+        .filter(|slug| flagged.contains(slug))
+        .map(|slug| {
+            format!("lane {slug} is named both by its lane flag and in --explicit; it runs once")
+        })
+        .collect()
+}
+
 /// Most slugs one `--explicit` list names.
 const MAX_SLUGS: usize = 64;
 
@@ -121,6 +133,16 @@ mod tests {
             from_argv(&argv(&["--cod", "--codex=1"]), &lanes()).csv(),
             ""
         );
+    }
+
+    #[test]
+    fn a_lane_named_twice_is_said_once() {
+        let flagged = argv(&["codex", "antigravity"]);
+        assert_eq!(
+            named_twice(&flagged, &argv(&["qwen", "codex"])),
+            vec!["lane codex is named both by its lane flag and in --explicit; it runs once"]
+        );
+        assert!(named_twice(&flagged, &argv(&["qwen"])).is_empty());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! The command itself (`app::code_review`) reads the call ([`args`], [`inputs`], [`rundir`]) and
 //! runs the selected lanes through the stages of `review` ([`stages`]): the same consent,
 //! sandbox, watchdog, run record and verdict, with the stages' stdout sent to stderr
-//! ([`redirect`]) so that the call's stdout is its one result.
+//! ([`redirect`]) so that the call's stdout is its one result. An interrupted or failed call is
+//! continued as `review --resume` continues a review ([`resume`]).
 
 pub(crate) mod args;
 pub(crate) mod explicit;
@@ -19,6 +20,7 @@ pub(crate) mod outcome;
 pub(crate) mod prompt;
 pub(crate) mod reason;
 pub(crate) mod redirect;
+pub(crate) mod resume;
 pub(crate) mod rundir;
 pub(crate) mod stages;
 pub(crate) mod trait_gate;

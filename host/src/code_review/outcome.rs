@@ -69,6 +69,10 @@ pub struct Dispatch {
     /// The findings file (REVIEWS.md form, with the panel verdict), when written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings_path: Option<PathBuf>,
+    /// The command that continues this call (only the lanes without a finished review run
+    /// again), when some lane did not finish.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_with: Option<String>,
     /// Every named lane, in the order named.
     pub lanes: Vec<LaneOutcome>,
     /// The exit status.
@@ -90,6 +94,12 @@ impl Dispatch {
     /// Prints the result: the JSON object on stdout, or the human form (the reducer's lines
     /// of §8.4: warnings on stderr, `- <slug>: <reviewPath>` on stdout).
     pub fn print(&self, json: bool) {
+        if let Some(command) = &self.resume_with {
+            output::eprint_line(&format!(
+                "code-review: resume with: {}",
+                neutralize(command)
+            ));
+        }
         if json {
             output::print_json(&serde_json::to_value(self).unwrap_or_default());
             return;

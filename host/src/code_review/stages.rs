@@ -4,12 +4,13 @@
 //! Nothing here re-implements a stage; it only turns their results into lane outcomes.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::findings;
 use super::hygiene::RepoRoot;
 use super::outcome::LaneOutcome;
 use super::reason::{LaneReason, Rejection, WholeReason};
+use super::resume::{self, Call};
 use crate::context::Context;
 use crate::error::Failure;
 use crate::private_fs::{self, WriteMode};
@@ -24,6 +25,7 @@ use crate::review::selection::{self, Source};
 use crate::review::{document, prepared, request, results, verdicts};
 
 /// What the review stages gave back.
+#[derive(Default)]
 pub struct Ran {
     /// Each lane's outcome, in run order.
     pub lanes: Vec<LaneOutcome>,
@@ -33,6 +35,12 @@ pub struct Ran {
     pub wrote: bool,
     /// Why the stages stopped early, when they did.
     pub detail: Option<String>,
+    /// The findings file (the recorded one when resumed).
+    pub out: Option<PathBuf>,
+    /// The call a resume continued (its run dir and request, as recorded and checked).
+    pub resumed: Option<Call>,
+    /// The review run dir when it was kept with lanes left to finish: the call can be resumed.
+    pub resumable: Option<PathBuf>,
 }
 
 /// A stage's failure as the call's whole-call reason.
@@ -42,23 +50,21 @@ fn selection_failed(failure: Failure) -> Rejection {
 
 /// Runs `lanes` through the stages of `review` (its `--prompt-file` form): request,
 /// detection of the named lanes (each refusal is that lane's outcome), selection, prepared run,
-/// pre-flight, results, document.
+/// pre-flight, results, document. `run_dir` is the call's run dir; `None` when `args` resumes a
+/// recorded call, whose run dir and request are then checked ([`resume::check_call`]) before
+/// any lane runs.
 ///
 /// # Errors
 ///
 /// `selection_failed` when a stage fails (an unusable config, a run dir or record that
-/// cannot be written, a selection error).
+/// cannot be written, a selection error, a resume the review stages refuse); a resumed call
+/// that fails its checks.
 pub fn run_lanes(
     context: &Context,
     args: &ReviewArgs,
     root: &RepoRoot,
-    run_dir: &Path,
+    run_dir: Option<&Path>,
 ) -> Result<Ran, Rejection> {
-    let out = context
-        .env
-        .cwd
-        .join(args.out.as_deref().unwrap_or_default());
-    let before = fingerprint(&out);
     let request = match request::resolve(context, args).map_err(selection_failed)? {
         Ok(request) => request,
         Err(exit) => {
@@ -68,18 +74,44 @@ pub fn run_lanes(
             ))
         }
     };
+    let resumed = match (&request.past, run_dir) {
+        (Some(past), _) => Some(resume::check_call(
+            context,
+            request.args.prompt_file.as_deref(),
+            &past.dir,
+            root,
+        )?),
+        (None, Some(_)) => None,
+        (None, None) => {
+            return Err(Rejection::new(
+                WholeReason::SelectionFailed,
+                "no recorded call to resume",
+            ))
+        }
+    };
+    let run_dir = resumed
+        .as_ref()
+        .map_or_else(|| run_dir.unwrap_or(Path::new(".")), |call| &call.run_dir)
+        .to_owned();
+    // The findings file: this call's, or the one the resumed call recorded.
+    let out = context
+        .env
+        .cwd
+        .join(request.args.out.as_deref().unwrap_or_default());
+    let before = fingerprint(&out);
     let panel = crate::verdict::Panel::for_review(context, &request.config, args.require_quorum)
         .map_err(selection_failed)?;
     crate::sandbox::watchdog::start_early();
     let egress = context.egress();
     let detecting = Probing::for_review(context, &request, egress.as_ref(), ".".to_owned());
-    let (mut lanes, detected) = detect_named(&request, &detecting, &args.lanes);
+    let (mut lanes, detected) = detect_named(&request, &detecting, &request.args.lanes);
     let Some(mut chosen) = choose_detected(&request, detected)? else {
         return Ok(Ran {
             lanes,
             exit: Some(Exit::ExplicitBlocked),
-            wrote: false,
-            detail: None,
+            out: Some(out),
+            resumed,
+            ..Ran::default()
         });
     };
     let prepared = prepared::prepare(context, &request).map_err(selection_failed)?;
@@ -97,14 +129,19 @@ pub fn run_lanes(
                 "pre-flight refused a named lane (see the errors above); nothing was invoked",
             );
             ran.lanes.splice(0..0, lanes);
+            ran.out = Some(out);
+            ran.resumed = resumed;
             return Ok(ran);
         }
     };
     let done =
         results::run(context, &request, &chosen, &prepared, &checked).map_err(selection_failed)?;
-    lanes.extend(lane_outcomes(&done, root, run_dir));
+    let root = resumed.as_ref().map_or(root, |call| &call.root);
+    lanes.extend(lane_outcomes(&done, root, &run_dir));
     if fingerprint(&out) != before {
-        return Ok(tampered(&out, &prepared, lanes));
+        let mut ran = tampered(&out, &prepared, lanes);
+        ran.resumed = resumed;
+        return Ok(ran);
     }
     let exit = document::finish(
         &request.subject,
@@ -118,8 +155,22 @@ pub fn run_lanes(
         lanes,
         exit: Some(exit),
         wrote: !matches!(exit, Exit::ExplicitFailed | Exit::NoneRan),
-        detail: None,
+        out: Some(out),
+        resumed,
+        resumable: resumable(&prepared, &done, exit),
+        ..Ran::default()
     })
+}
+
+/// The review run dir when the review kept it with lanes left to finish (as
+/// `review::document` decides) and gsd-lane recorded it: the call can be resumed.
+fn resumable(prepared: &prepared::Prepared, done: &Results, exit: Exit) -> Option<PathBuf> {
+    let unfinished = done
+        .results
+        .iter()
+        .any(|r| !matches!(r.done, Done::Ran { stubbed: false }));
+    (prepared.run_dir.ledger.is_some() && (unfinished || exit.status() != 0))
+        .then(|| prepared.run_dir.path.clone())
 }
 
 /// Detection of each named lane (the same admission and probe as `review`'s): a refusal is that
@@ -201,18 +252,18 @@ fn tampered(out: &Path, prepared: &prepared::Prepared, lanes: Vec<LaneOutcome>) 
     Ran {
         lanes,
         exit: Some(Exit::NoRealReview),
-        wrote: false,
+        out: Some(out.to_owned()),
         detail: Some(detail),
+        ..Ran::default()
     }
 }
 
 /// The stages stopped before any lane ran.
 fn stopped(exit: Exit, detail: &str) -> Ran {
     Ran {
-        lanes: Vec::new(),
         exit: Some(exit),
-        wrote: false,
         detail: Some(detail.to_owned()),
+        ..Ran::default()
     }
 }
 

@@ -85,6 +85,11 @@ pub struct ReviewArgs {
     /// Lane flags given that name a lane which exists but is not active.
     #[arg(skip)]
     pub inactive_flags: Vec<String>,
+    /// Set by another command running review's stages (`code-review`), which has options of
+    /// its own and has already warned about lane flags that collide with them: the warnings
+    /// about `review`'s options would be wrong there.
+    #[arg(skip)]
+    pub collisions_said: bool,
 }
 
 impl ReviewArgs {
@@ -290,6 +295,14 @@ fn taken_longs(root: &Command, review: &Command) -> BTreeSet<String> {
     taken
 }
 
+/// Every long option `command` (one of [`LANE_FLAG_COMMANDS`]) and the global options of
+/// `root` already have (the names without `--`): a lane flag among them selects nothing there.
+pub fn options_of(root: &Command, command: &str) -> BTreeSet<String> {
+    root.find_subcommand(command)
+        .map(|sub| taken_longs(root, sub))
+        .unwrap_or_default()
+}
+
 /// The arg id of a lane's flags.
 fn arg_id(index: usize) -> String {
     format!("lane-flag-{index}")
@@ -388,7 +401,13 @@ pub fn named(matches: &ArgMatches, lanes: &[LaneFlags]) -> (Vec<String>, Vec<Str
 /// Warnings about lane flags that are already options of `review` (or global ones) in `root`
 /// (the model without lane flags): such a lane keeps loading, but the flag does not select it.
 pub fn collisions(root: &Command, registry: &Registry) -> Vec<String> {
-    let Some(review) = root.find_subcommand("review") else {
+    collisions_in(root, registry, "review")
+}
+
+/// [`collisions`] for `command`, one of [`LANE_FLAG_COMMANDS`]: each has options of its own
+/// (`code-review --raw`), so a lane flag can select its lane in one and not in another.
+pub fn collisions_in(root: &Command, registry: &Registry, command: &str) -> Vec<String> {
+    let Some(review) = root.find_subcommand(command) else {
         return Vec::new();
     };
     let taken = taken_longs(root, review);
@@ -400,7 +419,7 @@ pub fn collisions(root: &Command, registry: &Registry) -> Vec<String> {
                 .is_some_and(|name| taken.contains(name))
             {
                 warnings.push(format!(
-                    "lane {} declares {flag}, an option of review; it is ignored for selection",
+                    "lane {} declares {flag}, an option of {command}; it is ignored for selection",
                     lane.slug
                 ));
             }

@@ -35,8 +35,10 @@ pub struct Request {
 /// Usage errors, an unusable config, a run that cannot be resumed, an unreadable subject.
 pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, Exit>, Failure> {
     let registry = context.registry();
-    for warning in args::collisions(&context.command_line(), &registry) {
-        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+    if !given.collisions_said {
+        for warning in args::collisions(&context.command_line(), &registry) {
+            output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+        }
     }
     if refuse_inactive_flags(&registry, given) {
         return Ok(Err(Exit::InactiveLaneFlag));

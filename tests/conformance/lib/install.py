@@ -14,11 +14,14 @@ the suite reports it SKIPPED and never counts it as passed.
 """
 
 import concurrent.futures
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 NPM_TIMEOUT = 900
 
@@ -61,16 +64,64 @@ def latest_version(package, log, major=None):
     return lines[-1].split()[-1].strip("'")
 
 
+@contextlib.contextmanager
+def package_lock(cache, name):
+    """Holds `<cache>/pkgs/<name>.lock` (flock, exclusive) for the body: one install of a
+    package at a time across runs. The kernel drops the lock when its holder dies, so a killed
+    run never blocks the next one; what it left is then cleaned up by the next holder."""
+    pkgs = os.path.join(cache, "pkgs")
+    os.makedirs(pkgs, exist_ok=True)
+    fd = os.open(os.path.join(pkgs, f"{name}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def remove_leftovers(prefix):
+    """Removes what killed installs of `prefix` left (`<prefix>.partial*`). Called with the
+    package's lock held: no live install owns any of them."""
+    parent, base = os.path.split(prefix)
+    for name in os.listdir(parent):
+        if name.startswith(base + ".partial"):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+
 def npm_install(cache, package, version, log):
-    """Install package@version into its own prefix; return (prefix, error)."""
-    prefix = os.path.join(cache, "pkgs", f"{package.replace('/', '+')}@{version}")
-    if os.path.isfile(os.path.join(prefix, ".complete")):
-        return prefix, None
-    partial = prefix + ".partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    os.makedirs(partial)
+    """Install package@version into its own prefix; return (prefix, error).
+
+    Under the package's lock: a complete prefix (marked `.complete`) is reused; otherwise npm
+    installs into a fresh temp dir of this run, `.complete` is written into it, and it is
+    renamed into place in one step. A prefix is therefore complete or absent, and a run that
+    is killed leaves only a `.partial-*` dir, which the next install removes.
+    """
+    name = f"{package.replace('/', '+')}@{version}"
+    prefix = os.path.join(cache, "pkgs", name)
+    with package_lock(cache, name):
+        if os.path.isfile(os.path.join(prefix, ".complete")):
+            return prefix, None
+        remove_leftovers(prefix)
+        partial = tempfile.mkdtemp(prefix=f"{name}.partial-", dir=os.path.dirname(prefix))
+        try:
+            err = npm_into(cache, package, version, name, partial, log)
+            if err:
+                return None, err
+            open(os.path.join(partial, ".complete"), "w").close()
+            # No complete prefix exists (checked under the lock): whatever is there is an
+            # older install's leftover without its marker.
+            shutil.rmtree(prefix, ignore_errors=True)
+            os.rename(partial, prefix)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return prefix, None
+
+
+def npm_into(cache, package, version, name, partial, log):
+    """Runs `npm install package@version --prefix partial`; the error, or None."""
     os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
-    logfile = os.path.join(cache, "logs", f"install-{package.replace('/', '+')}@{version}.log")
+    logfile = os.path.join(cache, "logs", f"install-{name}.log")
     log(f"installing {package}@{version}")
     cmd = ["npm", "install", "--prefix", partial, "--no-audit", "--no-fund",
            "--no-update-notifier", "--loglevel=error", "--cache",
@@ -80,17 +131,14 @@ def npm_install(cache, package, version, log):
             rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 timeout=NPM_TIMEOUT, check=False).returncode
     except subprocess.TimeoutExpired:
-        return None, f"npm install {package}@{version} timed out after {NPM_TIMEOUT}s"
+        return f"npm install {package}@{version} timed out after {NPM_TIMEOUT}s"
     except OSError as err:
-        return None, f"npm could not be started: {err}"
+        return f"npm could not be started: {err}"
     if rc != 0:
         with open(logfile, errors="replace") as f:
             tail = " ".join(f.read().strip().splitlines()[-3:])
-        return None, f"npm install {package}@{version} failed (exit {rc}): {tail[:400]}"
-    shutil.rmtree(prefix, ignore_errors=True)
-    os.rename(partial, prefix)
-    open(os.path.join(prefix, ".complete"), "w").close()
-    return prefix, None
+        return f"npm install {package}@{version} failed (exit {rc}): {tail[:400]}"
+    return None
 
 
 def find_python(minimum):
@@ -133,13 +181,22 @@ def venv_is_here(venv):
 def pypi_install(cache, package, version, python, log):
     """Install package==version into its own venv; return (venv, error).
 
-    A venv's scripts carry its absolute path, so it is built at its final path; the
-    `.complete` marker is written last, and a venv without it is rebuilt.
+    A venv's scripts carry its absolute path, so it is built at its final path, under the
+    package's lock; the `.complete` marker is written last, and a venv without it (a killed
+    build) is rebuilt.
     """
-    venv = os.path.join(cache, "pkgs", f"pypi-{package}@{version}")
-    if os.path.isfile(os.path.join(venv, ".complete")) and venv_is_here(venv):
-        return venv, None
-    shutil.rmtree(venv, ignore_errors=True)
+    name = f"pypi-{package}@{version}"
+    venv = os.path.join(cache, "pkgs", name)
+    # Under the package's lock: a second run waits instead of building into the same venv.
+    with package_lock(cache, name):
+        if os.path.isfile(os.path.join(venv, ".complete")) and venv_is_here(venv):
+            return venv, None
+        shutil.rmtree(venv, ignore_errors=True)
+        return venv_build(cache, package, version, python, venv, log)
+
+
+def venv_build(cache, package, version, python, venv, log):
+    """Builds the venv of package==version at `venv`, `.complete` last; (venv, error)."""
     os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
     logfile = os.path.join(cache, "logs", f"install-pypi-{package}@{version}.log")
     log(f"installing {package}=={version} from PyPI with {python}")
