@@ -21,6 +21,7 @@ use crate::output::{self, neutralize};
 use crate::private_fs::{self, WriteMode};
 use crate::review::args::ReviewArgs;
 use crate::review::exit::Exit;
+use crate::review::notice::Notices;
 
 /// `gsd-lane explicit-from-argv -- <args…>`: the lane flags among `args` as sorted slugs.
 ///
@@ -31,12 +32,11 @@ pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, 
     let registry = context.registry();
     let lanes = crate::review::args::lane_flags(&registry);
     let named = explicit::from_argv(&args.args, &lanes);
+    let notices = Notices::for_context(context);
     for flag in &named.held {
-        output::eprint_line(&format!(
-            "warning: {flag}: {}",
-            held_reason(&registry, flag)
-        ));
+        notices.warn(format!("{flag}: {}", held_reason(&registry, flag)));
     }
+    notices.flush();
     if args.json {
         output::print_json(&serde_json::json!({"explicit": named.slugs}));
     } else if !named.slugs.is_empty() {
@@ -63,8 +63,10 @@ fn held_reason(registry: &crate::registry::Registry, flag: &str) -> String {
 /// Never: every outcome is a [`Dispatch`], printed, with its exit status.
 pub fn run(context: &Context, args: &CodeReviewArgs, caller: Caller) -> Result<u8, Failure> {
     let json = args.json || caller == Caller::DispatchStep;
-    let dispatch = dispatch(context, args, caller).unwrap_or_else(Dispatch::rejected);
-    dispatch.print(json);
+    let notices = Notices::for_context(context);
+    let dispatch = dispatch(context, args, caller, &notices).unwrap_or_else(Dispatch::rejected);
+    notices.flush();
+    dispatch.print(json, &notices);
     Ok(dispatch.status)
 }
 
@@ -73,9 +75,10 @@ fn dispatch(
     context: &Context,
     args: &CodeReviewArgs,
     caller: Caller,
+    notices: &Notices,
 ) -> Result<Dispatch, Rejection> {
     if args.cap_id.is_some() && args.point.is_none() {
-        output::eprint_line(&format!("warning: {}", trait_gate::CAP_WITHOUT_POINT));
+        notices.warn(trait_gate::CAP_WITHOUT_POINT);
     }
     if caller == Caller::DispatchStep || args.cap_id.is_some() || args.point.is_some() {
         trait_gate::check(
@@ -85,7 +88,7 @@ fn dispatch(
         )?;
     }
     let named = named_slugs(args)?;
-    let inputs = Inputs::read(context, args, caller)?;
+    let inputs = Inputs::read(context, args, caller, notices)?;
     let run_dir = rundir::run_dir(context, args.run_dir.as_deref())?;
     let prompt_path = write_request(&run_dir, &inputs)?;
     let out = args.out.as_ref().map_or_else(
@@ -108,9 +111,11 @@ fn dispatch(
             lanes: runnable,
             ..ReviewArgs::default()
         };
+        // What was said about the call is on the terminal before the lanes start.
+        notices.flush();
         let ran = {
             let _stdout = redirect::StdoutToStderr::start();
-            stages::run_lanes(context, &review_args, &inputs.root, &run_dir)
+            stages::run_lanes(context, &review_args, &inputs.root, &run_dir, notices)
         };
         let ran = ran?;
         dispatch.lanes.extend(ran.lanes);

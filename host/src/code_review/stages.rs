@@ -54,10 +54,10 @@ pub fn run_lanes(
     args: &ReviewArgs,
     root: &RepoRoot,
     run_dir: &Path,
+    notices: &Notices,
 ) -> Result<Ran, Rejection> {
     // What the stages say is printed as each ends, and whatever is left when they stop.
-    let notices = Notices::for_context(context);
-    let ran = stages(context, args, root, run_dir, &notices);
+    let ran = stages(context, args, root, run_dir, notices);
     notices.flush();
     ran
 }

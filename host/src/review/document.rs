@@ -9,6 +9,7 @@ use serde_json::json;
 use super::exit::Exit;
 use super::full_review;
 use super::lane_facts;
+use super::notice::Notices;
 use super::prepared::say_kept;
 use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
@@ -20,7 +21,6 @@ use super::subject::Subject;
 use super::{conflicts_slot, coverage};
 use crate::error::Failure;
 use crate::output::{self, neutralize};
-use super::notice::Notices;
 use crate::verdict::model::Verdict as PanelVerdict;
 use crate::verdict::Panel;
 

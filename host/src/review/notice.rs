@@ -274,7 +274,10 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(notices.pending().len(), 4);
-        assert!(notices.shown().is_empty(), "nothing is printed before a flush");
+        assert!(
+            notices.shown().is_empty(),
+            "nothing is printed before a flush"
+        );
         notices.flush();
         assert!(notices.pending().is_empty());
         let shown: Vec<(Level, String)> = notices
@@ -291,7 +294,11 @@ mod tests {
             ]
         );
         notices.flush();
-        assert_eq!(notices.shown().len(), 3, "a second flush prints nothing again");
+        assert_eq!(
+            notices.shown().len(),
+            3,
+            "a second flush prints nothing again"
+        );
     }
 
     #[test]

@@ -7,9 +7,9 @@ use super::notice::{Notice, Verbosity};
 
 /// The line `notice` shows on stderr, or `None` when the user asked not to see it.
 pub fn render(notice: &Notice, verbosity: Verbosity) -> Option<String> {
-    verbosity.shows(notice.level).then(|| {
-        crate::output::neutralize(&format!("{}{}", notice.level.prefix(), notice.text))
-    })
+    verbosity
+        .shows(notice.level)
+        .then(|| crate::output::neutralize(&format!("{}{}", notice.level.prefix(), notice.text)))
 }
 
 /// Writes `notice` to stderr as [`render`] shows it; true when it was written (not hidden by

@@ -96,13 +96,8 @@ fn resumed(
         None
     };
     let ledger_root = super::ledger::root(&context.env)?;
-    let past = super::continuation::target(
-        given,
-        key.as_ref(),
-        &context.env.cwd,
-        &ledger_root,
-        notices,
-    )?;
+    let past =
+        super::continuation::target(given, key.as_ref(), &context.env.cwd, &ledger_root, notices)?;
     let args = super::continuation::merged_request(
         &past,
         given,
