@@ -138,7 +138,8 @@ fn the_complete_event_lists_the_notices_printed_before_it() {
     assert_eq!(skipped["level"], "warning");
     assert!(notices
         .iter()
-        .any(|n| n["level"] == "review" && n["text"] == "selection source=config_default reviewers=beta"));
+        .any(|n| n["level"] == "review"
+            && n["text"] == "selection source=config_default reviewers=beta"));
     // Each is the line on stderr, once, without its prefix in `text`.
     for notice in notices {
         let line = format!(

@@ -87,6 +87,8 @@ pub fn finish(
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
     let grades = coverage::grade(subject, &doc, notices);
+    // The panel says its own warning when it cannot read the text back: coverage comes first.
+    notices.flush();
     let text = coverage::into_frontmatter(
         reviews_md::render(&doc),
         &coverage::frontmatter(&grades, reviews_md::scalar),

@@ -58,6 +58,8 @@ pub fn resolve(
     } else {
         (given.clone(), None)
     };
+    // The sandbox policy says its own warnings as it decides: what was said comes first.
+    notices.flush();
     let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
     super::captured::inline_bound(&config).map_err(|err| usage(&err.to_string()))?;
     confine(context, sandbox)?;
