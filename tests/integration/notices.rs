@@ -179,3 +179,34 @@ fn quiet_leaves_info_notices_out_of_stderr_and_the_complete_event() {
         out.stderr
     );
 }
+
+#[test]
+fn a_hostile_phase_directory_name_reaches_stderr_escaped() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    let phases = lab.env.project.join(".planning/phases");
+    let hostile = "03-bill\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}ing";
+    std::fs::rename(phases.join("03-billing"), phases.join(hostile)).expect("rename phase dir");
+    // A second REVIEWS.md beside the phase's own: the lookup warns, naming the directory.
+    std::fs::write(phases.join(hostile).join("REVIEWS.md"), "old\n").expect("stray REVIEWS.md");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(
+            !out.stderr.contains(raw),
+            "{raw:?} reached stderr raw:\n{}",
+            out.stderr.escape_debug()
+        );
+    }
+    // The lines are there, with the name escaped.
+    let escaped = "03-bill\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{202e}ing";
+    for prefix in ["review: wrote ", "warning: "] {
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.starts_with(prefix) && l.contains(escaped)),
+            "no {prefix:?} line naming {escaped}:\n{}",
+            out.stderr
+        );
+    }
+}
