@@ -42,21 +42,6 @@ impl Level {
             Level::Review => "review: ",
         }
     }
-
-    /// The level whose prefix starts `line`, and the rest of it (a line a lower module wrote
-    /// whole, such as the phase lookup's); `None` without a known prefix.
-    pub fn split(line: &str) -> Option<(Level, &str)> {
-        [
-            Level::Error,
-            Level::Warning,
-            Level::Note,
-            Level::Info,
-            Level::Verbose,
-            Level::Review,
-        ]
-        .into_iter()
-        .find_map(|level| line.strip_prefix(level.prefix()).map(|rest| (level, rest)))
-    }
 }
 
 /// One thing a review says: its level and its text (without the prefix). The text may hold
@@ -87,15 +72,6 @@ impl Notice {
     #[must_use]
     pub fn once(self) -> Notice {
         Notice { once: true, ..self }
-    }
-
-    /// A whole line with its prefix (`warning: …`) as a notice; a line without a known prefix
-    /// is a warning (nothing is dropped).
-    pub fn from_line(line: &str) -> Notice {
-        match Level::split(line) {
-            Some((level, text)) => Notice::new(level, text),
-            None => Notice::new(Level::Warning, line),
-        }
     }
 }
 
@@ -226,21 +202,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn levels_round_trip_through_their_prefix() {
-        for level in [
+    fn each_level_has_its_prefix() {
+        let prefixes: Vec<&str> = [
             Level::Error,
             Level::Warning,
             Level::Note,
             Level::Info,
             Level::Verbose,
             Level::Review,
-        ] {
-            let line = format!("{}some text", level.prefix());
-            assert_eq!(Notice::from_line(&line), Notice::new(level, "some text"));
-        }
+        ]
+        .into_iter()
+        .map(Level::prefix)
+        .collect();
         assert_eq!(
-            Notice::from_line("no prefix here"),
-            Notice::new(Level::Warning, "no prefix here")
+            prefixes,
+            [
+                "error: ",
+                "warning: ",
+                "note: ",
+                "info: ",
+                "verbose: ",
+                "review: "
+            ]
         );
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::args::ReviewArgs;
-use super::notice::{Notice, Notices};
+use super::notice::Notices;
 use super::phase::{self, PhaseEnv};
 use super::prompt;
 use super::record::SubjectKey;
@@ -137,7 +137,7 @@ pub fn locate(
         };
         let found = phase::locate(arg, &env).map_err(|err| Failure::new(err.to_string()))?;
         for notice in &found.notices {
-            notices.say(Notice::from_line(notice));
+            notices.say(notice.clone());
         }
         return Ok(Subject::Phase(Box::new(found)));
     }
