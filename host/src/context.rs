@@ -124,13 +124,6 @@ impl Context {
         self.color.enabled(terminal, self.env.no_color)
     }
 
-    /// An `info:` line on stderr, unless `-q`.
-    pub fn info(&self, text: &str) {
-        if !self.quiet {
-            crate::output::eprint_line(&format!("info: {text}"));
-        }
-    }
-
     /// A `verbose:` line on stderr, only with `-v`.
     pub fn verbose(&self, text: &str) {
         if self.verbose > 0 {

@@ -38,8 +38,9 @@ pub fn eprint_line(text: &str) {
 
 /// Writes one line to stderr unless this process already wrote the same line through here: a
 /// warning raised where a shared input is read (the consent store, read by every registry
-/// load, and a command loads the registry more than once) is said once per command.
-pub fn eprint_once(text: &str) {
+/// load, and a command loads the registry more than once) is said once per command. True when
+/// this call wrote it.
+pub fn eprint_once(text: &str) -> bool {
     static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
     let first = SAID
@@ -49,6 +50,7 @@ pub fn eprint_once(text: &str) {
     if first {
         eprint_line(text);
     }
+    first
 }
 
 /// A diagnostic as JSON: code, severity, file, line, column, field, message.

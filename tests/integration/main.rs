@@ -25,6 +25,7 @@ mod http_shapes;
 mod kimi_code;
 mod new_lane;
 mod no_spawn;
+mod notices;
 mod overlays;
 mod plan;
 mod probe_once;

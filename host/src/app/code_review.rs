@@ -21,6 +21,7 @@ use crate::output::{self, neutralize};
 use crate::private_fs::{self, WriteMode};
 use crate::review::args::ReviewArgs;
 use crate::review::exit::Exit;
+use crate::review::notice::Notices;
 
 /// `gsd-lane explicit-from-argv -- <args…>`: the lane flags among `args` as sorted slugs.
 ///
@@ -29,10 +30,11 @@ use crate::review::exit::Exit;
 /// Never fails; the signature matches the other commands.
 pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, Failure> {
     let registry = context.registry();
+    let notices = Notices::for_context(context);
     // The flags `code-review` reads as its own options select no lane there: not here either.
     let root = context.command_line();
     for warning in crate::review::args::collisions_in(&root, &registry, "code-review") {
-        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+        notices.warn(warning);
     }
     let taken = crate::review::args::options_of(&root, "code-review");
     let mut lanes = crate::review::args::lane_flags(&registry);
@@ -45,11 +47,9 @@ pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, 
     }
     let named = explicit::from_argv(&args.args, &lanes);
     for flag in &named.held {
-        output::eprint_line(&format!(
-            "warning: {flag}: {}",
-            held_reason(&registry, flag)
-        ));
+        notices.warn(format!("{flag}: {}", held_reason(&registry, flag)));
     }
+    notices.flush();
     if args.json {
         output::print_json(&serde_json::json!({"explicit": named.slugs}));
     } else if !named.slugs.is_empty() {
@@ -76,8 +76,10 @@ fn held_reason(registry: &crate::registry::Registry, flag: &str) -> String {
 /// Never: every outcome is a [`Dispatch`], printed, with its exit status.
 pub fn run(context: &Context, args: &CodeReviewArgs, caller: Caller) -> Result<u8, Failure> {
     let json = args.json || caller == Caller::DispatchStep;
-    let dispatch = dispatch(context, args, caller).unwrap_or_else(Dispatch::rejected);
-    dispatch.print(json);
+    let notices = Notices::for_context(context);
+    let dispatch = dispatch(context, args, caller, &notices).unwrap_or_else(Dispatch::rejected);
+    notices.flush();
+    dispatch.print(json, &notices);
     Ok(dispatch.status)
 }
 
@@ -86,9 +88,10 @@ fn dispatch(
     context: &Context,
     args: &CodeReviewArgs,
     caller: Caller,
+    notices: &Notices,
 ) -> Result<Dispatch, Rejection> {
     if args.cap_id.is_some() && args.point.is_none() {
-        output::eprint_line(&format!("warning: {}", trait_gate::CAP_WITHOUT_POINT));
+        notices.warn(trait_gate::CAP_WITHOUT_POINT);
     }
     if caller == Caller::DispatchStep || args.cap_id.is_some() || args.point.is_some() {
         trait_gate::check(
@@ -104,13 +107,13 @@ fn dispatch(
         &context.registry(),
         caller.command(),
     ) {
-        output::eprint_line(&format!("warning: {}", neutralize(&warning)));
+        notices.warn(warning);
     }
     if let Some(given) = &args.resume {
-        return resume_call(context, args, given);
+        return resume_call(context, args, given, notices);
     }
     let named = named_slugs(args)?;
-    let inputs = Inputs::read(context, args, caller)?;
+    let inputs = Inputs::read(context, args, caller, notices)?;
     let run_dir = rundir::run_dir(context, args.run_dir.as_deref())?;
     let prompt_path = write_request(&run_dir, &inputs)?;
     let out = args.out.as_ref().map_or_else(
@@ -134,9 +137,11 @@ fn dispatch(
             collisions_said: true,
             ..ReviewArgs::default()
         };
+        // What was said about the call is on the terminal before the lanes start.
+        notices.flush();
         let ran = {
             let _stdout = redirect::StdoutToStderr::start();
-            stages::run_lanes(context, &review_args, &inputs.root, Some(&run_dir))
+            stages::run_lanes(context, &review_args, &inputs.root, Some(&run_dir), notices)
         };
         absorb(&mut dispatch, ran?);
     }
@@ -151,6 +156,7 @@ fn resume_call(
     context: &Context,
     args: &CodeReviewArgs,
     given: &str,
+    notices: &Notices,
 ) -> Result<Dispatch, Rejection> {
     let here = std::path::PathBuf::from(crate::review::subject::repo_root(&context.env.cwd));
     let root = crate::code_review::hygiene::RepoRoot::open(&here)?;
@@ -166,7 +172,7 @@ fn resume_call(
     };
     let ran = {
         let _stdout = redirect::StdoutToStderr::start();
-        stages::run_lanes(context, &review_args, &root, None)
+        stages::run_lanes(context, &review_args, &root, None, notices)
     }?;
     let mut dispatch = Dispatch {
         run_dir: ran.resumed.as_ref().map(|call| call.run_dir.clone()),

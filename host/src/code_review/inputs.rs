@@ -10,7 +10,8 @@ use super::hygiene::{self, RepoRoot};
 use super::prompt::Depth;
 use super::reason::{Rejection, WholeReason};
 use crate::context::Context;
-use crate::output::{self, neutralize};
+use crate::output::neutralize;
+use crate::review::notice::Notices;
 
 /// The checked inputs of a call.
 pub struct Inputs {
@@ -34,6 +35,7 @@ impl Inputs {
         context: &Context,
         args: &CodeReviewArgs,
         caller: Caller,
+        notices: &Notices,
     ) -> Result<Inputs, Rejection> {
         let cwd = &context.env.cwd;
         let here = PathBuf::from(crate::review::subject::repo_root(cwd));
@@ -74,7 +76,7 @@ impl Inputs {
             inside.map_err(|err| Rejection::new(err.reason, format!("--cwd: {}", err.detail)))?;
         }
         let base_sha = hygiene::base_sha(args.base_sha.as_deref())?;
-        let depth = depth(context, args.depth.as_deref())?;
+        let depth = depth(context, args.depth.as_deref(), notices)?;
         let listed = changed_list(context, args, caller)?;
         let files = root.changed_files(&listed)?;
         Ok(Inputs {
@@ -147,7 +149,7 @@ const DEPTH_KEY: &str = "workflow.code_review_depth";
 /// # Errors
 ///
 /// `invalid_provenance` for a control character.
-fn depth(context: &Context, given: Option<&str>) -> Result<Depth, Rejection> {
+fn depth(context: &Context, given: Option<&str>, notices: &Notices) -> Result<Depth, Rejection> {
     let configured;
     let (text, from) = match given {
         Some(text) => (text, "--depth"),
@@ -168,8 +170,8 @@ fn depth(context: &Context, given: Option<&str>) -> Result<Depth, Rejection> {
     };
     hygiene::no_control(from, text, WholeReason::InvalidProvenance)?;
     Ok(Depth::parse(text).unwrap_or_else(|| {
-        output::eprint_line(&format!(
-            "warning: {from} {:?} is not quick, standard or deep; reviewing at standard depth",
+        notices.warn(format!(
+            "{from} {:?} is not quick, standard or deep; reviewing at standard depth",
             neutralize(&text.chars().take(40).collect::<String>())
         ));
         Depth::Standard

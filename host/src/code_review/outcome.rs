@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::findings::{Finding, Refused};
 use super::reason::Rejection;
 use crate::output::{self, neutralize};
+use crate::review::notice::{Level, Notice, Notices};
 
 /// One lane's outcome.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -92,21 +93,20 @@ impl Dispatch {
     }
 
     /// Prints the result: the JSON object on stdout, or the human form (the reducer's lines
-    /// of §8.4: warnings on stderr, `- <slug>: <reviewPath>` on stdout).
-    pub fn print(&self, json: bool) {
+    /// of §8.4: warnings and how to resume said through `notices`, printed on stderr before
+    /// the `- <slug>: <reviewPath>` lines on stdout).
+    pub fn print(&self, json: bool, notices: &Notices) {
         if let Some(command) = &self.resume_with {
-            output::eprint_line(&format!(
-                "code-review: resume with: {}",
-                neutralize(command)
-            ));
+            notices.say(Notice::new(Level::CodeReview, command.clone()));
         }
         if json {
+            notices.flush();
             output::print_json(&serde_json::to_value(self).unwrap_or_default());
             return;
         }
         if let (Some(reason), Some(detail)) = (self.reason, &self.detail) {
-            output::eprint_line(&format!(
-                "warning: external reviewer dispatch rejected ({reason}): {}",
+            notices.warn(format!(
+                "external reviewer dispatch rejected ({reason}): {}",
                 neutralize(detail)
             ));
         }
@@ -120,8 +120,8 @@ impl Dispatch {
                     lane.findings.len(),
                     lane.refused_findings.len()
                 )),
-                (_, reason) => output::eprint_line(&format!(
-                    "warning: external reviewer lane '{}' failed ({}: {})",
+                (_, reason) => notices.warn(format!(
+                    "external reviewer lane '{}' failed ({}: {})",
                     neutralize(&lane.slug),
                     reason.as_deref().unwrap_or("failed"),
                     neutralize(lane.detail.as_deref().unwrap_or(""))
@@ -134,6 +134,7 @@ impl Dispatch {
                 neutralize(&path.display().to_string())
             ));
         }
+        notices.flush();
         output::print(&text);
     }
 }

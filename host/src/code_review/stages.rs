@@ -17,6 +17,7 @@ use crate::private_fs::{self, WriteMode};
 use crate::review::args::ReviewArgs;
 use crate::review::choose::{Chosen, Verdicts};
 use crate::review::exit::Exit;
+use crate::review::notice::Notices;
 use crate::review::preflight::{self, Probing};
 use crate::review::request::Request;
 use crate::review::results::Results;
@@ -64,8 +65,23 @@ pub fn run_lanes(
     args: &ReviewArgs,
     root: &RepoRoot,
     run_dir: Option<&Path>,
+    notices: &Notices,
 ) -> Result<Ran, Rejection> {
-    let request = match request::resolve(context, args).map_err(selection_failed)? {
+    // What the stages say is printed as each ends, and whatever is left when they stop.
+    let ran = stages(context, args, root, run_dir, notices);
+    notices.flush();
+    ran
+}
+
+/// [`run_lanes`], saying what the stages say through `notices`.
+fn stages(
+    context: &Context,
+    args: &ReviewArgs,
+    root: &RepoRoot,
+    run_dir: Option<&Path>,
+    notices: &Notices,
+) -> Result<Ran, Rejection> {
+    let request = match request::resolve(context, args, notices).map_err(selection_failed)? {
         Ok(request) => request,
         Err(exit) => {
             return Ok(stopped(
@@ -99,6 +115,7 @@ pub fn run_lanes(
         .cwd
         .join(request.args.out.as_deref().unwrap_or_default());
     let before = fingerprint(&out);
+    notices.flush();
     let panel = crate::verdict::Panel::for_review(context, &request.config, args.require_quorum)
         .map_err(selection_failed)?;
     crate::sandbox::watchdog::start_early();
@@ -114,6 +131,7 @@ pub fn run_lanes(
             ..Ran::default()
         });
     };
+    notices.flush();
     let prepared = prepared::prepare(context, &request).map_err(selection_failed)?;
     let probing = Probing {
         run_dir: prepared.run_dir.as_str(),
@@ -134,12 +152,13 @@ pub fn run_lanes(
             return Ok(ran);
         }
     };
+    notices.flush();
     let done =
         results::run(context, &request, &chosen, &prepared, &checked).map_err(selection_failed)?;
     let root = resumed.as_ref().map_or(root, |call| &call.root);
     lanes.extend(lane_outcomes(&done, root, &run_dir));
     if fingerprint(&out) != before {
-        let mut ran = tampered(&out, &prepared, lanes);
+        let mut ran = tampered(notices, &out, &prepared, lanes);
         ran.resumed = resumed;
         return Ok(ran);
     }
@@ -242,13 +261,18 @@ fn choose_detected(request: &Request, detected: Verdicts) -> Result<Option<Chose
 }
 
 /// The findings file changed while the lanes ran: it is neither read nor written over.
-fn tampered(out: &Path, prepared: &prepared::Prepared, lanes: Vec<LaneOutcome>) -> Ran {
+fn tampered(
+    notices: &Notices,
+    out: &Path,
+    prepared: &prepared::Prepared,
+    lanes: Vec<LaneOutcome>,
+) -> Ran {
     let detail = format!(
         "the findings file {} was written, replaced or planted while the lanes ran (a lane with write access?); gsd-lane did not write over it or read it; the lanes' reviews are in the run dir",
         out.display()
     );
-    crate::output::eprint_line(&format!("error: {detail}"));
-    prepared::say_kept(&prepared.run_dir);
+    notices.error(detail.as_str());
+    prepared::say_kept(notices, &prepared.run_dir);
     Ran {
         lanes,
         exit: Some(Exit::NoRealReview),

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::exit::Exit;
+use super::notice::Notices;
 use super::preflight::{self, Probing};
 use super::request::Request;
 use super::selection::{self, ErrorKind, Normalized, Selection, Source};
 use crate::context::Context;
-use crate::output::{self, neutralize};
+use crate::output::neutralize;
 use crate::refusal::Refusal;
 use crate::registry::Registry;
 
@@ -33,15 +34,16 @@ pub struct Chosen {
 /// [`Exit::SelectionConfig`] or [`Exit::Selection`], after printing every error.
 pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Result<Chosen, Exit> {
     let registry = &request.registry;
+    let notices = &request.notices;
     let lanes: Vec<String> = registry.lanes.iter().map(|l| l.slug.clone()).collect();
     let explicit = &request.args.lanes;
     let normalized = selection::normalize(&request.config, &lanes);
     let source = selection::branch(explicit, request.args.all, &normalized);
     let candidates = selection::candidates(source, explicit, &normalized, &lanes);
-    let (verdicts, undetected) = detect(registry, &candidates, probing, source);
+    let (verdicts, undetected) = detect(registry, &candidates, probing, source, notices);
     // Explicit lanes fail on their own; configured defaults are each warned about below.
     if !matches!(source, Source::ExplicitFlags | Source::ConfigDefault) {
-        report_undetected(context, &undetected);
+        report_undetected(notices, &undetected);
     }
     let mut sel = selection::select(source, explicit, &normalized, &lanes, &verdicts);
     let me = selection::self_identity(
@@ -56,15 +58,15 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
     explain_inactive_defaults(&mut sel, &normalized, registry);
     explain_retired_defaults(&mut sel, &normalized, registry);
     for warning in &sel.warnings {
-        output::eprint_line(&format!("warning: {}", neutralize(warning)));
+        notices.warn(warning.as_str());
     }
     for info in &sel.infos {
-        context.info(&neutralize(info));
+        notices.info(info.as_str());
     }
-    report_skipped(&sel);
+    report_skipped(notices, &sel);
     if !sel.errors.is_empty() {
         for (_, error) in &sel.errors {
-            output::eprint_line(&format!("error: {error}"));
+            notices.error(error.as_str());
         }
         let config_error = sel
             .errors
@@ -76,14 +78,14 @@ pub fn choose(context: &Context, request: &Request, probing: &Probing<'_>) -> Re
             Exit::Selection
         });
     }
-    explain_selection(context, registry, &sel, &verdicts);
+    explain_selection(notices, registry, &sel, &verdicts);
     let ids: Vec<&str> = sel.identities.iter().map(|i| i.id.as_str()).collect();
-    output::eprint_line(&format!(
-        "review: selection source={} reviewers={}",
+    notices.review(format!(
+        "selection source={} reviewers={}",
         source.as_str(),
         ids.join(",")
     ));
-    warn_ignored_models(registry, &sel);
+    warn_ignored_models(notices, registry, &sel);
     Ok(Chosen {
         source,
         selection: sel,
@@ -99,6 +101,7 @@ fn detect(
     candidates: &[String],
     probing: &Probing<'_>,
     source: Source,
+    notices: &Notices,
 ) -> (Verdicts, Vec<String>) {
     let mut verdicts = BTreeMap::new();
     let mut undetected = Vec::new();
@@ -111,8 +114,8 @@ fn detect(
             // An explicitly named lane's refusal is the selection's error: said once, there.
             if refusal.reason.is_safety_gate() && source != Source::ExplicitFlags {
                 // Installed but held back: never folded into the summary, the fix matters.
-                output::eprint_line(&format!(
-                    "warning: reviewer {slug} is held back ({}: {})",
+                notices.warn(format!(
+                    "reviewer {slug} is held back ({}: {})",
                     refusal.reason,
                     neutralize(&refusal.detail)
                 ));
@@ -130,12 +133,12 @@ fn detect(
 }
 
 /// Instances with a model on a lane that takes no model override: the CLI's default is used.
-fn warn_ignored_models(registry: &Registry, sel: &Selection) {
+fn warn_ignored_models(notices: &Notices, registry: &Registry, sel: &Selection) {
     for identity in sel.identities.iter().filter(|i| i.instance) {
         if let (Some(model), Some(lane)) = (&identity.model, registry.lane(&identity.cli)) {
             if !super::lane_facts::accepts_model(lane) {
-                output::eprint_line(&format!(
-                    "warning: lane {} accepts no model override; model {:?} of instance {} is ignored and the CLI's own default is used",
+                notices.warn(format!(
+                    "lane {} accepts no model override; model {:?} of instance {} is ignored and the CLI's own default is used",
                     identity.cli,
                     neutralize(model),
                     identity.id
@@ -146,8 +149,8 @@ fn warn_ignored_models(registry: &Registry, sel: &Selection) {
 }
 
 /// With `-v`: why each discovered lane was or was not selected.
-fn explain_selection(context: &Context, registry: &Registry, sel: &Selection, verdicts: &Verdicts) {
-    if context.verbose == 0 {
+fn explain_selection(notices: &Notices, registry: &Registry, sel: &Selection, verdicts: &Verdicts) {
+    if !notices.verbose_wanted() {
         return;
     }
     for lane in &registry.lanes {
@@ -175,10 +178,10 @@ fn explain_selection(context: &Context, registry: &Registry, sel: &Selection, ve
                 ),
             }
         };
-        context.verbose(&format!("lane {}: {why}", lane.slug));
+        notices.verbose(format!("lane {}: {why}", lane.slug));
     }
     for entry in registry.entries.iter().filter(|e| e.skip.is_some()) {
-        context.verbose(&format!(
+        notices.verbose(format!(
             "not selectable: {}",
             crate::registry::inactive::explain(entry)
         ));
@@ -233,23 +236,23 @@ fn explain_retired_defaults(sel: &mut Selection, normalized: &Normalized, regist
 
 /// Lanes that were candidates but are not on this host: one summary line, each with its
 /// reason under `-v`.
-fn report_undetected(context: &Context, undetected: &[String]) {
-    if context.verbose > 0 {
+fn report_undetected(notices: &Notices, undetected: &[String]) {
+    if notices.verbose_wanted() {
         for line in undetected {
-            context.info(line);
+            notices.info(line.as_str());
         }
         return;
     }
     match undetected.len() {
         0 => {}
-        1 => context.info(&format!(
+        1 => notices.info(format!(
             "1 lane not detected on this host ({}); -v says why",
             undetected[0]
                 .strip_prefix("reviewer ")
                 .and_then(|rest| rest.split(' ').next())
                 .unwrap_or("?")
         )),
-        n => context.info(&format!(
+        n => notices.info(format!(
             "{n} lanes not detected on this host; -v lists them with the reason"
         )),
     }
@@ -257,15 +260,15 @@ fn report_undetected(context: &Context, undetected: &[String]) {
 
 /// Configured default reviewers that are not available here: one warning each, with why (the
 /// review goes on without them, and REVIEWS.md and the banner list them as not run).
-fn report_skipped(sel: &Selection) {
+fn report_skipped(notices: &Notices, sel: &Selection) {
     for (identity, refusal) in &sel.skipped {
         let lane = if identity.instance {
             format!(" (lane {})", identity.cli)
         } else {
             String::new()
         };
-        output::eprint_line(&format!(
-            "warning: configured default reviewer {}{lane} is skipped: not available on this host ({}: {})",
+        notices.warn(format!(
+            "configured default reviewer {}{lane} is skipped: not available on this host ({}: {})",
             neutralize(&identity.id),
             refusal.reason,
             neutralize(&refusal.detail)

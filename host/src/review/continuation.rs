@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::args::{self, ReviewArgs as Request, ReviewArgs};
+use super::notice::Notices;
 use super::record::{self, IdentityRecord, RunRecord, SubjectKey};
 use super::resume::{self, PastRun};
 use crate::error::Failure;
@@ -27,13 +28,14 @@ pub fn target(
     subject: Option<&SubjectKey>,
     cwd: &Path,
     ledger_root: &Path,
+    notices: &Notices,
 ) -> Result<PastRun, Failure> {
     if let Some(dir) = request.resume_dir() {
         return resume::inspect(ledger_root, &cwd.join(dir));
     }
     let (found, notes) = resume::latest(ledger_root, subject, cwd);
     for note in notes {
-        crate::output::eprint_line(&format!("note: {note}"));
+        notices.note(note);
     }
     found?.ok_or_else(|| {
         Failure::new(format!(
@@ -74,6 +76,7 @@ pub fn merged_request(
     current: &Request,
     registry: &Registry,
     command_line: clap::Command,
+    notices: &Notices,
 ) -> Result<Request, Failure> {
     let mut request =
         args::parse(command_line, &past.record.args, registry).map_err(|why| Failure {
@@ -108,8 +111,8 @@ pub fn merged_request(
         .sandbox
         .filter(|mode| *mode != crate::sandbox::SandboxMode::Enforce)
     {
-        crate::output::eprint_line(&format!(
-            "warning: the resumed run uses --sandbox {mode}, as recorded by the run it continues in gsd-lane's own record (pass --sandbox enforce to confine its lanes)"
+        notices.warn(format!(
+            "the resumed run uses --sandbox {mode}, as recorded by the run it continues in gsd-lane's own record (pass --sandbox enforce to confine its lanes)"
         ));
     }
     request.resume.clone_from(&current.resume);
@@ -122,8 +125,8 @@ pub fn merged_request(
     Ok(request)
 }
 
-/// Prints which identities a resumed run keeps and which it runs (identity ids, run order).
-pub fn announce(dir: &Path, kept: &[&str], again: &[&str]) {
+/// Says which identities a resumed run keeps and which it runs (identity ids, run order).
+pub fn announce(notices: &Notices, dir: &Path, kept: &[&str], again: &[&str]) {
     let ids = |ids: &[&str]| {
         if ids.is_empty() {
             "none".to_owned()
@@ -131,8 +134,8 @@ pub fn announce(dir: &Path, kept: &[&str], again: &[&str]) {
             ids.join(",")
         }
     };
-    crate::output::eprint_line(&format!(
-        "review: resuming {}: keeping {}; running {}",
+    notices.review(format!(
+        "resuming {}: keeping {}; running {}",
         dir.display(),
         ids(kept),
         ids(again)
@@ -159,17 +162,19 @@ pub fn identity_record(
 /// # Errors
 ///
 /// The list of changes, with the way out.
-pub fn check_unchanged(old: &RunRecord, new: &RunRecord, force: bool) -> Result<(), Failure> {
+pub fn check_unchanged(
+    old: &RunRecord,
+    new: &RunRecord,
+    force: bool,
+    notices: &Notices,
+) -> Result<(), Failure> {
     let changes = record::changes(old, new);
     if changes.is_empty() {
         return Ok(());
     }
     if force {
         for change in &changes {
-            crate::output::eprint_line(&format!(
-                "warning: resuming anyway (--force): {}",
-                change.0
-            ));
+            notices.warn(format!("resuming anyway (--force): {}", change.0));
         }
         return Ok(());
     }

@@ -123,7 +123,7 @@ fn graded(entry: &Entry) -> Option<&str> {
 
 /// Grades every real review of a phase review (none for a prompt-file review, which has no
 /// plans) and says on stderr which reviews leave plans out.
-pub fn grade(subject: &Subject, doc: &Doc) -> Vec<Grade> {
+pub fn grade(subject: &Subject, doc: &Doc, notices: &super::notice::Notices) -> Vec<Grade> {
     if !matches!(subject, Subject::Phase(_)) {
         return Vec::new();
     }
@@ -134,8 +134,8 @@ pub fn grade(subject: &Subject, doc: &Doc) -> Vec<Grade> {
         .filter_map(|entry| graded(entry).map(|review| Grade::of(&entry.id, review, &ids)))
         .collect();
     for grade in grades.iter().filter(|g| !g.complete()) {
-        crate::output::eprint_line(&format!(
-            "review: {}'s review never mentions plan(s) {} of {} (recorded as plan_coverage)",
+        notices.review(format!(
+            "{}'s review never mentions plan(s) {} of {} (recorded as plan_coverage)",
             crate::output::neutralize(&grade.reviewer),
             crate::output::neutralize(&grade.missing.join(", ")),
             grade.total

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::exit::Exit;
 use super::full_review;
 use super::lane_facts;
+use super::notice::Notices;
 use super::prepared::say_kept;
 use super::preserve::{self, Kept, Placement};
 use super::progress::{self, Mode, RULE};
@@ -35,9 +36,10 @@ pub fn finish(
     not_run: Vec<Entry>,
     panel: &Panel,
 ) -> Result<Exit, Failure> {
+    let notices = &done.notices;
     // An explicitly named identity that could not run (§9): no REVIEWS.md.
     if report_explicit_failures(done) && !done.interrupted {
-        say_kept(run_dir);
+        say_kept(notices, run_dir);
         return Ok(Exit::ExplicitFailed);
     }
     let mut entries: Vec<Entry> = done
@@ -66,7 +68,7 @@ pub fn finish(
     // Decisions.md #14 and issue 21: no review of the earlier file is lost to this run.
     let wanted = subject.output();
     // The earlier file's plan-revision conflicts slot (upstream #3916); malformed, it blocks.
-    let slot = conflicts_slot::read(wanted).inspect_err(|_| say_kept(run_dir))?;
+    let slot = conflicts_slot::read(wanted).inspect_err(|_| say_kept(notices, run_dir))?;
     let (output_path, earlier) = placed(wanted, real, &entries, &reviewed_at);
     let copies = overflow(done, run_dir, &output_path, &mut entries);
     let not_run = entries
@@ -84,7 +86,9 @@ pub fn finish(
         repository_note: done.repository_note.clone(),
     };
     // The panel verdict (issue 23), computed from the very text written, at its top.
-    let grades = coverage::grade(subject, &doc);
+    let grades = coverage::grade(subject, &doc, notices);
+    // The panel says its own warning when it cannot read the text back: coverage comes first.
+    notices.flush();
     let text = coverage::into_frontmatter(
         reviews_md::render(&doc),
         &coverage::frontmatter(&grades, reviews_md::scalar),
@@ -94,9 +98,9 @@ pub fn finish(
     // The whole reviews first: REVIEWS.md never names a file that is not there.
     for copy in &copies {
         full_review::place(&copy.source, &copy.sha256, &copy.target)
-            .inspect_err(|_| say_kept(run_dir))?;
+            .inspect_err(|_| say_kept(notices, run_dir))?;
     }
-    rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(run_dir))?;
+    rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(notices, run_dir))?;
     let exit = panel.exit(
         Exit::written(done.interrupted, real),
         panel_verdict.as_ref(),
@@ -117,8 +121,8 @@ pub fn finish(
     };
     summary.print(done);
     if output_path != wanted {
-        output::eprint_line(&format!(
-            "review: {} was kept (it holds a review this run did not reproduce); this run's result is {}",
+        notices.review(format!(
+            "{} was kept (it holds a review this run did not reproduce); this run's result is {}",
             wanted.display(),
             output_path.display()
         ));
@@ -198,8 +202,8 @@ fn report_explicit_failures(done: &Results) -> bool {
         if let (true, Done::Budget(refusal) | Done::Unavailable(refusal)) =
             (job.explicit, &result.done)
         {
-            output::eprint_line(&format!(
-                "error: explicit reviewer '{}' could not run ({}: {})",
+            done.notices.error(format!(
+                "explicit reviewer '{}' could not run ({}: {})",
                 job.identity.id,
                 refusal.reason,
                 neutralize(&refusal.detail)
@@ -258,14 +262,15 @@ fn close(run_dir: &RunDir, done: &Results, exit: Exit) {
         run_dir.remove();
         return;
     }
-    output::eprint_line(&format!(
-        "review: resume with: gsd-lane review --resume {}",
+    let notices = &done.notices;
+    notices.review(format!(
+        "resume with: gsd-lane review --resume {}",
         run_dir.path.display()
     ));
     if done.interrupted {
-        output::eprint_line("review: interrupted; unfinished reviewers are marked not completed");
+        notices.review("interrupted; unfinished reviewers are marked not completed");
     }
-    say_kept(run_dir);
+    say_kept(notices, run_dir);
 }
 
 /// How the run went, for the banner.
@@ -321,15 +326,20 @@ struct Summary<'a> {
 impl Summary<'_> {
     /// The `complete` event (`--json`) or the banner, then where REVIEWS.md went.
     fn print(&self, done: &Results) {
+        // What was said before (plan coverage) is on the terminal before the banner.
+        done.notices.flush();
         if done.mode == Mode::Json {
-            self.event(done.interrupted);
+            self.event(done.interrupted, &done.notices);
         } else {
             output::print(&self.banner());
         }
-        output::eprint_line(&format!("review: wrote {}", self.output.display()));
+        done.notices
+            .review(format!("wrote {}", self.output.display()));
     }
 
-    fn event(&self, interrupted: bool) {
+    /// The `complete` event (with the panel's `verdict` event before it); its `notices` are
+    /// the notices printed on stderr before it.
+    fn event(&self, interrupted: bool, notices: &Notices) {
         if let Some(panel) = self.panel {
             progress::event(&crate::verdict::event(panel));
         }
@@ -345,6 +355,7 @@ impl Summary<'_> {
             "not_run": self.not_run(),
             "kept_earlier": self.doc.earlier.carried.iter().map(|c| c.label()).collect::<Vec<_>>(),
             "earlier_file": self.doc.earlier.set_aside.as_ref().map(|(name, _)| name),
+            "notices": notices.shown(),
         }));
     }
 

@@ -3,7 +3,8 @@
 //! [`verdicts`] (pre-flight) → [`results`] → [`document`] (REVIEWS.md), with the exit
 //! statuses in [`exit`]. The other modules are their parts: arguments, phase lookup, selection
 //! rules, prompt and run dir, per-lane budgets, the concurrent runner, progress, `REVIEWS.md`,
-//! resume and interruption. The command itself is `app::review`.
+//! resume and interruption. What the stages say goes to one collector ([`notice`]) and is
+//! printed in one place ([`printer`]). The command itself is `app::review`.
 
 pub(crate) mod args;
 pub(crate) mod budget;
@@ -23,11 +24,13 @@ pub(crate) mod ledger;
 pub(crate) mod model_record;
 pub(crate) mod nest;
 pub(crate) mod no_result;
+pub(crate) mod notice;
 pub(crate) mod parallel;
 pub(crate) mod phase;
 pub(crate) mod preflight;
 pub(crate) mod prepared;
 pub(crate) mod preserve;
+pub(crate) mod printer;
 pub(crate) mod progress;
 pub(crate) mod prompt;
 pub(crate) mod record;

@@ -38,6 +38,8 @@ pub fn finish(output_path: &Path, run_dir: &RunDir, done: &Results, entries: &[E
     let into = output_path.parent().unwrap_or_else(|| Path::new("."));
     let saved = diagnostics::save(&run_dir.path, into, &super::reviews_md::utc_now());
     let outcomes: Vec<String> = entries.iter().map(outcome).collect();
+    let notices = &done.notices;
+    notices.flush();
     if done.mode == Mode::Json {
         progress::event(&json!({
             "event": "complete",
@@ -49,37 +51,35 @@ pub fn finish(output_path: &Path, run_dir: &RunDir, done: &Results, entries: &[E
             "run_dir": run_dir.path,
             "diagnostics": saved.as_ref().ok().map(|s| s.dir.clone()),
             "outcomes": outcomes,
+            "notices": notices.shown(),
         }));
     } else {
         output::print(&banner(output_path, &outcomes, saved.as_ref().ok()));
     }
-    output::eprint_line(&format!(
-        "error: no reviewer produced a review; {} was not written",
+    notices.error(format!(
+        "no reviewer produced a review; {} was not written",
         output_path.display()
     ));
     match &saved {
         Ok(saved) => {
-            output::eprint_line(&format!(
-                "review: diagnostics saved to {}",
-                saved.dir.display()
-            ));
+            notices.review(format!("diagnostics saved to {}", saved.dir.display()));
             for (name, why) in &saved.refused {
-                output::eprint_line(&format!(
-                    "warning: diagnostics: {} not copied: {}",
+                notices.warn(format!(
+                    "diagnostics: {} not copied: {}",
                     neutralize(name),
                     neutralize(why)
                 ));
             }
         }
-        Err(err) => output::eprint_line(&format!(
-            "warning: the diagnostics could not be saved ({err}); they are only in the run dir, which is kept"
+        Err(err) => notices.warn(format!(
+            "the diagnostics could not be saved ({err}); they are only in the run dir, which is kept"
         )),
     }
-    output::eprint_line(&format!(
-        "review: resume with: gsd-lane review --resume {}",
+    notices.review(format!(
+        "resume with: gsd-lane review --resume {}",
         run_dir.path.display()
     ));
-    say_kept(run_dir);
+    say_kept(notices, run_dir);
     Exit::NoneRan
 }
 

@@ -7,6 +7,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::notice::{Level, Notice};
+
 /// Why a phase cannot be located (planning-layout.md §7, P1-P7); its text is the message for
 /// `error: `.
 #[derive(Debug)]
@@ -167,8 +169,9 @@ pub struct Phase {
     pub research: Vec<PathBuf>,
     /// `<dir>/<padded>-REVIEWS.md`.
     pub output: PathBuf,
-    /// Lines for stderr, already prefixed `warning: ` or `info: `.
-    pub notices: Vec<String>,
+    /// What the lookup says about the phase (an archived milestone, a missing ROADMAP.md
+    /// section, another REVIEWS.md beside the output).
+    pub notices: Vec<Notice>,
 }
 
 /// Validates A against planning-layout.md §2.1.
@@ -576,21 +579,30 @@ fn read_phase(
     let output = dir.join(&output_name);
     let mut notices = Vec::new();
     if let Some(version) = archived {
-        notices.push(format!(
-            "info: phase {arg} resolved to archived milestone {version}: {}",
-            rel(&dir, cwd)
+        notices.push(Notice::new(
+            Level::Info,
+            format!(
+                "phase {arg} resolved to archived milestone {version}: {}",
+                rel(&dir, cwd)
+            ),
         ));
     }
     if roadmap.is_none() {
-        notices.push(format!("warning: no ROADMAP.md section for phase {arg}"));
+        notices.push(Notice::new(
+            Level::Warning,
+            format!("no ROADMAP.md section for phase {arg}"),
+        ));
     }
     for other in files
         .iter()
         .filter(|f| (*f == "REVIEWS.md" || f.ends_with("-REVIEWS.md")) && **f != output_name)
     {
-        notices.push(format!(
-            "warning: {} also contains {other}; GSD may read it instead of {output_name}",
-            rel(&dir, cwd)
+        notices.push(Notice::new(
+            Level::Warning,
+            format!(
+                "{} also contains {other}; GSD may read it instead of {output_name}",
+                rel(&dir, cwd)
+            ),
         ));
     }
     Ok(Phase {
@@ -1081,7 +1093,7 @@ mod tests {
         assert!(found
             .output
             .ends_with(".planning/phases/03-billing/03-REVIEWS.md"));
-        assert_eq!(found.notices, ["warning: .planning/phases/03-billing also contains REVIEWS.md; GSD may read it instead of 03-REVIEWS.md"]);
+        assert_eq!(found.notices, [Notice::new(Level::Warning, ".planning/phases/03-billing also contains REVIEWS.md; GSD may read it instead of 03-REVIEWS.md")]);
         assert_eq!(
             locate("Phase 3", &env).expect_err("P1").to_string(),
             "invalid phase 'Phase 3': expected a phase id such as 3, 03, 2.1, 12A, 1-02 or CK-3"
@@ -1125,15 +1137,15 @@ mod tests {
         );
         let seven = locate("7", &env).expect("archived");
         assert_eq!(seven.name, "legacy-import");
-        assert!(seven
-            .notices
-            .iter()
-            .any(|n| n.starts_with("info: phase 7 resolved to archived milestone v0.9:")));
+        assert!(seven.notices.iter().any(|n| n.level == Level::Info
+            && n.text
+                .starts_with("phase 7 resolved to archived milestone v0.9:")));
         let zero = locate("0", &env).expect("backlog");
         assert_eq!(zero.name, "backlog");
-        assert!(zero
-            .notices
-            .contains(&"warning: no ROADMAP.md section for phase 0".to_owned()));
+        assert!(zero.notices.contains(&Notice::new(
+            Level::Warning,
+            "no ROADMAP.md section for phase 0"
+        )));
         let (_root2, mut env2) = fixture(
             &["phases/01-foundation", "phases/CK-01-foundation"],
             &["phases/01-foundation/01-01-PLAN.md"],

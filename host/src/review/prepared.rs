@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use super::notice::Notices;
 use super::record;
 use super::request::Request;
 use super::resume::RunLock;
 use super::rundir::RunDir;
 use crate::context::Context;
 use crate::error::Failure;
-use crate::output;
 
 /// A run dir holding the review's inputs.
 pub struct Prepared {
@@ -22,12 +22,14 @@ pub struct Prepared {
     pub plan_names: Option<Vec<String>>,
     /// The hashes of the input files (run record).
     pub input_hashes: BTreeMap<String, String>,
+    /// Where the review says things ([`say_kept`]).
+    notices: Notices,
 }
 
 impl Prepared {
     /// `failure`, after saying the run dir is kept.
     pub fn kept(&self, failure: Failure) -> Failure {
-        say_kept(&self.run_dir);
+        say_kept(&self.notices, &self.run_dir);
         failure
     }
 }
@@ -46,14 +48,16 @@ pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure
         None => match super::ledger::root(&context.env) {
             Ok(root) => RunDir::create_recorded(&root)?,
             Err(failure) => {
-                output::eprint_line(&format!("warning: {failure}; this run cannot be resumed"));
+                request
+                    .notices
+                    .warn(format!("{failure}; this run cannot be resumed"));
                 RunDir::create()?
             }
         },
     };
     let lock = super::resume::lock(&run_dir.path)?;
     let keep = |failure: Failure| -> Failure {
-        say_kept(&run_dir);
+        say_kept(&request.notices, &run_dir);
         failure
     };
     let inputs_dir = match &request.past {
@@ -74,10 +78,11 @@ pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure
         _lock: lock,
         plan_names,
         input_hashes,
+        notices: request.notices.clone(),
     })
 }
 
-/// Prints that the run dir is kept (every review that does not end cleanly keeps it).
-pub fn say_kept(run_dir: &RunDir) {
-    output::eprint_line(&format!("review: run dir kept: {}", run_dir.path.display()));
+/// Says that the run dir is kept (every review that does not end cleanly keeps it).
+pub fn say_kept(notices: &Notices, run_dir: &RunDir) {
+    notices.review(format!("run dir kept: {}", run_dir.path.display()));
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::captured::Review;
 use super::choose::Chosen;
 use super::lane_facts;
+use super::notice::Notices;
 use super::prepared::Prepared;
 use super::progress::{self, Ending, Mode, Progress, Row};
 use super::request::Request;
@@ -18,7 +19,7 @@ use super::runner::{self, Done, Event, Job, LaneResult, Shared};
 use super::verdicts::Verdicts;
 use crate::context::Context;
 use crate::error::Failure;
-use crate::output::{self, neutralize};
+use crate::output::neutralize;
 use crate::refusal::Refusal;
 
 /// Every identity's result, in run order.
@@ -40,6 +41,8 @@ pub struct Results {
     /// What the review's detection found when lanes ran at once (changes made during the
     /// review, or a partial check), for REVIEWS.md; `None`: nothing to say.
     pub repository_note: Option<String>,
+    /// What the review says (the document stage says the rest).
+    pub notices: Notices,
 }
 
 impl Results {
@@ -63,11 +66,17 @@ pub fn run(
     verdicts: &Verdicts,
 ) -> Result<Results, Failure> {
     let mode = mode_of(request.args.json);
+    let notices = &request.notices;
     let decision = &verdicts.decision;
     let all_jobs = verdicts.jobs.clone();
     let (kept_jobs, jobs) = split_kept(&all_jobs, decision);
     if let Some(past) = &request.past {
-        super::continuation::announce(&past.dir, &identity_ids(&kept_jobs), &identity_ids(&jobs));
+        super::continuation::announce(
+            notices,
+            &past.dir,
+            &identity_ids(&kept_jobs),
+            &identity_ids(&jobs),
+        );
     }
     let rows = jobs
         .iter()
@@ -85,11 +94,13 @@ pub fn run(
         .collect();
     let concurrency = super::parallel::concurrency(request.args.jobs, &request.config);
     if let Some(warning) = &concurrency.warning {
-        crate::output::eprint_line(&format!("warning: {}", crate::output::neutralize(warning)));
+        notices.warn(warning.as_str());
     }
-    context.verbose(&concurrency.why);
+    notices.verbose(concurrency.why.as_str());
     let max_jobs = concurrency.max_jobs;
     let mut display = Progress::new(mode, rows).with_jobs(max_jobs);
+    // What was said before the lanes is on the terminal before the banner and the first lane.
+    notices.flush();
     display.banner(
         &request.subject.label(),
         &json!({"source": chosen.source.as_str(), "reviewers": ids, "run_dir": prepared.run_dir.path, "jobs": max_jobs}),
@@ -102,8 +113,9 @@ pub fn run(
         max_jobs <= 1 || lane_count(&jobs) <= 1,
     );
     let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
-        show(context, &mut display, event, jobs);
+        show(notices, &mut display, event, jobs);
     });
+    notices.flush();
     display.finish();
     let repository_note = detection
         .finish()
@@ -117,11 +129,12 @@ pub fn run(
                     "partial": found.partial,
                 }));
             }
-            crate::output::eprint_line(&format!("warning: {line}"));
+            notices.warn(line.as_str());
             line
         });
+    notices.flush();
     let results = merge_kept(&all_jobs, decision, &jobs, results);
-    write_results(&prepared.run_dir, &all_jobs, &results);
+    write_results(notices, &prepared.run_dir, &all_jobs, &results);
     let mut reviews = shared.reviews.take();
     for (id, kept) in &decision.kept {
         reviews.insert(id.clone(), kept.review.clone());
@@ -134,6 +147,7 @@ pub fn run(
         reviews,
         sandbox: request.sandbox,
         repository_note,
+        notices: request.notices.clone(),
     })
 }
 
@@ -179,19 +193,24 @@ fn shared(
         prior_attempts: decision.attempts.clone(),
         reviews: std::sync::Arc::default(),
         budget_inputs: std::sync::Arc::default(),
+        notices: request.notices.clone(),
     })
 }
 
 /// Shows one runner event: the progress line, a skipped discovered identity, the repository
-/// changes a lane made (`--json`).
-fn show(context: &Context, display: &mut Progress, event: &Event, jobs: &[Job]) {
+/// changes a lane made (`--json`). What was said since the last event (a lane's retry, a
+/// skipped identity) is printed before the progress line.
+fn show(notices: &Notices, display: &mut Progress, event: &Event, jobs: &[Job]) {
     match event {
-        Event::Started(index) => display.started(*index),
+        Event::Started(index) => {
+            notices.flush();
+            display.started(*index);
+        }
         Event::Finished(index, result) => {
             let job = jobs.get(*index);
             if let (Done::Unavailable(refusal), Some(job)) = (&result.done, job) {
                 if !job.explicit {
-                    context.info(&format!(
+                    notices.info(format!(
                         "reviewer {} skipped ({}: {})",
                         job.identity.id,
                         refusal.reason,
@@ -199,6 +218,7 @@ fn show(context: &Context, display: &mut Progress, event: &Event, jobs: &[Job]) 
                     ));
                 }
             }
+            notices.flush();
             display.ended(*index, ending_of(result));
             if let (Mode::Json, Some(job)) = (display.mode(), job) {
                 if !result.repository_changes.is_empty() {
@@ -210,7 +230,7 @@ fn show(context: &Context, display: &mut Progress, event: &Event, jobs: &[Job]) 
                 }
             }
         }
-        Event::Interrupted => {}
+        Event::Interrupted => notices.flush(),
     }
 }
 
@@ -277,13 +297,18 @@ fn merge_kept(
 }
 
 /// `gsd-review-lane-results.jsonl`: one compact object per identity, in run order.
-fn write_results(run_dir: &super::rundir::RunDir, jobs: &[Job], results: &[LaneResult]) {
+fn write_results(
+    notices: &Notices,
+    run_dir: &super::rundir::RunDir,
+    jobs: &[Job],
+    results: &[LaneResult],
+) {
     let mut text = String::new();
     for (job, result) in jobs.iter().zip(results) {
         text.push_str(&format!("{}\n", result_line(job, result)));
     }
     if let Err(failure) = run_dir.write("gsd-review-lane-results.jsonl", &text) {
-        output::eprint_line(&format!("warning: {failure}"));
+        notices.warn(failure.to_string());
     }
 }
 

@@ -78,6 +78,8 @@ pub struct Shared {
     pub reviews: Arc<super::captured::Captured>,
     /// What the budget steps of the review's lanes read once for all of them.
     pub budget_inputs: Arc<budget::Inputs>,
+    /// Where the lanes' threads say things (printed at the next event, a retry at once).
+    pub notices: super::notice::Notices,
 }
 
 /// How one identity ended.
@@ -203,7 +205,9 @@ pub fn run_all(
         })
     };
     if let Err(err) = &watcher {
-        crate::output::eprint_line(&format!("warning: {err}; Ctrl-C ends the review abruptly"));
+        shared
+            .notices
+            .warn(format!("{err}; Ctrl-C ends the review abruptly"));
     }
     // Group jobs by lane, in run order of each lane's first identity.
     let mut groups: Vec<Vec<Job>> = Vec::new();
@@ -227,12 +231,13 @@ pub fn run_all(
         let tx = tx.clone();
         let stop = Arc::clone(&stop);
         let gate = Arc::clone(&gate);
+        let notices = shared.notices.clone();
         let shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name(format!("gsd-review-{ticket}"))
             .spawn(move || run_group(&group, ticket, &shared, &gate, &stop, &tx));
         if let Err(err) = spawned {
-            crate::output::eprint_line(&format!("error: starting a lane thread: {err}"));
+            notices.error(format!("starting a lane thread: {err}"));
         }
     }
     drop(tx);
@@ -456,7 +461,7 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
     line.metadata = result.metadata.as_ref().map(Metadata::to_json);
     line.retries = result.retries;
     if let Err(failure) = journal.append(&line) {
-        crate::output::eprint_line(&format!("warning: {failure}"));
+        shared.notices.warn(failure.to_string());
     }
 }
 
@@ -573,15 +578,17 @@ fn note_retry(job: &Job, shared: &Shared, attempt: u32, retry: &Retrying) {
             Line::new(&job.identity.id, attempt, Status::RateLimited).with_detail(&retry.why);
         line.wait_ms = Some(u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX));
         if let Err(failure) = journal.append(&line) {
-            crate::output::eprint_line(&format!("warning: {failure}"));
+            shared.notices.warn(failure.to_string());
         }
     }
-    crate::output::eprint_line(&format!(
-        "info: reviewer {} rate-limited ({}); retrying in {} ms",
+    shared.notices.info(format!(
+        "reviewer {} rate-limited ({}); retrying in {} ms",
         job.identity.id,
         retry.why,
         retry.wait.as_millis()
     ));
+    // The lane now waits: said at once, not at the next event.
+    shared.notices.flush();
 }
 
 #[cfg(test)]

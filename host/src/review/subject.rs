@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::args::ReviewArgs;
+use super::notice::Notices;
 use super::phase::{self, PhaseEnv};
 use super::prompt;
 use super::record::SubjectKey;
@@ -13,7 +14,6 @@ use super::rundir::RunDir;
 use crate::config::ProjectConfig;
 use crate::context::Context;
 use crate::error::Failure;
-use crate::output;
 
 /// What the review is about: a GSD phase or any prompt file.
 pub enum Subject {
@@ -122,6 +122,7 @@ pub fn locate(
     context: &Context,
     request: &ReviewArgs,
     config: &ProjectConfig,
+    notices: &Notices,
 ) -> Result<Subject, Failure> {
     if let Some(arg) = &request.phase {
         let env = PhaseEnv {
@@ -136,7 +137,7 @@ pub fn locate(
         };
         let found = phase::locate(arg, &env).map_err(|err| Failure::new(err.to_string()))?;
         for notice in &found.notices {
-            output::eprint_line(notice);
+            notices.say(notice.clone());
         }
         return Ok(Subject::Phase(Box::new(found)));
     }

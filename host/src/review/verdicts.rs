@@ -9,6 +9,7 @@ use super::budget;
 use super::choose::Chosen;
 use super::exit::Exit;
 use super::lane_facts;
+use super::notice::Notices;
 use super::preflight::{self, Probing};
 use super::prepared::{self, Prepared};
 use super::record::{self, IdentityRecord, RunRecord};
@@ -19,7 +20,7 @@ use super::runner::Job;
 use super::selection::{self, Identity, Source};
 use crate::context::Context;
 use crate::error::Failure;
-use crate::output::{self, neutralize};
+use crate::output::neutralize;
 use crate::plan::PlanInputs;
 use crate::refusal::Refusal;
 use crate::registry::Lane;
@@ -56,7 +57,7 @@ pub fn preflight(
     prepared: &Prepared,
     probing: &Probing<'_>,
 ) -> Result<Result<Verdicts, Exit>, Failure> {
-    let mut admitted = admit_all(context, request, chosen, prepared, probing);
+    let mut admitted = admit_all(request, chosen, prepared, probing);
     let _ = prepared.run_dir.write(
         "gsd-review-lanes.json",
         &format!(
@@ -68,13 +69,13 @@ pub fn preflight(
     let decision = record(context, request, chosen, prepared, admitted.recorded)?;
     if !admitted.blocked.is_empty() {
         for (id, refusal) in &admitted.blocked {
-            output::eprint_line(&format!(
-                "error: explicit reviewer '{id}' cannot run ({}: {}); nothing was invoked",
+            request.notices.error(format!(
+                "explicit reviewer '{id}' cannot run ({}: {}); nothing was invoked",
                 refusal.reason,
                 neutralize(&refusal.detail)
             ));
         }
-        prepared::say_kept(&prepared.run_dir);
+        prepared::say_kept(&request.notices, &prepared.run_dir);
         return Ok(Err(Exit::ExplicitBlocked));
     }
     let mut not_run = admitted.not_run;
@@ -109,7 +110,6 @@ pub fn preflight(
 /// Admits every identity once (its plan, its lane's probe verdict): a job, a skipped entry or,
 /// for an explicit identity, a block.
 fn admit_all(
-    context: &Context,
     request: &Request,
     chosen: &mut Chosen,
     prepared: &Prepared,
@@ -159,7 +159,9 @@ fn admit_all(
         out.plans.push(plan);
         match cleared {
             Err(refusal) if explicit => out.blocked.push((identity.id.clone(), refusal)),
-            Err(refusal) => out.not_run.push(skipped(context, identity, lane, &refusal)),
+            Err(refusal) => out
+                .not_run
+                .push(skipped(&request.notices, identity, lane, &refusal)),
             Ok(cleared) => out.jobs.push(Job {
                 index: out.jobs.len(),
                 identity: identity.clone(),
@@ -197,8 +199,8 @@ fn plan_entry(
 }
 
 /// A discovered identity pre-flight refused: reported as info, entered as not run.
-fn skipped(context: &Context, identity: &Identity, lane: &Lane, refusal: &Refusal) -> Entry {
-    context.info(&format!(
+fn skipped(notices: &Notices, identity: &Identity, lane: &Lane, refusal: &Refusal) -> Entry {
+    notices.info(format!(
         "reviewer {} skipped ({}: {})",
         identity.id,
         refusal.reason,
@@ -238,7 +240,12 @@ fn record(
         run_record.write(dir).map_err(|f| prepared.kept(f))?;
         return Ok(Decision::default());
     };
-    super::continuation::check_unchanged(&past.record, &run_record, request.args.force)?;
+    super::continuation::check_unchanged(
+        &past.record,
+        &run_record,
+        request.args.force,
+        &request.notices,
+    )?;
     // The run dir's prompt and section files are written again from the inputs just checked:
     // a lane of the first run could have rewritten them (or planted a link, refused by name).
     subject
