@@ -27,6 +27,7 @@ mod new_lane;
 mod no_spawn;
 mod overlays;
 mod plan;
+mod promises;
 mod probe_once;
 mod readonly_commands;
 mod reference;
