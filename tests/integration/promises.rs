@@ -98,7 +98,8 @@ fn assert_cut_off_is_never_clean(lab: &Lab, code: &str) {
         out.stdout
     );
     assert!(
-        out.stderr.contains("review: resume with: gsd-lane review --resume "),
+        out.stderr
+            .contains("review: resume with: gsd-lane review --resume "),
         "{}",
         out.stderr
     );
@@ -169,7 +170,9 @@ try new-entry "mkdir '$A/made-by-$name'"
         ancestor = ancestor.display()
     );
     for slug in ["alpha", "beta"] {
-        lab.lane(slug, |m| m["reviewer"]["evidenceClass"] = json!("diff-only"));
+        lab.lane(slug, |m| {
+            m["reviewer"]["evidenceClass"] = json!("diff-only")
+        });
         lane_program(&lab, slug, &script);
     }
     let mut command = lab.command(&["--phase", "3", "--alpha", "--beta", "--jobs", "1"]);
@@ -308,12 +311,13 @@ fn disclose_lists_every_request_an_http_lane_makes_and_none_for_a_spawned_lane()
     let mut requests = Vec::new();
     requests_in(&disclosed.json(), &mut requests);
     let url = lab.server.url();
-    assert!(
-        requests.contains(&format!(
-            "POST {url}/v1/chat/completions (the whole prompt as JSON)"
-        )),
-        "{requests:?}"
-    );
+    for want in [
+        format!("POST {url}/v1/chat/completions (the whole prompt as JSON)"),
+        format!("GET {url}/v1/models (model discovery)"),
+        format!("GET {url}/v1/models (reachability probe)"),
+    ] {
+        assert!(requests.contains(&want), "{want} missing: {requests:?}");
+    }
     let listed: Vec<(String, String)> = requests
         .iter()
         .filter_map(|r| {
@@ -407,7 +411,11 @@ fn doctor_says_a_moved_host_is_blocked_and_neither_repins_nor_connects() {
         json_reply(200, &json!({"data": [{"id": "m"}]})),
     )]);
     lab.host(&moved.url());
-    for args in [&["doctor", "ollama"][..], &["doctor"], &["doctor", "--json"]] {
+    for args in [
+        &["doctor", "ollama"][..],
+        &["doctor"],
+        &["doctor", "--json"],
+    ] {
         let out = lab.gsd(args);
         out.assert_no_panic();
         let said = format!("{}{}", out.stdout, out.stderr);
@@ -629,10 +637,17 @@ impl UpdateLab {
 
     /// The fixture manifest with `edit` applied, as a capability folder to install.
     fn source(&self, name: &str, edit: impl FnOnce(&mut Value)) -> String {
-        let mut manifest =
-            util::read_json(&util::fixture("trust/spawn-lane/acme-spawn/capability.json"));
+        let mut manifest = util::read_json(&util::fixture(
+            "trust/spawn-lane/acme-spawn/capability.json",
+        ));
         edit(&mut manifest);
-        let folder = self.env.root.path().join("sources").join(name).join("acme-spawn");
+        let folder = self
+            .env
+            .root
+            .path()
+            .join("sources")
+            .join(name)
+            .join("acme-spawn");
         std::fs::create_dir_all(&folder).expect("source folder");
         std::fs::write(
             folder.join("capability.json"),
@@ -649,8 +664,7 @@ impl UpdateLab {
     }
 
     fn gsd(&self, args: &[&str]) -> util::Outcome {
-        let command =
-            util::gsd_command(&self.env, &util::fixture_path(), &self.env.project, args);
+        let command = util::gsd_command(&self.env, &util::fixture_path(), &self.env.project, args);
         util::run_bounded(command, Duration::from_secs(30)).0
     }
 
@@ -676,7 +690,10 @@ fn an_update_changing_binary_or_args_deactivates_the_lane_until_consent() {
     let updates: [(&str, Edit, &str); 2] = [
         (
             "args",
-            |m| m["reviewer"]["invoke"]["args"] = json!(["review", "--yolo", "{{model}}", "-p", "-"]),
+            |m| {
+                m["reviewer"]["invoke"]["args"] =
+                    json!(["review", "--yolo", "{{model}}", "-p", "-"])
+            },
             "--yolo",
         ),
         (
@@ -715,7 +732,10 @@ fn an_update_changing_binary_or_args_deactivates_the_lane_until_consent() {
         );
         let (result, review) = lab.run();
         assert_eq!(result["ok"], json!(true), "{what}: {result}");
-        assert!(!review.expect("ran").contains(tell), "{what}: the update ran");
+        assert!(
+            !review.expect("ran").contains(tell),
+            "{what}: the update ran"
+        );
 
         // The update's bytes in the folder by other means: the lane is inactive.
         std::fs::copy(Path::new(&source).join("capability.json"), lab.installed()).expect("copy");
@@ -730,7 +750,10 @@ fn an_update_changing_binary_or_args_deactivates_the_lane_until_consent() {
         out.assert_no_panic().assert_status(0);
         let (result, review) = lab.run();
         assert_eq!(result["ok"], json!(true), "{what}: {result}");
-        assert!(review.expect("ran").contains(tell), "{what}: consented update");
+        assert!(
+            review.expect("ran").contains(tell),
+            "{what}: consented update"
+        );
     }
 }
 
@@ -804,4 +827,55 @@ fn a_capability_defaulting_a_sandbox_key_is_skipped_and_its_default_never_applie
         "{}",
         out.stderr
     );
+}
+
+/// `doctor` against a config that moved an approved project-scope HTTP lane away from the host
+/// its consent record binds: it says so, never contacts the new host, and approves nothing
+/// (the consent store and the pins are left exactly as they were).
+#[test]
+fn doctor_says_a_host_moved_from_its_consent_record_is_blocked_and_approves_nothing() {
+    let lab = HttpLab::new();
+    let mut manifest = util::read_json(&util::fixture(
+        "trust/http-lane/acme-reviewer/capability.json",
+    ));
+    manifest["reviewer"]["invoke"]["defaultHost"] = json!(lab.server.url());
+    let source = lab.env.root.path().join("sources/acme-reviewer");
+    std::fs::create_dir_all(&source).expect("source");
+    std::fs::write(
+        source.join("capability.json"),
+        serde_json::to_string_pretty(&manifest).expect("json"),
+    )
+    .expect("manifest");
+    let source = source.display().to_string();
+    let out = lab.gsd(&["install", "--project-scope", "--yes", "--json", &source]);
+    out.assert_no_panic().assert_status(0);
+    let gsd_dir = lab.env.gsd_home.join(".gsd");
+    let consent = std::fs::read(gsd_dir.join("consent.json")).expect("consent recorded");
+    let moved = Server::start(&[(
+        "GET",
+        "/v1/models",
+        json_reply(200, &json!({"data": [{"id": "m"}]})),
+    )]);
+    std::fs::write(
+        lab.env.project.join(".planning/config.json"),
+        json!({"review": {"acme_host": moved.url()}}).to_string(),
+    )
+    .expect("config");
+    for args in [&["doctor", "acme"][..], &["doctor"], &["doctor", "--json"]] {
+        let out = lab.gsd(args);
+        out.assert_no_panic();
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            said.contains("egress_host_changed"),
+            "`gsd-lane {}` does not say the host moved:\n{said}",
+            args.join(" ")
+        );
+        assert_eq!(moved.connections(), 0, "doctor contacted the moved host");
+        assert_eq!(
+            std::fs::read(gsd_dir.join("consent.json")).expect("consent"),
+            consent,
+            "doctor changed the consent record"
+        );
+        assert!(!gsd_dir.join("egress-pins.json").exists(), "doctor pinned");
+    }
 }
