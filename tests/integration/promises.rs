@@ -879,3 +879,115 @@ fn doctor_says_a_host_moved_from_its_consent_record_is_blocked_and_approves_noth
         assert!(!gsd_dir.join("egress-pins.json").exists(), "doctor pinned");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 5. The consent screens of `install` and `trust approve` print no hostile text raw
+// ---------------------------------------------------------------------------------------------
+
+/// The first character of `text` that could steer a terminal or hide text (line feeds and
+/// tabs are layout), if any.
+fn raw_control(text: &str) -> Option<char> {
+    text.chars().find(|c| {
+        (c.is_control() && !matches!(c, '\n' | '\t'))
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200b}')
+    })
+}
+
+/// ESC sequences (OSC title, CSI clear), CR and a bidi override.
+const STEER: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\rOwned \u{202e}txt.exe";
+
+/// The `acme-spawn` fixture with [`STEER`] in every field validation lets through (an
+/// argument, an `invoke.env` value, the description, a config default and description) and,
+/// when `title` is set, in the title (which validation refuses, `TXT-UNSAFE`).
+fn steering_manifest(title: bool) -> Value {
+    let mut m = util::read_json(&util::fixture(
+        "trust/spawn-lane/acme-spawn/capability.json",
+    ));
+    m["description"] = json!(format!("Acme {STEER}"));
+    m["reviewer"]["invoke"]["args"] = json!(["review", STEER, "{{model}}", "-p", "-"]);
+    m["reviewer"]["invoke"]["env"] = json!({"ACME_MODE": STEER});
+    m["config"]["review.models.acme_spawn"]["description"] = json!(STEER);
+    m["config"]["review.models.acme_spawn"]["default"] = json!(format!("m{STEER}"));
+    if title {
+        m["title"] = json!(format!("Acme {STEER}"));
+    }
+    m
+}
+
+/// `install` (project and global scope) and `trust approve`, asked without a terminal, with
+/// `--json` and with `--yes`, show a manifest carrying ESC, CR and bidi text with every such
+/// character escaped, on stdout and stderr; the escaped argument is still shown (nothing is
+/// hidden by dropping it). A manifest whose title carries it is refused, and the refusal is
+/// escaped too.
+#[test]
+fn consent_screens_of_install_and_trust_approve_print_no_hostile_text_raw() {
+    let lab = UpdateLab {
+        env: util::TestEnv::with_planning(),
+        run_dir: std::path::PathBuf::new(),
+    };
+    let check = |what: &str, out: &util::Outcome| {
+        out.assert_no_panic();
+        for stream in [&out.stdout, &out.stderr] {
+            assert_eq!(
+                raw_control(stream),
+                None,
+                "{what} printed a raw control:\n{stream}"
+            );
+        }
+    };
+    let source = lab.source("steer", |m| *m = steering_manifest(false));
+    for scope in ["--project-scope", "--global"] {
+        for extra in [&[][..], &["--json"]] {
+            let mut args = vec!["install", scope];
+            args.extend_from_slice(extra);
+            args.push(&source);
+            let out = lab.gsd(&args);
+            check(&args.join(" "), &out);
+            assert_eq!(
+                out.code,
+                Some(1),
+                "asked without a terminal: {}",
+                out.stdout
+            );
+            let shown = format!("{}{}", out.stdout, out.stderr);
+            assert!(
+                shown.contains(r"\u{1b}]0;pwned\u{7}") && shown.contains(r"\u{202e}"),
+                "the argument is shown escaped:\n{shown}"
+            );
+        }
+    }
+    // The repository ships it; `trust approve` shows it before asking.
+    lab.env
+        .write_overlay(Scope::Project, "acme-spawn", &steering_manifest(false));
+    for args in [
+        &["trust", "approve", "acme-spawn"][..],
+        &["trust", "approve", "acme-spawn", "--json"],
+        &["trust", "approve", "acme-spawn", "--yes"],
+    ] {
+        let out = lab.gsd(args);
+        check(&args.join(" "), &out);
+        assert!(
+            format!("{}{}", out.stdout, out.stderr).contains(r"\u{202e}"),
+            "{}",
+            out.stdout
+        );
+    }
+    let out = lab.gsd(&["install", "--project-scope", "--yes", &source]);
+    check("install --yes", &out);
+    out.assert_status(0);
+    // A hostile title is refused by validation; the refusal prints nothing raw either.
+    let titled = lab.source("titled", |m| *m = steering_manifest(true));
+    let out = lab.gsd(&["install", "--global", "--yes", &titled]);
+    check("install of a hostile title", &out);
+    assert_ne!(out.code, Some(0));
+    lab.env
+        .write_overlay(Scope::Project, "acme-spawn", &steering_manifest(true));
+    for args in [
+        &["trust", "approve", "acme-spawn", "--yes"][..],
+        &["trust", "approve", "acme-spawn", "--json"],
+    ] {
+        let out = lab.gsd(args);
+        check(&args.join(" "), &out);
+        assert_ne!(out.code, Some(0), "{}", out.stdout);
+    }
+}
