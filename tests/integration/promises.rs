@@ -86,6 +86,15 @@ fn assert_cut_off_is_never_clean(lab: &Lab, code: &str) {
         .find(&notice)
         .unwrap_or_else(|| panic!("the notice follows the text:\n{beta}"));
     assert!(finding < at, "{beta}");
+    // The panel verdict and the consensus summary do not count it as a finished review.
+    assert!(
+        reviews.contains("| Beta (beta) | not-completed |"),
+        "the panel verdict counts the cut-off review:\n{reviews}"
+    );
+    assert!(
+        reviews.contains("- Beta — incomplete (stopped by its time bound or output cap"),
+        "{reviews}"
+    );
     assert!(
         !progress_line(&out.stdout, "Beta").contains("done ✓"),
         "a cut-off review is reported as done:\n{}",
@@ -111,6 +120,25 @@ fn assert_cut_off_is_never_clean(lab: &Lab, code: &str) {
         .find(|v| v["identity"] == "beta" || v["slug"] == "beta")
         .unwrap_or_else(|| panic!("no beta result:\n{results}"));
     assert_eq!(beta_result["stubbed"], json!(true), "{beta_result}");
+
+    // `run --json` of the lane alone says it is incomplete; its review file ends with the notice.
+    let one = lab.env.root.path().join("run-one");
+    std::fs::create_dir_all(&one).expect("run dir");
+    std::fs::write(one.join("gsd-review-prompt.md"), "Review PLAN-1.\n").expect("prompt");
+    let ran = lab.gsd(&[
+        "run",
+        "beta",
+        "--json",
+        "--run-dir",
+        one.to_str().expect("utf-8"),
+    ]);
+    ran.assert_no_panic().assert_status(0);
+    let result = ran.json();
+    assert_eq!(result["incomplete"], json!(true), "{result}");
+    assert!(
+        util::read_text(&one.join("gsd-review-beta.md")).ends_with(&format!("{notice}\n")),
+        "the review file ends with the notice"
+    );
 
     // The resume runs the cut-off lane again (it was not kept as a finished review).
     lane_program(
