@@ -1019,3 +1019,151 @@ fn consent_screens_of_install_and_trust_approve_print_no_hostile_text_raw() {
         assert_ne!(out.code, Some(0), "{}", out.stdout);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// SIGTERM and a closed terminal (SIGHUP) during a review (README, Reviewing a phase; Resuming)
+// ---------------------------------------------------------------------------------------------
+
+/// A review of `alpha` (reviews at once) and `beta` (sleeps 30 s), started; returns once
+/// alpha's result is journaled and beta's child runs.
+fn review_with_a_sleeping_lane(lab: &Lab) -> std::process::Child {
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 30");
+    let child = lab
+        .command(&["--phase", "3", "--all"])
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(review::journaled(&lab.tmp, "alpha")
+        && lab.marks("beta").iter().any(|m| m.kind == "child"))
+    {
+        assert!(Instant::now() < deadline, "lanes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("/bin/kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// SIGTERM does what Ctrl-C does: every lane's tree is killed at once, the finished review is
+/// kept, REVIEWS.md marks the unfinished reviewer, the run dir is kept, the exit status is 130,
+/// and a resume runs only the interrupted reviewer.
+#[test]
+fn sigterm_kills_every_lane_writes_reviews_md_and_the_review_can_be_resumed() {
+    let lab = Lab::new();
+    let child = review_with_a_sleeping_lane(&lab);
+    signal(child.id(), "TERM");
+    let out = review::finish(child, "terminated review");
+    out.assert_no_panic().assert_status(130);
+    let left = util::processes_left_with_home(&lab.env.home, Duration::from_secs(5));
+    assert!(left.is_empty(), "lane processes survived SIGTERM: {left:?}");
+    let reviews = lab.reviews();
+    assert!(reviews.contains("reviewers: [alpha]\n"), "{reviews}");
+    assert!(
+        reviews.contains("beta review not completed: the review run was interrupted (SIGINT/SIGTERM) before this reviewer finished."),
+        "{reviews}"
+    );
+    let dir = review::run_dir_of(&out);
+    lab.behave("beta", "review");
+    let resumed = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    resumed.assert_no_panic().assert_status(0);
+    let starts = |slug: &str| lab.marks(slug).iter().filter(|m| m.kind == "start").count();
+    assert_eq!((starts("alpha"), starts("beta")), (1, 2));
+    assert!(
+        !lab.reviews().contains("not completed"),
+        "{}",
+        lab.reviews()
+    );
+}
+
+/// A closed terminal (SIGHUP) ends the review without its cooperation, like a SIGKILL: no
+/// lane outlives it, and the review can be continued (`runs` lists it; the resume keeps the
+/// finished review and runs the other).
+#[test]
+fn a_closed_terminal_leaves_no_lane_and_the_review_can_be_resumed() {
+    let lab = Lab::new();
+    let mut child = review_with_a_sleeping_lane(&lab);
+    signal(child.id(), "HUP");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        assert!(Instant::now() < deadline, "SIGHUP did not end the review");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = util::processes_left_with_home(&lab.env.home, Duration::from_secs(5));
+    assert!(left.is_empty(), "lane processes survived SIGHUP: {left:?}");
+    let listed = lab.gsd(&["runs", "--json"]);
+    listed.assert_no_panic().assert_status(0);
+    let runs = listed.json();
+    let dir = runs
+        .as_array()
+        .and_then(|r| r.first())
+        .and_then(|r| r["runDir"].as_str())
+        .unwrap_or_else(|| panic!("the review is listed: {runs}"))
+        .to_owned();
+    lab.behave("beta", "review");
+    let resumed = lab.review(&["--resume", &dir]);
+    resumed.assert_no_panic().assert_status(0);
+    let starts = |slug: &str| lab.marks(slug).iter().filter(|m| m.kind == "start").count();
+    assert_eq!((starts("alpha"), starts("beta")), (1, 2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A `/v1` base URL is pinned as written (README, Reliability)
+// ---------------------------------------------------------------------------------------------
+
+/// `review.ollama_host` written `…/v1` is requested as `…/v1/chat/completions`, and the host
+/// pinned on first use and shown by `disclose` is the configured value as written, `/v1`
+/// included (not a value rewritten to match the request path); the same value on the next run
+/// is no egress change.
+#[test]
+fn a_v1_base_url_is_pinned_and_shown_as_written() {
+    let lab = HttpLab::new();
+    let written = format!("{}/v1", lab.server.url());
+    lab.host(&written);
+    let result = lab.run();
+    assert_eq!(result["ok"], json!(true), "{result}");
+    assert!(lab
+        .server
+        .requests()
+        .iter()
+        .any(|(m, p)| m == "POST" && p == "/v1/chat/completions"));
+    let pins = util::read_json(&lab.env.gsd_home.join(".gsd/egress-pins.json"));
+    let mut hosts = Vec::new();
+    collect_strings(&pins, "host", &mut hosts);
+    assert_eq!(hosts, vec![written.clone()], "{pins}");
+    let shown = lab.gsd(&["disclose", "ollama"]);
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("destination: {written} (local)")),
+        "{}",
+        shown.stdout
+    );
+    let again = lab.run();
+    assert_eq!(again["stubbed"], json!(false), "{again}");
+}
+
+/// Every string member named `key` anywhere in `value`.
+fn collect_strings(value: &Value, key: &str, into: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (name, member) in map {
+                match member {
+                    Value::String(text) if name == key => into.push(text.clone()),
+                    _ => collect_strings(member, key, into),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| collect_strings(item, key, into)),
+        _ => {}
+    }
+}
