@@ -1167,3 +1167,65 @@ fn collect_strings(value: &Value, key: &str, into: &mut Vec<String>) {
         _ => {}
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// An oversized `run.json` is refused on resume (README, Resuming a review)
+// ---------------------------------------------------------------------------------------------
+
+/// A review whose `beta` failed (so its run dir is kept); returns the run dir.
+fn failed_beta_run(lab: &Lab) -> std::path::PathBuf {
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "fail");
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    lab.behave("beta", "review");
+    review::run_dir_of(&out)
+}
+
+/// Appends 5 MiB of spaces to `path` (it stays valid JSON, past the 4 MiB record bound).
+fn grow(path: &Path) {
+    let mut text = std::fs::read(path).expect("record");
+    text.extend(std::iter::repeat_n(b' ', 5 * 1024 * 1024));
+    std::fs::write(path, text).expect("grow record");
+}
+
+/// `run.json` grown past its 4 MiB bound (still valid JSON) is refused by `--resume` and no
+/// lane runs: the run dir's copy, which a lane could write, as a changed copy (exit 2, naming
+/// it); gsd-lane's own record under `$GSD_HOME/.gsd/runs` as an oversized record (exit 1,
+/// naming it and the bound). Both are read bounded.
+#[test]
+fn an_oversized_run_json_is_refused_on_resume_and_nothing_runs() {
+    let starts = |lab: &Lab| {
+        ["alpha", "beta"].map(|slug| lab.marks(slug).iter().filter(|m| m.kind == "start").count())
+    };
+    let lab = Lab::new();
+    let dir = failed_beta_run(&lab);
+    grow(&dir.join("run.json"));
+    let before = starts(&lab);
+    let resumed = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    resumed.assert_no_panic().assert_status(2);
+    assert!(
+        resumed
+            .stderr
+            .contains("run.json was changed after gsd-lane wrote it"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(starts(&lab), before, "a lane ran");
+
+    let lab = Lab::new();
+    let dir = failed_beta_run(&lab);
+    grow(&crate::resume::ledger_entry(&lab).join("run.json"));
+    let before = starts(&lab);
+    let resumed = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    resumed.assert_no_panic().assert_status(1);
+    assert!(
+        resumed
+            .stderr
+            .contains("run.json: larger than 4194304 bytes"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(starts(&lab), before, "a lane ran");
+}
