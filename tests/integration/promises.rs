@@ -1229,3 +1229,54 @@ fn an_oversized_run_json_is_refused_on_resume_and_nothing_runs() {
     );
     assert_eq!(starts(&lab), before, "a lane ran");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Ctrl-C ends a rate-limit wait (README, Rate limits)
+// ---------------------------------------------------------------------------------------------
+
+/// An HTTP lane answered `429` with `Retry-After: 40` waits to retry; Ctrl-C during that wait
+/// ends the review at once (well before the 40 s), with status 130, and no retry is sent.
+#[test]
+fn ctrl_c_ends_a_rate_limit_wait_without_a_retry() {
+    let server = Server::start(&[
+        (
+            "GET",
+            "/v1/models",
+            json_reply(200, &json!({"object": "list", "data": [{"id": "m"}]})),
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            crate::http_server::Reply::Respond {
+                status: 429,
+                headers: vec![
+                    ("Retry-After".into(), "40".into()),
+                    ("Content-Type".into(), "application/json".into()),
+                ],
+                body: br#"{"error":"slow down"}"#.to_vec(),
+            },
+        ),
+    ]);
+    let lab = Lab::new();
+    lab.config(&json!({"review": {"ollama_host": server.url(), "models": {"ollama": "m"}}}));
+    let child = lab
+        .command(&["--phase", "3", "--ollama"])
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !review::journaled(&lab.tmp, "ollama") {
+        assert!(Instant::now() < deadline, "the lane was never rate-limited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(server.post_count(), 1);
+    let interrupted = Instant::now();
+    signal(child.id(), "INT");
+    let out = review::finish(child, "review interrupted in a rate-limit wait");
+    let took = interrupted.elapsed();
+    out.assert_no_panic().assert_status(130);
+    assert!(
+        took < Duration::from_secs(15),
+        "Ctrl-C waited out the rate limit: {took:?}"
+    );
+    assert_eq!(server.post_count(), 1, "a retry was sent after Ctrl-C");
+}
