@@ -1280,3 +1280,92 @@ fn ctrl_c_ends_a_rate_limit_wait_without_a_retry() {
     );
     assert_eq!(server.post_count(), 1, "a retry was sent after Ctrl-C");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A resume is refused when a lane's budget or host changed (README, Resuming a review)
+// ---------------------------------------------------------------------------------------------
+
+/// `--resume` of `dir` is refused (exit 2, "cannot resume"); `beta` does not start again.
+fn assert_resume_refused(lab: &Lab, dir: &Path) -> util::Outcome {
+    let before = lab
+        .marks("beta")
+        .iter()
+        .filter(|m| m.kind == "start")
+        .count();
+    let out = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+    out.assert_no_panic().assert_status(2);
+    assert!(out.stderr.contains("cannot resume"), "{}", out.stderr);
+    let after = lab
+        .marks("beta")
+        .iter()
+        .filter(|m| m.kind == "start")
+        .count();
+    assert_eq!(after, before, "a refused resume ran beta");
+    out
+}
+
+/// A changed prompt budget of the failed lane (`review.max_prompt_tokens_per_reviewer.beta`)
+/// refuses the resume; `--force` resumes anyway.
+#[test]
+fn resume_is_refused_when_a_lane_budget_changed() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.budget_lane("beta");
+    lab.behave("beta", "stub");
+    let key = "max_prompt_tokens_per_reviewer";
+    lab.config(&json!({"review": {key: {"beta": 100_000}}}));
+    let out = lab.review(&["--phase", "3", "--all"]);
+    out.assert_no_panic().assert_status(0);
+    let dir = review::run_dir_of(&out);
+    lab.behave("beta", "review");
+    lab.config(&json!({"review": {key: {"beta": 90_000}}}));
+    let refused = assert_resume_refused(&lab, &dir);
+    assert!(refused.stderr.contains("beta"), "{}", refused.stderr);
+    let forced = lab.review(&["--resume", dir.to_str().expect("utf-8"), "--force"]);
+    forced.assert_no_panic().assert_status(0);
+}
+
+/// A changed host of the failed HTTP lane refuses the resume, and nothing is sent: to another
+/// server the pin blocks it first (`egress_host_changed`); to the same server under another
+/// path (which the pin, binding the origin, allows) the resume's own record refuses it.
+#[test]
+fn resume_is_refused_when_an_http_lane_s_host_changed_and_nothing_is_sent() {
+    let failing = Server::start(&[
+        (
+            "GET",
+            "/v1/models",
+            json_reply(200, &json!({"object": "list", "data": [{"id": "m"}]})),
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            json_reply(500, &json!({"error": "down"})),
+        ),
+    ]);
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.config(&json!({"review": {"ollama_host": failing.url(), "models": {"ollama": "m"}}}));
+    let out = lab.review(&["--phase", "3", "--alpha", "--ollama"]);
+    out.assert_no_panic().assert_status(0);
+    let dir = review::run_dir_of(&out);
+    let moved = Server::start(&[]);
+    for (host, said) in [
+        (moved.url(), "egress_host_changed"),
+        (format!("{}/v1", failing.url()), "cannot resume"),
+    ] {
+        lab.config(&json!({"review": {"ollama_host": host, "models": {"ollama": "m"}}}));
+        let resumed = lab.review(&["--resume", dir.to_str().expect("utf-8")]);
+        resumed.assert_no_panic().assert_status(2);
+        assert!(resumed.stderr.contains(said), "{host}: {}", resumed.stderr);
+        assert_eq!(
+            moved.connections(),
+            0,
+            "the resume contacted the moved host"
+        );
+        assert_eq!(
+            failing.post_count(),
+            1,
+            "{host}: the resume ran the lane again"
+        );
+    }
+}
