@@ -29,6 +29,7 @@ mod notices;
 mod overlays;
 mod plan;
 mod probe_once;
+mod promises;
 mod readonly_commands;
 mod reference;
 mod resume;

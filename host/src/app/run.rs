@@ -400,6 +400,7 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
 }
 
 /// The `--json` line of a lane that ran: `reason` when gsd-lane recognised why it is a stub,
+/// `incomplete` when it was stopped after part of a review,
 /// `sandbox` (the mode and mechanism that confined it), `repositoryChanges` only when the
 /// repository changed while it ran, `runDir` for a default run dir.
 fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Value {
@@ -408,6 +409,10 @@ fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Valu
     value["model"] = done.model.to_json();
     if let Some(reason) = done.stub_reason {
         value["reason"] = json!(reason);
+    }
+    // Cut off by its bound or cap: the review file ends with the incomplete-review notice.
+    if done.incomplete {
+        value["incomplete"] = json!(true);
     }
     if let Some(sandbox) = &done.sandbox {
         value["sandbox"] = sandbox.to_json();

@@ -380,6 +380,12 @@ fn section(e: &Entry) -> Option<String> {
 /// Why an identity's verdict must not count at full consensus weight, if it must not.
 fn down_weight(e: &Entry) -> Option<&'static str> {
     match &e.fate {
+        Fate::Ran {
+            stubbed: true,
+            content,
+        } if crate::run::review_file::ends_incomplete(content) => {
+            Some("incomplete (stopped by its time bound or output cap; the text is partial)")
+        }
         Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
         Fate::Interrupted { .. } => Some("not completed (review run interrupted)"),
         Fate::Ran { .. } if e.diff_only => Some("diff-only (never received the review prompt)"),

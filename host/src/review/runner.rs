@@ -540,8 +540,10 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
         Ok(Outcome::Completed(completion)) => {
             repository_changes = completion.repository_changes;
             model = Some(completion.model);
+            // A review cut off by its bound or cap is kept (with its notice) but never
+            // counted as a finished review: not in the verdict, and rerun on resume.
             Done::Ran {
-                stubbed: completion.stubbed,
+                stubbed: completion.stubbed || completion.incomplete,
             }
         }
         Err(failure) => {

@@ -65,6 +65,9 @@ pub struct Completion {
     pub stubbed: bool,
     /// True when that stub is the handler's own (antigravity's), which gets no `Diagnosis:`.
     pub own_stub: bool,
+    /// True when the lane was stopped (its bound, its output cap) after printing part of a
+    /// review: the review file keeps that text and ends with the incomplete-review notice.
+    pub incomplete: bool,
     /// The model this run used, as far as it can be told (upstream #3649, §3).
     pub model: crate::review::model_record::ModelRecord,
     /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
@@ -621,6 +624,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         plan: plan.clone(),
         stubbed: false,
         own_stub: false,
+        incomplete: false,
         model: crate::review::model_record::ModelRecord::unknown(),
         stdout_head: None,
         handler_model: None,
@@ -690,6 +694,7 @@ fn run_generic_spawn(effects: &HostEffects, plan: &LanePlan) -> Result<Completio
             if let Some(error) = &report.error {
                 review_file::append_incomplete_notice(&review_path, error.code())
                     .context(|| format!("writing {}", review_path.display()))?;
+                done.incomplete = true;
             }
             done.source = Some(match spawn.output_target {
                 OutputTarget::Stdout => "stdout".to_owned(),

@@ -138,11 +138,26 @@ pub fn finish_review_file(path: &Path, content: Content) -> std::io::Result<()> 
     Ok(())
 }
 
+/// How the line [`incomplete_notice`] writes begins.
+pub const INCOMPLETE_PREFIX: &str = "> [gsd-lane] incomplete review: ";
+
 /// The line appended to a review whose lane was stopped before it finished.
 pub fn incomplete_notice(code: &str) -> String {
     format!(
-        "\n> [gsd-lane] incomplete review: the lane was stopped ({code}) before it finished; the text above is partial.\n"
+        "\n{INCOMPLETE_PREFIX}the lane was stopped ({code}) before it finished; the text above is partial.\n"
     )
+}
+
+/// Whether `review` ends with the incomplete-review notice (its last non-empty line), as a
+/// review cut off by its bound or cap does. A lane can write the line itself, which only
+/// counts its own review as incomplete.
+pub fn ends_incomplete(review: &str) -> bool {
+    review
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .is_some_and(|line| line.starts_with(INCOMPLETE_PREFIX))
 }
 
 /// Appends [`incomplete_notice`] to a review file.
@@ -178,6 +193,19 @@ mod tests {
         for review in ["x", " x ", "-n", "-e", "-E"] {
             assert!(!is_empty_review(review), "{review:?}");
         }
+    }
+
+    #[test]
+    fn the_incomplete_notice_is_recognised_only_as_the_last_line() {
+        let cut = format!(
+            "# Review\n\nFirst finding.\n{}",
+            incomplete_notice("ETIMEDOUT")
+        );
+        assert!(ends_incomplete(&cut));
+        assert!(ends_incomplete(&format!("{cut}\n  \n")));
+        assert!(!ends_incomplete(&format!("{cut}\nMore text.\n")));
+        assert!(!ends_incomplete("# Review\n\nAll done.\n"));
+        assert!(!ends_incomplete(""));
     }
 
     #[test]

@@ -158,6 +158,12 @@ fn past_citation_stamp(review: &str) -> &str {
         .map_or("", |(_, rest)| rest.trim_start_matches('\n'))
 }
 
+/// A section's text without the `---` rule that closes it in REVIEWS.md.
+fn without_rule(content: &str) -> &str {
+    let trimmed = content.trim_end();
+    trimmed.strip_suffix("\n---").unwrap_or(trimmed)
+}
+
 /// The outcome of a section's text and, for a notice, the id it names.
 fn outcome(review: &str) -> (Outcome, Option<&str>) {
     let first = review.lines().map(str::trim).find(|l| !l.is_empty());
@@ -169,6 +175,9 @@ fn outcome(review: &str) -> (Outcome, Option<&str>) {
         (Outcome::Stub, None)
     } else if crate::review::preserve::is_notice(first) {
         (Outcome::NotCompleted, named)
+    } else if crate::run::review_file::ends_incomplete(without_rule(review)) {
+        // Cut off by its bound or cap: the text is partial, never a finished review.
+        (Outcome::NotCompleted, None)
     } else {
         (Outcome::Review, None)
     }
@@ -289,6 +298,24 @@ mod tests {
         );
         assert!(parsed.missing().is_empty());
         assert!(text[parsed.after_title..].starts_with("\n## Alpha"));
+    }
+
+    #[test]
+    fn a_review_ending_with_the_incomplete_notice_is_not_completed() {
+        let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
+        let text = format!(
+            "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n---\n\n## Beta Review\n\nWhole.\n\n---\n\n## Consensus Summary\n"
+        );
+        let parsed = parse(&text).expect("parses");
+        let got: Vec<(&str, Outcome)> = parsed
+            .sections
+            .iter()
+            .map(|s| (s.id.as_str(), s.outcome))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("alpha", Outcome::NotCompleted), ("beta", Outcome::Review)]
+        );
     }
 
     #[test]
