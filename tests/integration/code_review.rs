@@ -1032,9 +1032,13 @@ fn a_call_interrupted_by_ctrl_c_is_resumed_with_only_the_interrupted_lane() {
         .as_str()
         .expect("resumeWith")
         .to_owned();
-    assert!(first
-        .stderr
-        .contains(&format!("code-review: resume with: {resume_with}")));
+    assert!(
+        first
+            .stderr
+            .contains(&format!("code-review: resume with: {resume_with}")),
+        "{}",
+        first.stderr
+    );
 
     lab.behave("beta", "review");
     let run_dir = interrupted["runDir"].as_str().expect("runDir");

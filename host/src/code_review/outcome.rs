@@ -97,7 +97,10 @@ impl Dispatch {
     /// the `- <slug>: <reviewPath>` lines on stdout).
     pub fn print(&self, json: bool, notices: &Notices) {
         if let Some(command) = &self.resume_with {
-            notices.say(Notice::new(Level::CodeReview, command.clone()));
+            notices.say(Notice::new(
+                Level::CodeReview,
+                format!("resume with: {command}"),
+            ));
         }
         if json {
             notices.flush();
