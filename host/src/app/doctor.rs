@@ -447,7 +447,8 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
         egress: egress.as_ref(),
         handler_override: None,
         // Probes run as a review would run them: the configured mode (default enforce).
-        sandbox: crate::sandbox::policy::run_mode(&config, None).map_err(Failure::new)?,
+        sandbox: crate::sandbox::policy::run_mode(&config, None)
+            .map_err(|err| Failure::new(err.to_string()))?,
     };
     let sandbox = Sandbox::decide(setup.sandbox);
     // Probed as `review` runs lanes: at most its bound at once, each probe bounded in time and

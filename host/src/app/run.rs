@@ -46,7 +46,8 @@ fn run_dir(given: Option<&str>, cwd: &Path, caller: Caller) -> Result<PathBuf, F
             )
             .create(&dir)
             .context(|| format!("creating run dir {}", dir.display()))?;
-            crate::private_fs::check_given_dir(&dir, sharing).map_err(Failure::new)?;
+            crate::private_fs::check_given_dir(&dir, sharing)
+                .map_err(|err| Failure::new(err.to_string()))?;
             Ok(dir)
         }
         None => crate::private_fs::private_temp_dir("gsd-lane-run-")
@@ -213,7 +214,7 @@ pub fn run(
         egress: egress.as_ref(),
         handler_override: module.map(|(_, handler)| handler),
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
-            .map_err(Failure::usage)?,
+            .map_err(|err| Failure::usage(err.to_string()))?,
     };
     crate::timing::mark("run dir, prompt, egress store and sandbox mode");
     confine(context, &setup)?;

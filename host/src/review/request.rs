@@ -52,7 +52,8 @@ pub fn resolve(context: &Context, given: &ReviewArgs) -> Result<Result<Request, 
     } else {
         (given.clone(), None)
     };
-    let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
+    let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox)
+        .map_err(|err| usage(&err.to_string()))?;
     super::captured::inline_bound(&config).map_err(|err| usage(&err.to_string()))?;
     confine(context, sandbox)?;
     let subject = subject::locate(context, &args, &config)?;
