@@ -166,7 +166,7 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sa
                     "binary": spawn.binary,
                     "path": found.map(|p| p.display().to_string()),
                     "version": version.as_ref().ok().cloned().flatten(),
-                    "version_error": version.err(),
+                    "version_error": version.err().map(|err| err.code().to_owned()),
                 });
             }
             if let Some(http) = admitted.plan.http() {

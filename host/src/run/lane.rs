@@ -199,13 +199,13 @@ const VERSION_BYTES: usize = 4096;
 ///
 /// # Errors
 ///
-/// The spawn error's code (`ETIMEDOUT` past the bound, …) when the query failed: said, never
-/// taken for a program without a version.
+/// The spawn error (its [`gsd_lane_sdk::SpawnError::code`] is `ETIMEDOUT` past the bound, …)
+/// when the query failed: said, never taken for a program without a version.
 pub fn version_of(
     lane: &Lane,
     admitted: &Admitted<'_>,
     setup: &RunSetup<'_>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, gsd_lane_sdk::SpawnError> {
     let Some(spawn) = admitted.plan.spawn() else {
         return Ok(None);
     };
@@ -220,8 +220,8 @@ pub fn version_of(
             VERSION_TIMEOUT,
         ),
     );
-    if let Some(error) = &report.error {
-        return Err(error.code().to_owned());
+    if let Some(error) = report.error {
+        return Err(error);
     }
     let text = if report.stdout.trim().is_empty() {
         report.stderr

@@ -633,7 +633,13 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(granted.is_err() && other.is_err()),
-            _ => assert_eq!((granted, other), (Ok((true, true)), Ok((true, true)))),
+            _ => assert_eq!(
+                (
+                    granted.map_err(|err| err.to_string()),
+                    other.map_err(|err| err.to_string())
+                ),
+                (Ok((true, true)), Ok((true, true)))
+            ),
         }
     }
 
@@ -650,7 +656,7 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(outcome.is_err()),
-            _ => assert_eq!(outcome, Ok((true, true))),
+            _ => assert_eq!(outcome.map_err(|err| err.to_string()), Ok((true, true))),
         }
     }
 
@@ -666,7 +672,7 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(outcome.is_err()),
-            _ => assert_eq!(outcome, Ok(true)),
+            _ => assert_eq!(outcome.map_err(|err| err.to_string()), Ok(true)),
         }
     }
 
