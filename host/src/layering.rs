@@ -3,6 +3,9 @@
 //! below (`review`, `code_review`, `verdict`, `run`, `sandbox`, `trust`, `manifest`, `config`,
 //! `registry`, `context`, `plan` and the rest) takes what it needs as values, so a stage never
 //! reaches back into the layer that calls it (issue 25, item 6).
+//!
+//! Errors are typed per area (issue 25, item 6): no function in `src` returns a bare
+//! `String` as its error, which the same scan checks.
 
 use std::path::{Path, PathBuf};
 
@@ -141,4 +144,123 @@ fn the_check_sees_each_way_of_naming_a_higher_layer() {
         non_test_code("//! says `#[cfg(test)]` in prose\nuse crate::app::X;\n"),
         "//! says `#[cfg(test)]` in prose\nuse crate::app::X;\n"
     );
+}
+
+/// `code` without its `//` comments (line by line; line numbers are kept).
+fn without_comments(code: &str) -> String {
+    code.lines()
+        .map(|line| line.find("//").map_or(line, |at| &line[..at]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each `Result<…, String>` in `code` (an error that is a bare string instead of a typed
+/// value), as `line: text`; nested generics, tuples and `->` inside the brackets are followed.
+fn string_errors(code: &str) -> Vec<String> {
+    let code = without_comments(code);
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let open = at + "Result<".len();
+        let mut depth = 1usize;
+        // The last two top-level commas: a trailing comma leaves the error before the last.
+        let mut commas = [None, None];
+        let mut close = None;
+        for (i, &byte) in bytes.iter().enumerate().skip(open) {
+            match byte {
+                b'<' | b'(' | b'[' => depth += 1,
+                b'>' if i > 0 && bytes[i - 1] == b'-' => {}
+                b'>' | b')' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas = [commas[1], Some(i)],
+                b';' | b'{' | b'}' => break,
+                _ => {}
+            }
+        }
+        let (Some(last), Some(close)) = (commas[1], close) else {
+            continue;
+        };
+        let error = match code[last + 1..close].trim() {
+            "" => commas[0].map_or("", |before| code[before + 1..last].trim()),
+            error => error,
+        };
+        if matches!(
+            error,
+            "String" | "std::string::String" | "alloc::string::String"
+        ) {
+            let line = code[..at].matches('\n').count() + 1;
+            let text: String = code[at..=close]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            found.push(format!("{line}: {text}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_function_returns_a_string_error() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        // This file spells the pattern in its own test cases.
+        if relative == Path::new("layering.rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file)
+            .unwrap_or_else(|err| panic!("reading {}: {err}", file.display()));
+        for hit in string_errors(&source) {
+            found.push(format!("{}:{hit}", relative.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these return a bare `String` as their error; give the area an error enum whose \
+         variants carry the path, field or errno and whose Display says what and the fix (see \
+         src/trust/error.rs, src/sandbox/error.rs):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_each_spelling_of_a_string_error() {
+    for code in [
+        "fn f() -> Result<(), String> {",
+        "fn f() -> Result<Option<Vec<u8>>, String> {",
+        "fn f() -> Result<(PathBuf, File), String> {",
+        "fn f() -> Result<\n    Vec<(String, Level)>,\n    String,\n> {",
+        "type Slot = Arc<OnceLock<Result<Grants, String>>>;",
+        "let all = it.collect::<Result<Vec<PathBuf>, String>>()?;",
+        "fn f() -> std::result::Result<u8, std::string::String> {",
+        "fn f() -> Result<Box<dyn Fn() -> u8>, String> {",
+    ] {
+        assert_eq!(string_errors(code).len(), 1, "missed: {code}");
+    }
+    for code in [
+        "fn f() -> Result<String, Failure> {",
+        "fn f() -> Result<BTreeMap<String, String>, Failure> {",
+        "fn f() -> io::Result<String> {",
+        "fn f() -> Result<(), (u8, String)> {",
+        "// fn f() -> Result<(), String> {",
+        "fn f() -> IoResult<u8, String> {",
+        "fn f() -> Result<(), StringError> {",
+    ] {
+        assert!(string_errors(code).is_empty(), "false hit: {code}");
+    }
 }

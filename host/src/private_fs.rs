@@ -362,9 +362,8 @@ impl std::fmt::Display for GivenDirError {
 impl std::error::Error for GivenDirError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            GivenDirError::Unreadable { source, .. } | GivenDirError::CurrentUser { source, .. } => {
-                Some(source)
-            }
+            GivenDirError::Unreadable { source, .. }
+            | GivenDirError::CurrentUser { source, .. } => Some(source),
             _ => None,
         }
     }

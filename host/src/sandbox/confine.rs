@@ -81,9 +81,7 @@ pub fn confine_current_thread(confinement: &Confinement) -> Result<(), ConfineEr
 /// What failed, naming the path, when a root cannot be resolved, the `TMPDIR` cannot be made
 /// or a path cannot be passed.
 #[cfg(target_os = "linux")]
-pub fn view_for(
-    confinement: &Confinement,
-) -> Result<Option<super::namespace::View>, ConfineError> {
+pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::View>, ConfineError> {
     if !confinement.is_restricted() {
         return Ok(None);
     }
@@ -100,11 +98,10 @@ pub fn view_for(
                     source,
                 })?;
             }
-            root.canonicalize()
-                .map_err(|source| ConfineError::Resolve {
-                    path: root.clone(),
-                    source,
-                })
+            root.canonicalize().map_err(|source| ConfineError::Resolve {
+                path: root.clone(),
+                source,
+            })
         })
         .collect::<Result<Vec<PathBuf>, ConfineError>>()?;
     let in_a_root = |path: &Path| roots.iter().any(|root| path.starts_with(root));

@@ -321,8 +321,7 @@ mod imp {
             let index = grants.dirs.len();
             grants.dirs.push((dir.clone(), dir_identity));
             for entry in listing {
-                let entry =
-                    entry.map_err(|err| LandlockError::io(LandlockStep::List, dir, err))?;
+                let entry = entry.map_err(|err| LandlockError::io(LandlockStep::List, dir, err))?;
                 if on_path.contains(&entry.path()) {
                     continue;
                 }
@@ -469,8 +468,8 @@ mod imp {
         let mut ruleset = new_ruleset()?;
         add_grants(&mut ruleset, grants, &key)?;
         for path in usable_writable(&key, writable) {
-            let file =
-                open_path(&path).map_err(|err| LandlockError::io(LandlockStep::Open, &path, err))?;
+            let file = open_path(&path)
+                .map_err(|err| LandlockError::io(LandlockStep::Open, &path, err))?;
             let meta = file
                 .metadata()
                 .map_err(|err| LandlockError::io(LandlockStep::Inspect, &path, err))?;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::confine::{Confinement, Mechanism};
 use super::detect::session::Session;
-use super::error::{ModeError, ViewRefused};
 use super::detect::{Bounds, Comparison, Skip, Snapshot};
+use super::error::{ModeError, ViewRefused};
 use super::landlock::{self, Support};
 use super::roots::{self, Roots};
 use super::watchdog;
@@ -34,12 +34,14 @@ pub fn run_mode(
     }
     let mode = match config.get("review.sandbox") {
         None | Some(serde_json::Value::Null) => SandboxMode::default(),
-        Some(value) => value
-            .as_str()
-            .and_then(SandboxMode::parse)
-            .ok_or_else(|| ModeError::Config {
-                value: value.to_string(),
-            })?,
+        Some(value) => {
+            value
+                .as_str()
+                .and_then(SandboxMode::parse)
+                .ok_or_else(|| ModeError::Config {
+                    value: value.to_string(),
+                })?
+        }
     };
     if mode != SandboxMode::Enforce {
         crate::output::eprint_line(&format!(
