@@ -2,7 +2,9 @@
 //! (`cli`, `app`, and `api`, the library's door to `cli`) may name `app` or `cli`. Everything
 //! below (`review`, `code_review`, `verdict`, `run`, `sandbox`, `trust`, `manifest`, `config`,
 //! `registry`, `context`, `plan` and the rest) takes what it needs as values, so a stage never
-//! reaches back into the layer that calls it (issue 25, item 6).
+//! reaches back into the layer that calls it (issue 25, item 6). Below that, `run` (one lane:
+//! admit, probe, execute) names neither `review` nor `verdict`, the layers that read its result:
+//! what both sides need (the model record, the citation scanner) lives in `lane_result`.
 //!
 //! Errors are typed per area (issue 25, item 6): no function in `src` returns a bare
 //! `String` as its error, which the same scan checks.
@@ -22,6 +24,9 @@ const COMMAND_LAYERS: [&str; 6] = [
 
 /// The modules a lower layer must never name.
 const HIGHER: [&str; 2] = ["app", "cli"];
+
+/// Further edges that point up: the top-level module, and the modules it must never name.
+const FORBIDDEN: [(&str, &[&str]); 1] = [("run", &["review", "verdict"])];
 
 /// Every `.rs` file under `dir`, sorted (a directory that cannot be read fails the test).
 fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
@@ -55,13 +60,19 @@ fn non_test_code(source: &str) -> &str {
 /// Each path in `code` that names a higher layer from the crate root (`crate::app`,
 /// `super::cli`, `crate::{app, ..}`), as `line: text`.
 fn higher_references(code: &str) -> Vec<String> {
+    references(code, &HIGHER)
+}
+
+/// Each path in `code` that names one of `modules` from the crate root (`crate::review`,
+/// `super::verdict`, `crate::{review, ..}`), as `line: text`.
+fn references(code: &str, modules: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     for (number, line) in code.lines().enumerate() {
         let text = line.trim();
         if text.starts_with("//") {
             continue;
         }
-        let names_higher = HIGHER.iter().any(|module| {
+        let names_higher = modules.iter().any(|module| {
             ["crate::", "super::"].iter().any(|root| {
                 let direct = format!("{root}{module}");
                 line.match_indices(&direct).any(|(at, _)| {
@@ -80,7 +91,8 @@ fn higher_references(code: &str) -> Vec<String> {
     found
 }
 
-/// Every reference from a lower layer to `app` or `cli` in `src`, as `file:line: text`.
+/// Every reference from a lower layer to `app` or `cli` in `src`, and every edge of
+/// [`FORBIDDEN`], as `file:line: text`.
 fn lower_to_higher(src: &Path) -> Vec<String> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
@@ -97,7 +109,15 @@ fn lower_to_higher(src: &Path) -> Vec<String> {
         }
         let source = std::fs::read_to_string(&file)
             .unwrap_or_else(|err| panic!("reading {}: {err}", file.display()));
-        for hit in higher_references(non_test_code(&source)) {
+        let code = non_test_code(&source);
+        let mut hits = higher_references(code);
+        for (module, never) in FORBIDDEN {
+            let top_module = top.strip_suffix(".rs").unwrap_or(top);
+            if top_module == module {
+                hits.extend(references(code, never));
+            }
+        }
+        for hit in hits {
             found.push(format!("{}:{hit}", relative.display()));
         }
     }
@@ -110,7 +130,8 @@ fn no_lower_layer_imports_app_or_cli() {
     let found = lower_to_higher(&src);
     assert!(
         found.is_empty(),
-        "these lower layers name `app` or `cli` (move what they need below, or pass it in):\n{}",
+        "these lower layers name a layer above them (`app` or `cli`; `review` or `verdict` from \
+         `run`): move what they need below, or pass it in:\n{}",
         found.join("\n")
     );
 }
@@ -135,6 +156,25 @@ fn the_check_sees_each_way_of_naming_a_higher_layer() {
         "use crate::client::X;",
     ] {
         assert!(higher_references(line).is_empty(), "false hit: {line}");
+    }
+    let run_never = FORBIDDEN
+        .iter()
+        .find(|(module, _)| *module == "run")
+        .map(|(_, never)| *never)
+        .expect("a rule for run");
+    for line in [
+        "use crate::review::model_record::ModelRecord;",
+        "    crate::verdict::citations::find(text)",
+        "use crate::{config, verdict};",
+    ] {
+        assert_eq!(references(line, run_never).len(), 1, "missed: {line}");
+    }
+    for line in [
+        "use crate::lane_result::model_record;",
+        "use crate::reviewer::X;",
+        "let review = 1;",
+    ] {
+        assert!(references(line, run_never).is_empty(), "false hit: {line}");
     }
     assert_eq!(
         non_test_code("use crate::config;\n#[cfg(test)]\nmod tests { use crate::cli::Cli; }"),

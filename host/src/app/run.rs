@@ -340,7 +340,7 @@ fn with_run_dir(mut value: serde_json::Value, run_dir: Option<&Path>) -> serde_j
 fn unavailable_json(slug: &str, refusal: &Refusal, run_dir: Option<&Path>) -> serde_json::Value {
     with_run_dir(
         json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail,
-               "model": crate::review::model_record::ModelRecord::unknown().to_json()}),
+               "model": crate::lane_result::model_record::ModelRecord::unknown().to_json()}),
         run_dir,
     )
 }

@@ -66,7 +66,7 @@ pub struct Completion {
     /// True when that stub is the handler's own (antigravity's), which gets no `Diagnosis:`.
     pub own_stub: bool,
     /// The model this run used, as far as it can be told (upstream #3649, §3).
-    pub model: crate::review::model_record::ModelRecord,
+    pub model: crate::lane_result::model_record::ModelRecord,
     /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
     pub stdout_head: Option<String>,
     /// The model the handler found in the tool's own records (antigravity's transcript).
@@ -339,20 +339,20 @@ fn model_of(
     plan: &LanePlan,
     setup: &RunSetup<'_>,
     completion: &Completion,
-) -> crate::review::model_record::ModelRecord {
+) -> crate::lane_result::model_record::ModelRecord {
     let stderr_head =
         crate::private_fs::read_run_file(Path::new(&plan.err_path), BANNER_HEAD_BYTES as u64)
             .ok()
             .flatten()
             .map(|(bytes, more)| head_of(&String::from_utf8_lossy(&bytes), more));
-    let seen = crate::review::model_record::Seen {
+    let seen = crate::lane_result::model_record::Seen {
         served: completion.observed.served_model.clone(),
         requested: completion.observed.requested_model.clone(),
         stdout_head: completion.stdout_head.clone(),
         stderr_head,
         transcript: completion.handler_model.clone(),
     };
-    crate::review::model_record::of_run(
+    crate::lane_result::model_record::of_run(
         plan,
         lane,
         &seen,
@@ -621,7 +621,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         plan: plan.clone(),
         stubbed: false,
         own_stub: false,
-        model: crate::review::model_record::ModelRecord::unknown(),
+        model: crate::lane_result::model_record::ModelRecord::unknown(),
         stdout_head: None,
         handler_model: None,
         probe: String::new(),
