@@ -311,15 +311,26 @@ impl Effective {
         }
     }
 
-    /// `{"mode", "mechanism", "detail"}`: the `sandbox` member of `run --json` and
-    /// `invoke --json` (`detail` is [`Effective::describe`]).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "mode": self.mode().as_str(),
-            "mechanism": self.mechanism(),
-            "detail": self.describe(),
-        })
+    /// The `sandbox` member of `run --json`, `invoke --json` and `doctor --json`.
+    pub fn report(&self) -> SandboxReport {
+        SandboxReport {
+            mode: self.mode().as_str(),
+            mechanism: self.mechanism(),
+            detail: self.describe(),
+        }
     }
+}
+
+/// `{"mode", "mechanism", "detail"}`: how a lane's processes are confined, as command output
+/// gives it ([`Effective::report`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SandboxReport {
+    /// The sandbox mode (`enforce`, `detect`, `off`).
+    pub mode: &'static str,
+    /// What applies it (`view`, `landlock`, `none`).
+    pub mechanism: &'static str,
+    /// In words ([`Effective::describe`]).
+    pub detail: String,
 }
 
 /// What `enforce` amounts to in this process, and why the read-only view is not it when it
