@@ -384,7 +384,13 @@ mod tests {
         let path = dir.path().join("consent.json");
         fs::create_dir(&path).expect("a directory where the file should be");
         fs::write(path.join("keep"), b"x").expect("write");
-        assert!(replace_file(&path, b"new", 0o600).is_err());
+        let err = replace_file(&path, b"new", 0o600).expect_err("a directory is in the way");
+        assert!(matches!(err, ReplaceError::Rename { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("replacing {}: ", path.display())),
+            "{err}"
+        );
         assert_eq!(names(dir.path()).len(), 1, "{:?}", names(dir.path()));
         assert!(path.join("keep").is_file());
     }

@@ -297,3 +297,63 @@ impl std::error::Error for WatchdogError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_names_what_it_concerns() {
+        let denied = || io::Error::from(io::ErrorKind::PermissionDenied);
+        for (step, verb) in [
+            (LandlockStep::Open, "opening /r/a"),
+            (LandlockStep::List, "listing /r/a"),
+            (LandlockStep::Inspect, "inspecting /r/a"),
+            (LandlockStep::Identify, "/r/a: "),
+        ] {
+            let text = LandlockError::io(step, "/r/a", denied()).to_string();
+            assert!(text.starts_with(verb), "{text}");
+        }
+        let too_many = LandlockError::TooManyRules {
+            roots: vec![PathBuf::from("/r/a"), PathBuf::from("/r/b")],
+            dir: PathBuf::from("/r"),
+            max: 7,
+        }
+        .to_string();
+        for needed in [
+            "/r/a, /r/b",
+            "more than 7 entries",
+            "(/r among",
+            "--sandbox detect",
+        ] {
+            assert!(too_many.contains(needed), "{needed}: {too_many}");
+        }
+        // Confinement passes the Landlock error through as it is, and names its own paths.
+        let inner = LandlockError::NotEnforced;
+        assert_eq!(
+            ConfineError::from(inner.clone()).to_string(),
+            inner.to_string()
+        );
+        let created = ConfineError::CreateDir {
+            path: PathBuf::from("/t/x.tmp"),
+            source: denied(),
+        };
+        assert!(created.to_string().starts_with("creating /t/x.tmp: "));
+        assert!(std::error::Error::source(&created).is_some());
+        assert_eq!(
+            ModeError::Config {
+                value: "\"Off\"".to_owned()
+            }
+            .to_string(),
+            ".planning/config.json: review.sandbox is \"Off\", expected one of enforce, detect, off"
+        );
+        assert_eq!(
+            ModeError::Flag.to_string(),
+            "expected one of enforce, detect, off"
+        );
+        assert_eq!(
+            ViewRefused::Disabled.to_string(),
+            format!("{} is set", super::super::policy::NO_NAMESPACES_VAR)
+        );
+    }
+}
