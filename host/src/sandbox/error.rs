@@ -140,7 +140,13 @@ impl std::fmt::Display for LandlockError {
             LandlockError::Grant { path, detail } => {
                 write!(f, "granting {}: {detail}", path.display())
             }
-            LandlockError::NotEnforced => f.write_str("Landlock is not enforced on this system"),
+            LandlockError::NotEnforced => write!(
+                f,
+                "Landlock is not enforced on this system: no lane was started. Let the read-only \
+                 view confine the lanes (allow unprivileged user namespaces, and unset {} if \
+                 set), or pass --sandbox detect",
+                super::policy::NO_NAMESPACES_VAR
+            ),
             #[cfg(not(target_os = "linux"))]
             LandlockError::NotLinux => f.write_str("Landlock exists only on Linux"),
         }
