@@ -70,9 +70,12 @@ impl std::fmt::Display for ReplaceError {
             ReplaceError::CreateTemp { temp, source } => {
                 write!(f, "creating {}: {source}", temp.display())
             }
-            ReplaceError::NoTempName { path } => {
-                write!(f, "creating a temporary file next to {}", path.display())
-            }
+            ReplaceError::NoTempName { path } => write!(
+                f,
+                "creating a temporary file next to {}: every name tried was taken (remove the \
+                 stale `.tmp.` files beside it)",
+                path.display()
+            ),
             ReplaceError::Write { temp, source } => {
                 write!(f, "writing {}: {source}", temp.display())
             }
