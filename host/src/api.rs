@@ -182,7 +182,7 @@ pub mod trust {
 pub mod verdict {
     /// The verdict bench computes verdicts; `has_source_citation` is the citation stamp's
     /// test (upstream #3436), the same finder the verdict counts citations with.
-    pub use crate::verdict::citations::{find, has_source_citation, Citation};
+    pub use crate::lane_result::citations::{find, has_source_citation, Citation};
     /// The verdict bench.
     pub use crate::verdict::{compute, model::Verdict, repo::Repo};
 }

@@ -25,6 +25,82 @@ pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 /// Most directory entries looked at by one sweep (bounded work on a huge directory).
 const SWEEP_SCAN_LIMIT: usize = 10_000;
 
+/// Why a file could not be replaced; the old content is intact and no temporary file is left.
+/// Each variant names the step and the path it concerned.
+#[derive(Debug)]
+pub enum ReplaceError {
+    /// The temporary file could not be created.
+    CreateTemp {
+        /// The temporary file.
+        temp: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Every temporary name tried next to the file was taken.
+    NoTempName {
+        /// The file being replaced.
+        path: PathBuf,
+    },
+    /// Writing, or syncing, the temporary file failed (the caller's own content error too).
+    Write {
+        /// The temporary file.
+        temp: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Renaming the temporary file over the file failed.
+    Rename {
+        /// The file being replaced.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Syncing the directory after the rename failed (the new content is in place).
+    SyncDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for ReplaceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplaceError::CreateTemp { temp, source } => {
+                write!(f, "creating {}: {source}", temp.display())
+            }
+            ReplaceError::NoTempName { path } => write!(
+                f,
+                "creating a temporary file next to {}: every name tried was taken (remove the \
+                 stale `.tmp.` files beside it)",
+                path.display()
+            ),
+            ReplaceError::Write { temp, source } => {
+                write!(f, "writing {}: {source}", temp.display())
+            }
+            ReplaceError::Rename { path, source } => {
+                write!(f, "replacing {}: {source}", path.display())
+            }
+            ReplaceError::SyncDir { dir, source } => {
+                write!(f, "syncing {}: {source}", dir.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReplaceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReplaceError::CreateTemp { source, .. }
+            | ReplaceError::Write { source, .. }
+            | ReplaceError::Rename { source, .. }
+            | ReplaceError::SyncDir { source, .. } => Some(source),
+            ReplaceError::NoTempName { .. } => None,
+        }
+    }
+}
+
 /// Replaces `path` with `bytes` atomically and durably; the parent directory must exist.
 ///
 /// On Unix the new file gets exactly `mode` (`0o600` for private files); elsewhere `mode` is
@@ -33,7 +109,7 @@ const SWEEP_SCAN_LIMIT: usize = 10_000;
 /// # Errors
 ///
 /// The I/O error of the failing step, with the path it concerned.
-pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ReplaceError> {
     replace_file_with(path, mode, Durability::Synced, |file| file.write_all(bytes))
 }
 
@@ -59,7 +135,7 @@ pub fn replace_file_with(
     mode: u32,
     durability: Durability,
     fill: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
-) -> Result<(), String> {
+) -> Result<(), ReplaceError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -72,15 +148,21 @@ pub fn replace_file_with(
             Durability::Synced => file.sync_all(),
             Durability::Unsynced => Ok(()),
         })
-        .map_err(|e| format!("writing {}: {e}", temp.display()));
+        .map_err(|source| ReplaceError::Write {
+            temp: temp.clone(),
+            source,
+        });
     drop(file);
     if let Err(err) = written {
         let _ = fs::remove_file(&temp);
         return Err(err);
     }
-    if let Err(err) = rename_with_retry(&temp, path) {
+    if let Err(source) = rename_with_retry(&temp, path) {
         let _ = fs::remove_file(&temp);
-        return Err(format!("replacing {}: {err}", path.display()));
+        return Err(ReplaceError::Rename {
+            path: path.to_path_buf(),
+            source,
+        });
     }
     sync_dir(dir)
 }
@@ -149,7 +231,7 @@ fn sweep_stale_temps(path: &Path) {
     }
 }
 
-fn create_temp(path: &Path) -> Result<(PathBuf, fs::File), String> {
+fn create_temp(path: &Path) -> Result<(PathBuf, fs::File), ReplaceError> {
     let name = path
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
@@ -166,13 +248,12 @@ fn create_temp(path: &Path) -> Result<(PathBuf, fs::File), String> {
         match options.open(&temp) {
             Ok(file) => return Ok((temp, file)),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("creating {}: {e}", temp.display())),
+            Err(source) => return Err(ReplaceError::CreateTemp { temp, source }),
         }
     }
-    Err(format!(
-        "creating a temporary file next to {}",
-        path.display()
-    ))
+    Err(ReplaceError::NoTempName {
+        path: path.to_path_buf(),
+    })
 }
 
 fn rename_with_retry(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -196,7 +277,7 @@ fn rename_with_retry(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Fsyncs the directory, tolerating the errors platforms give for directory handles.
-fn sync_dir(dir: &Path) -> Result<(), String> {
+fn sync_dir(dir: &Path) -> Result<(), ReplaceError> {
     let tolerated = |e: &std::io::Error| {
         matches!(
             e.kind(),
@@ -210,7 +291,10 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
     match fs::File::open(dir).and_then(|d| d.sync_all()) {
         Ok(()) => Ok(()),
         Err(e) if tolerated(&e) => Ok(()),
-        Err(e) => Err(format!("syncing {}: {e}", dir.display())),
+        Err(source) => Err(ReplaceError::SyncDir {
+            dir: dir.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -303,7 +387,13 @@ mod tests {
         let path = dir.path().join("consent.json");
         fs::create_dir(&path).expect("a directory where the file should be");
         fs::write(path.join("keep"), b"x").expect("write");
-        assert!(replace_file(&path, b"new", 0o600).is_err());
+        let err = replace_file(&path, b"new", 0o600).expect_err("a directory is in the way");
+        assert!(matches!(err, ReplaceError::Rename { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("replacing {}: ", path.display())),
+            "{err}"
+        );
         assert_eq!(names(dir.path()).len(), 1, "{:?}", names(dir.path()));
         assert!(path.join("keep").is_file());
     }

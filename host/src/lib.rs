@@ -28,6 +28,7 @@ pub(crate) mod dynamic;
 pub(crate) mod error;
 pub(crate) mod fsutil;
 pub(crate) mod jsonpos;
+pub(crate) mod lane_result;
 #[cfg(test)]
 mod layering;
 pub(crate) mod limits;

@@ -290,6 +290,85 @@ pub enum Sharing {
     WorkingDirectory,
 }
 
+/// Why a given run dir is refused ([`check_given_dir`]); each names the directory and the fix.
+#[derive(Debug)]
+pub enum GivenDirError {
+    /// It cannot be looked at (missing, unreadable).
+    Unreadable {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// It is not a directory.
+    NotADirectory {
+        /// The path given.
+        dir: PathBuf,
+    },
+    /// Others may create entries in it.
+    Writable {
+        /// The directory.
+        dir: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// This process's user could not be told.
+    CurrentUser {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// Another user owns it.
+    ForeignOwner {
+        /// The directory.
+        dir: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// This process's effective user id.
+        me: u32,
+    },
+}
+
+impl std::fmt::Display for GivenDirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |dir: &Path| crate::output::neutralize(&dir.display().to_string());
+        match self {
+            GivenDirError::Unreadable { dir, source } => {
+                write!(f, "run dir {}: {source}", shown(dir))
+            }
+            GivenDirError::NotADirectory { dir } => {
+                write!(f, "run dir {} is not a directory", shown(dir))
+            }
+            GivenDirError::Writable { dir, mode } => write!(
+                f,
+                "run dir {} is writable by {} (mode {:o}): others could plant entries in it; use a private directory (chmod go-w, or omit --run-dir for a fresh 0700 one)",
+                shown(dir),
+                if mode & 0o002 != 0 { "everyone" } else { "its group" },
+                mode & 0o7777
+            ),
+            GivenDirError::CurrentUser { dir, source } => {
+                write!(f, "checking run dir {}: {source}", shown(dir))
+            }
+            GivenDirError::ForeignOwner { dir, owner, me } => write!(
+                f,
+                "run dir {} is owned by another user (uid {owner}, you are {me}): they could plant entries in it; use a directory of your own",
+                shown(dir)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GivenDirError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GivenDirError::Unreadable { source, .. }
+            | GivenDirError::CurrentUser { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// Refuses a given run dir that is not a directory, is writable by others (by its group too,
 /// for [`Sharing::Private`]), or is owned by another user: anyone else who can create entries
 /// there could plant links under the names gsd-lane writes.
@@ -297,11 +376,15 @@ pub enum Sharing {
 /// # Errors
 ///
 /// The reason, naming the directory and the fix.
-pub fn check_given_dir(dir: &Path, sharing: Sharing) -> Result<(), String> {
-    let shown = crate::output::neutralize(&dir.display().to_string());
-    let meta = fs::metadata(dir).map_err(|err| format!("run dir {shown}: {err}"))?;
+pub fn check_given_dir(dir: &Path, sharing: Sharing) -> Result<(), GivenDirError> {
+    let meta = fs::metadata(dir).map_err(|source| GivenDirError::Unreadable {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     if !meta.is_dir() {
-        return Err(format!("run dir {shown} is not a directory"));
+        return Err(GivenDirError::NotADirectory {
+            dir: dir.to_path_buf(),
+        });
     }
     #[cfg(unix)]
     {
@@ -312,18 +395,21 @@ pub fn check_given_dir(dir: &Path, sharing: Sharing) -> Result<(), String> {
             Sharing::WorkingDirectory => 0o002,
         };
         if mode & refused != 0 {
-            return Err(format!(
-                "run dir {shown} is writable by {} (mode {:o}): others could plant entries in it; use a private directory (chmod go-w, or omit --run-dir for a fresh 0700 one)",
-                if mode & 0o002 != 0 { "everyone" } else { "its group" },
-                mode & 0o7777
-            ));
+            return Err(GivenDirError::Writable {
+                dir: dir.to_path_buf(),
+                mode,
+            });
         }
-        let me = current_uid().map_err(|err| format!("checking run dir {shown}: {err}"))?;
+        let me = current_uid().map_err(|source| GivenDirError::CurrentUser {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         if meta.uid() != me {
-            return Err(format!(
-                "run dir {shown} is owned by another user (uid {}, you are {me}): they could plant entries in it; use a directory of your own",
-                meta.uid()
-            ));
+            return Err(GivenDirError::ForeignOwner {
+                dir: dir.to_path_buf(),
+                owner: meta.uid(),
+                me,
+            });
         }
     }
     Ok(())
@@ -457,7 +543,9 @@ mod tests {
             (0o1777, "everyone"),
         ] {
             fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).expect("chmod");
-            let why = check_given_dir(&dir, Sharing::Private).expect_err("refused");
+            let why = check_given_dir(&dir, Sharing::Private)
+                .expect_err("refused")
+                .to_string();
             assert!(why.contains(word), "{why}");
         }
         // The working directory `invoke` defaults to may be group-writable, never world-writable.

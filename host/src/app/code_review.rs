@@ -51,11 +51,20 @@ pub fn explicit_from_argv(context: &Context, args: &ExplicitArgs) -> Result<u8, 
     }
     notices.flush();
     if args.json {
-        output::print_json(&serde_json::json!({"explicit": named.slugs}));
+        output::print_serialized(&ExplicitOutput {
+            explicit: &named.slugs,
+        });
     } else if !named.slugs.is_empty() {
         output::print(&format!("{}\n", named.csv()));
     }
     Ok(0)
+}
+
+/// `explicit-from-argv --json`: the slugs the lane flags name.
+#[derive(Debug, serde::Serialize)]
+struct ExplicitOutput<'a> {
+    /// Active lanes' slugs, sorted, each once.
+    explicit: &'a [String],
 }
 
 /// Why the lane of `flag` cannot run (inactive or retired).

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::Context;
 use crate::error::Failure;
@@ -40,7 +40,7 @@ pub struct DoctorArgs {
 }
 
 /// One problem and the command (or edit) that fixes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     /// What is wrong.
     pub problem: String,
@@ -149,10 +149,10 @@ fn scratch_for(
 }
 
 /// Checks one active lane.
-fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sandbox) -> Value {
+fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sandbox) -> Row {
     let mut problems = Vec::new();
-    let mut program = Value::Null;
-    let mut destination = Value::Null;
+    let mut program = None;
+    let mut destination = None;
     let probe = match lane::admit(lane, setup) {
         Err(refusal) => Err(refusal),
         Ok(admitted) => {
@@ -162,61 +162,66 @@ fn check_lane(context: &Context, lane: &Lane, setup: &RunSetup<'_>, sandbox: &Sa
                 let version = found
                     .as_ref()
                     .map_or(Ok(None), |_| lane::version_of(lane, &admitted, setup));
-                program = json!({
-                    "binary": spawn.binary,
-                    "path": found.map(|p| p.display().to_string()),
-                    "version": version.as_ref().ok().cloned().flatten(),
-                    "version_error": version.err(),
+                let (version, version_error) = match version {
+                    Ok(version) => (version, None),
+                    Err(err) => (None, Some(err.code().to_owned())),
+                };
+                program = Some(Program {
+                    binary: spawn.binary.clone(),
+                    path: found.map(|p| p.display().to_string()),
+                    version,
+                    version_error,
                 });
             }
             if let Some(http) = admitted.plan.http() {
-                destination = json!(http.host);
+                destination = Some(http.host.clone());
             }
             lane::probe_lane(lane, &admitted, setup)
         }
     };
-    let probe_json = match &probe {
-        Ok(verdict) => json!({"ok": true, "verdict": verdict}),
+    let probe = match probe {
+        Ok(verdict) => ProbeRow::passed(verdict),
         Err(refusal) => {
             problems.push(Problem {
                 problem: format!("{}: {}", refusal.reason, refusal.detail),
-                fix: fix_for(lane, refusal),
+                fix: fix_for(lane, &refusal),
             });
-            json!({"ok": false, "reason": refusal.reason, "detail": refusal.detail})
+            ProbeRow::refused(ProbeReason::Refused(refusal.reason), refusal.detail)
         }
     };
     problems.extend(readiness(lane, &context.project_root));
     Row {
-        slug: &lane.slug,
-        id: &lane.capability_id,
+        slug: lane.slug.clone(),
+        id: lane.capability_id.clone(),
         scope: lane.scope,
-        path: &lane.path,
+        source: lane.path.display().to_string(),
+        ready: problems.is_empty(),
         program,
-        probe: probe_json,
+        probe,
         trust: trust_state(lane),
         destination,
-        settings: crate::plan::entry::settings(lane, setup.config),
+        settings: crate::plan::entry::setting_rows(lane, setup.config),
         sandbox: sandbox.for_lane(lane, setup.config),
         problems,
     }
-    .to_json()
 }
 
 /// Reports a discovered lane that is not active.
-fn check_inactive(entry: &Entry) -> Value {
+fn check_inactive(entry: &Entry) -> Row {
     let reason = entry.skip.as_ref().map_or("", |s| s.reason.as_str());
     let problems = vec![Problem {
         problem: format!("not active: {reason}"),
         fix: crate::registry::inactive::fix(entry),
     }];
     Row {
-        slug: entry.slug.as_deref().unwrap_or(&entry.id),
-        id: &entry.id,
+        slug: entry.slug.clone().unwrap_or_else(|| entry.id.clone()),
+        id: entry.id.clone(),
         scope: entry.scope,
-        path: &entry.path,
-        program: Value::Null,
-        probe: json!({"ok": false, "reason": "inactive", "detail": reason}),
-        settings: json!([]),
+        source: entry.path.display().to_string(),
+        ready: false,
+        program: None,
+        probe: ProbeRow::refused(ProbeReason::Inactive, reason.to_owned()),
+        settings: Vec::new(),
         trust: if entry
             .skip
             .as_ref()
@@ -226,11 +231,10 @@ fn check_inactive(entry: &Entry) -> Value {
         } else {
             "not loaded"
         },
-        destination: Value::Null,
-        sandbox: Value::Null,
+        destination: None,
+        sandbox: None,
         problems,
     }
-    .to_json()
 }
 
 /// How this machine confines a spawn lane under the configured mode, and why that mechanism:
@@ -277,19 +281,24 @@ impl Sandbox {
         }
     }
 
-    /// The row's `sandbox` member for `lane` (`null` for a lane that starts no process).
-    fn for_lane(&self, lane: &Lane, config: &crate::config::ProjectConfig) -> Value {
+    /// The row's `sandbox` member for `lane` (`None`, `null`, for a lane that starts no
+    /// process).
+    fn for_lane(&self, lane: &Lane, config: &crate::config::ProjectConfig) -> Option<LaneSandbox> {
         if lane.transport() != gsd_lane_sdk::Transport::Spawn {
-            return Value::Null;
+            return None;
         }
         if lane.posture == crate::sandbox::Posture::WritesRepository
             && lane::repository_writes_allowed(config, &lane.slug)
         {
-            return Effective::WritesAllowed.to_json();
+            return Some(LaneSandbox {
+                applies: Effective::WritesAllowed.report(),
+                why: None,
+            });
         }
-        let mut value = self.effective.to_json();
-        value["why"] = json!(self.why);
-        value
+        Some(LaneSandbox {
+            applies: self.effective.report(),
+            why: Some(self.why.clone()),
+        })
     }
 
     /// The report's `sandbox` line.
@@ -343,38 +352,122 @@ fn landlock_abi() -> String {
     }
 }
 
-/// One lane's findings.
-struct Row<'a> {
-    slug: &'a str,
-    id: &'a str,
+/// One lane's findings: a row of `doctor --json`, and what the report prints.
+#[derive(Debug, Serialize)]
+struct Row {
+    /// The lane's slug (its id when an inactive entry has none).
+    slug: String,
+    /// The capability id.
+    id: String,
+    /// Where it was discovered.
     scope: Scope,
-    path: &'a Path,
-    program: Value,
-    probe: Value,
-    trust: &'a str,
-    destination: Value,
-    settings: Value,
-    sandbox: Value,
+    /// Its manifest.
+    source: String,
+    /// No problem was found.
+    ready: bool,
+    /// A spawn lane's program (`null` for other lanes and when admission failed).
+    program: Option<Program>,
+    /// The probe's verdict.
+    probe: ProbeRow,
+    /// The trust state, in words.
+    trust: &'static str,
+    /// An HTTP lane's verified destination.
+    destination: Option<String>,
+    /// The lane's own config keys that have a value.
+    settings: Vec<crate::plan::entry::Setting>,
+    /// How its processes are confined (`null` for a lane that starts none).
+    sandbox: Option<LaneSandbox>,
+    /// Every problem found, each with its fix.
     problems: Vec<Problem>,
 }
 
-impl Row<'_> {
-    fn to_json(&self) -> Value {
-        json!({
-            "slug": self.slug,
-            "id": self.id,
-            "scope": self.scope,
-            "source": self.path.display().to_string(),
-            "ready": self.problems.is_empty(),
-            "program": self.program,
-            "probe": self.probe,
-            "trust": self.trust,
-            "destination": self.destination,
-            "settings": self.settings,
-            "sandbox": self.sandbox,
-            "problems": self.problems.iter().map(|p| json!({"problem": p.problem, "fix": p.fix})).collect::<Vec<_>>(),
-        })
+/// A spawn lane's program as found on PATH.
+#[derive(Debug, Serialize)]
+struct Program {
+    /// The program the lane runs.
+    binary: String,
+    /// Where PATH finds it (`null`: not on PATH).
+    path: Option<String>,
+    /// The first line of its `--version`.
+    version: Option<String>,
+    /// The spawn error's code when `--version` failed.
+    version_error: Option<String>,
+}
+
+/// The probe's verdict: `{"ok": true, "verdict"}` or `{"ok": false, "reason", "detail"}`.
+#[derive(Debug, Serialize)]
+struct ProbeRow {
+    /// The probe passed.
+    ok: bool,
+    /// What it found, when it passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<String>,
+    /// Why it did not pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<ProbeReason>,
+    /// What exactly, when it did not pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+}
+
+impl ProbeRow {
+    /// A probe that passed with `verdict`.
+    fn passed(verdict: String) -> ProbeRow {
+        ProbeRow {
+            ok: true,
+            verdict: Some(verdict),
+            reason: None,
+            detail: None,
+        }
     }
+
+    /// A probe that did not pass (or was not run).
+    fn refused(reason: ProbeReason, detail: String) -> ProbeRow {
+        ProbeRow {
+            ok: false,
+            verdict: None,
+            reason: Some(reason),
+            detail: Some(detail),
+        }
+    }
+}
+
+/// Why a row's probe did not pass: an unavailability reason, or an inactive lane.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(untagged)]
+enum ProbeReason {
+    /// The lane was refused or its probe failed.
+    Refused(Reason),
+    /// The lane is not active (nothing was probed).
+    #[serde(serialize_with = "inactive")]
+    Inactive,
+}
+
+/// [`ProbeReason::Inactive`] as written: `"inactive"`.
+fn inactive<S: serde::Serializer>(serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(ProbeReason::Inactive.as_str())
+}
+
+impl ProbeReason {
+    /// The reason as written.
+    fn as_str(self) -> &'static str {
+        match self {
+            ProbeReason::Refused(reason) => reason.as_str(),
+            ProbeReason::Inactive => "inactive",
+        }
+    }
+}
+
+/// A spawn lane's `sandbox` member: what confines it, and why that mechanism.
+#[derive(Debug, Serialize)]
+struct LaneSandbox {
+    /// The mode, mechanism and detail.
+    #[serde(flatten)]
+    applies: crate::sandbox::policy::SandboxReport,
+    /// Why this mechanism and not a stronger one (`null`: nothing stronger was refused); absent
+    /// for a lane allowed to write the repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<Option<String>>,
 }
 
 /// The entries `slugs` name (every discovered lane when empty).
@@ -447,7 +540,8 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
         egress: egress.as_ref(),
         handler_override: None,
         // Probes run as a review would run them: the configured mode (default enforce).
-        sandbox: crate::sandbox::policy::run_mode(&config, None).map_err(Failure::new)?,
+        sandbox: crate::sandbox::policy::run_mode(&config, None)
+            .map_err(|err| Failure::new(err.to_string()))?,
     };
     let sandbox = Sandbox::decide(setup.sandbox);
     // Probed as `review` runs lanes: at most its bound at once, each probe bounded in time and
@@ -457,14 +551,14 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
         output::eprint_line(&format!("warning: {}", neutralize(warning)));
     }
     context.verbose(&concurrency.why.replace("lanes run", "lanes are probed"));
-    let rows: Vec<Value> =
+    let rows: Vec<Row> =
         crate::limits::map_bounded(&targets, concurrency.max_jobs, |target| match target {
             Target::Active(lane) => check_lane(context, lane, &setup, &sandbox),
             Target::Inactive(entry) => check_inactive(entry),
         });
-    let ready = rows.iter().filter(|r| r["ready"] == true).count();
+    let ready = rows.iter().filter(|r| r.ready).count();
     if args.json {
-        output::print_json(&Value::Array(rows.clone()));
+        output::print_serialized(&rows);
     } else {
         let config_path = context.project_root.join(".planning").join("config.json");
         output::print(&format!(
@@ -491,71 +585,64 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     Ok(if ready == rows.len() { 0 } else { 1 })
 }
 
-fn human(rows: &[Value], ready: usize) -> String {
-    let text = |v: &Value| crate::textsafe::for_terminal(v.as_str().unwrap_or(""));
+/// The report for a person: each row's lines, then the count of ready lanes.
+fn human(rows: &[Row], ready: usize) -> String {
+    let text = crate::textsafe::for_terminal;
     let mut out = String::new();
     for row in rows {
         out.push_str(&format!(
             "{}  {}\n",
-            text(&row["slug"]),
-            if row["ready"] == true {
-                "ready"
-            } else {
-                "NOT READY"
-            }
+            text(&row.slug),
+            if row.ready { "ready" } else { "NOT READY" }
         ));
         out.push_str(&format!(
             "  source       {} ({})\n",
-            text(&row["source"]),
-            text(&row["scope"])
+            text(&row.source),
+            row.scope.as_str()
         ));
-        if let Some(program) = row["program"].as_object() {
-            let binary = program.get("binary").map(text).unwrap_or_default();
-            match program.get("path").and_then(Value::as_str) {
+        if let Some(program) = &row.program {
+            let binary = text(&program.binary);
+            match &program.path {
                 Some(path) => out.push_str(&format!(
                     "  program      {} at {}{}\n",
                     binary,
-                    crate::textsafe::for_terminal(path),
-                    match (
-                        program.get("version").and_then(Value::as_str),
-                        program.get("version_error").and_then(Value::as_str),
-                    ) {
-                        (Some(v), _) => format!(" ({})", crate::textsafe::for_terminal(v)),
-                        (None, Some(e)) =>
-                            format!(" (--version failed: {})", crate::textsafe::for_terminal(e)),
+                    text(path),
+                    match (&program.version, &program.version_error) {
+                        (Some(v), _) => format!(" ({})", text(v)),
+                        (None, Some(e)) => format!(" (--version failed: {})", text(e)),
                         (None, None) => String::new(),
                     }
                 )),
                 None => out.push_str(&format!("  program      {binary}: not on PATH\n")),
             }
         }
-        if let Some(host) = row["destination"].as_str() {
-            out.push_str(&format!(
-                "  destination  {}\n",
-                crate::textsafe::for_terminal(host)
-            ));
+        if let Some(host) = &row.destination {
+            out.push_str(&format!("  destination  {}\n", text(host)));
         }
-        for setting in row["settings"].as_array().into_iter().flatten() {
+        for setting in &row.settings {
             out.push_str(&format!(
                 "  setting      {} = {} ({})\n",
-                text(&setting["key"]),
-                neutralize(&setting["value"].to_string()),
-                text(&setting["from"])
+                text(&setting.key),
+                neutralize(&setting.value.to_string()),
+                text(&setting.from)
             ));
         }
-        let probe = &row["probe"];
-        if probe["ok"] == true {
-            out.push_str(&format!("  probe        ok: {}\n", text(&probe["verdict"])));
+        let probe = &row.probe;
+        if probe.ok {
+            out.push_str(&format!(
+                "  probe        ok: {}\n",
+                text(probe.verdict.as_deref().unwrap_or(""))
+            ));
         } else {
             out.push_str(&format!(
                 "  probe        {}: {}\n",
-                text(&probe["reason"]),
-                text(&probe["detail"])
+                probe.reason.map_or("", ProbeReason::as_str),
+                text(probe.detail.as_deref().unwrap_or(""))
             ));
         }
-        out.push_str(&format!("  trust        {}\n", text(&row["trust"])));
-        for problem in row["problems"].as_array().into_iter().flatten() {
-            out.push_str(&format!("  fix          {}\n", text(&problem["fix"])));
+        out.push_str(&format!("  trust        {}\n", text(row.trust)));
+        for problem in &row.problems {
+            out.push_str(&format!("  fix          {}\n", text(&problem.fix)));
         }
     }
     out.push_str(&format!("{ready} of {} lanes ready\n", rows.len()));
@@ -565,19 +652,36 @@ fn human(rows: &[Value], ready: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// Issue 20 item 10: whatever a row holds, the report has no raw control and no forged line.
     #[test]
     fn the_report_prints_no_raw_control() {
         let hostile = "x\u{1b}]0;pwned\u{7}\r\u{9b}2J\u{202e}\u{200b}\nforged";
-        let rows = vec![json!({
-            "slug": hostile, "ready": false, "source": hostile, "scope": hostile,
-            "program": {"binary": hostile, "path": hostile, "version": hostile},
-            "destination": hostile,
-            "probe": {"ok": false, "reason": hostile, "detail": hostile},
-            "trust": hostile, "problems": [{"fix": hostile}],
-        })];
+        let rows = vec![Row {
+            slug: hostile.to_owned(),
+            id: hostile.to_owned(),
+            scope: Scope::Project,
+            source: hostile.to_owned(),
+            ready: false,
+            program: Some(Program {
+                binary: hostile.to_owned(),
+                path: Some(hostile.to_owned()),
+                version: Some(hostile.to_owned()),
+                version_error: None,
+            }),
+            probe: ProbeRow::refused(
+                ProbeReason::Refused(Reason::ProbeFailed),
+                hostile.to_owned(),
+            ),
+            trust: "not loaded",
+            destination: Some(hostile.to_owned()),
+            settings: Vec::new(),
+            sandbox: None,
+            problems: vec![Problem {
+                problem: hostile.to_owned(),
+                fix: hostile.to_owned(),
+            }],
+        }];
         let text = human(&rows, 0);
         assert!(
             !text

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::Context;
 use crate::error::Failure;
@@ -75,54 +75,207 @@ fn key(slug: &str) -> String {
     slug.replace('-', "_")
 }
 
-/// The manifest fields every lane shares.
-fn envelope(slug: &str, description: &str, reviewer: Value) -> Value {
-    json!({
-        "id": slug,
-        "role": "reviewer",
-        "version": "0.1.0",
-        "title": title(slug),
-        "description": description,
-        "tier": "full",
-        "requires": [],
-        "engines": {"gsd": ">=1.9.0"},
-        "reviewer": reviewer,
-    })
+/// The `capability.json` `new` writes, field for field in the order written.
+#[derive(Debug, Serialize)]
+struct Manifest {
+    id: String,
+    role: &'static str,
+    version: &'static str,
+    title: String,
+    description: &'static str,
+    tier: &'static str,
+    requires: [&'static str; 0],
+    engines: Engines,
+    reviewer: Reviewer,
+    /// The HTTP lane's config keys (a spawn lane has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config: Option<ConfigKeys>,
+}
+
+/// `engines`: the GSD versions the lane runs under.
+#[derive(Debug, Serialize)]
+struct Engines {
+    gsd: &'static str,
+}
+
+/// The `reviewer` body of either template (written as the template's own object).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Reviewer {
+    /// A program the capability ships.
+    Spawn(SpawnReviewer),
+    /// An OpenAI-compatible server.
+    Http(HttpReviewer),
+}
+
+/// The `reviewer` body of a spawn lane.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpawnReviewer {
+    slug: String,
+    flags: [String; 1],
+    transport: &'static str,
+    probe: CommandProbe,
+    invoke: SpawnInvoke,
+    timeout_floor_ms: u64,
+    empty_output: &'static str,
+    reviews_section: String,
+    evidence_class: &'static str,
+    requires_binaries: [&'static str; 0],
+    prompt_budget_key: Option<String>,
+    model_config_key: Option<String>,
+    handler: Option<&'static str>,
+}
+
+/// A `command-exists` probe.
+#[derive(Debug, Serialize)]
+struct CommandProbe {
+    kind: &'static str,
+    binary: String,
+}
+
+/// How a spawn lane is invoked.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpawnInvoke {
+    binary: String,
+    args: [&'static str; 0],
+    prompt_channel: &'static str,
+    output_channel: &'static str,
+    model_arg: Option<String>,
+    effort_channel: &'static str,
+}
+
+/// The `reviewer` body of an HTTP lane.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HttpReviewer {
+    slug: String,
+    flags: [String; 1],
+    transport: &'static str,
+    probe: HttpProbe,
+    invoke: HttpInvoke,
+    timeout_floor_ms: u64,
+    empty_output: &'static str,
+    reviews_section: String,
+    evidence_class: &'static str,
+    requires_binaries: [&'static str; 0],
+    prompt_budget_key: String,
+    model_config_key: String,
+    handler: &'static str,
+}
+
+/// An `http-reachable` probe.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HttpProbe {
+    kind: &'static str,
+    host_config_key: String,
+    path: &'static str,
+    timeout_ms: u64,
+}
+
+/// How an HTTP lane is invoked.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HttpInvoke {
+    host_config_key: String,
+    default_host: &'static str,
+    path: &'static str,
+    model_discovery: &'static str,
+    effort_channel: &'static str,
+}
+
+/// The `config` member of an HTTP lane: its model, host and prompt-budget keys, in that order.
+#[derive(Debug)]
+struct ConfigKeys {
+    model: (String, ConfigKey),
+    host: (String, ConfigKey),
+    budget: (String, ConfigKey),
+}
+
+impl Serialize for ConfigKeys {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        for (key, value) in [&self.model, &self.host, &self.budget] {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One declared config key: its type, default and meaning.
+#[derive(Debug, Serialize)]
+struct ConfigKey {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    default: ConfigDefault,
+    description: &'static str,
+}
+
+/// A config key's default value.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ConfigDefault {
+    /// A string.
+    Text(&'static str),
+    /// A number.
+    Number(i64),
+}
+
+/// The manifest fields every lane shares, around `reviewer`.
+fn envelope(slug: &str, description: &'static str, reviewer: Reviewer) -> Manifest {
+    Manifest {
+        id: slug.to_owned(),
+        role: "reviewer",
+        version: "0.1.0",
+        title: title(slug),
+        description,
+        tier: "full",
+        requires: [],
+        engines: Engines { gsd: ">=1.9.0" },
+        reviewer,
+        config: None,
+    }
 }
 
 /// A spawn lane running the program the capability ships, `./bin/<slug>`.
-fn spawn_manifest(slug: &str) -> Value {
+fn spawn_manifest(slug: &str) -> Manifest {
     let program = format!("./bin/{slug}");
     envelope(
         slug,
         "Reviewer lane that runs bin/ in its own folder: the review prompt on stdin, the review on stdout.",
-        json!({
-            "slug": slug,
-            "flags": [format!("--{slug}")],
-            "transport": "spawn",
-            "probe": {"kind": "command-exists", "binary": program},
-            "invoke": {
-                "binary": program,
-                "args": [],
-                "promptChannel": "stdin",
-                "outputChannel": "stdout",
-                "modelArg": null,
-                "effortChannel": "none"
+        Reviewer::Spawn(SpawnReviewer {
+            slug: slug.to_owned(),
+            flags: [format!("--{slug}")],
+            transport: "spawn",
+            probe: CommandProbe {
+                kind: "command-exists",
+                binary: program.clone(),
             },
-            "timeoutFloorMs": 600_000,
-            "emptyOutput": "stub-with-stderr",
-            "reviewsSection": title(slug),
-            "evidenceClass": "source-grounded",
-            "requiresBinaries": [],
-            "promptBudgetKey": null,
-            "modelConfigKey": null,
-            "handler": null
+            invoke: SpawnInvoke {
+                binary: program,
+                args: [],
+                prompt_channel: "stdin",
+                output_channel: "stdout",
+                model_arg: None,
+                effort_channel: "none",
+            },
+            timeout_floor_ms: 600_000,
+            empty_output: "stub-with-stderr",
+            reviews_section: title(slug),
+            evidence_class: "source-grounded",
+            requires_binaries: [],
+            prompt_budget_key: None,
+            model_config_key: None,
+            handler: None,
         }),
     )
 }
 
 /// An OpenAI-compatible HTTP lane, its host, model and prompt budget read from the config.
-fn http_manifest(slug: &str) -> Value {
+fn http_manifest(slug: &str) -> Manifest {
     let key = key(slug);
     let host_key = format!("review.{key}_host");
     let model_key = format!("review.models.{key}");
@@ -130,32 +283,49 @@ fn http_manifest(slug: &str) -> Value {
     let mut manifest = envelope(
         slug,
         "Reviewer lane that sends the review prompt to an OpenAI-compatible chat completions server.",
-        json!({
-            "slug": slug,
-            "flags": [format!("--{slug}")],
-            "transport": "openai-http",
-            "probe": {"kind": "http-reachable", "hostConfigKey": host_key, "path": "/v1/models", "timeoutMs": 2000},
-            "invoke": {
-                "hostConfigKey": host_key,
-                "defaultHost": "http://127.0.0.1:8080",
-                "path": "/v1/chat/completions",
-                "modelDiscovery": "first-from-models-endpoint",
-                "effortChannel": "none"
+        Reviewer::Http(HttpReviewer {
+            slug: slug.to_owned(),
+            flags: [format!("--{slug}")],
+            transport: "openai-http",
+            probe: HttpProbe {
+                kind: "http-reachable",
+                host_config_key: host_key.clone(),
+                path: "/v1/models",
+                timeout_ms: 2000,
             },
-            "timeoutFloorMs": 300_000,
-            "emptyOutput": "stub-with-stderr",
-            "reviewsSection": title(slug),
-            "evidenceClass": "source-grounded",
-            "requiresBinaries": [],
-            "promptBudgetKey": budget_key,
-            "modelConfigKey": model_key,
-            "handler": "openai-compatible"
+            invoke: HttpInvoke {
+                host_config_key: host_key.clone(),
+                default_host: "http://127.0.0.1:8080",
+                path: "/v1/chat/completions",
+                model_discovery: "first-from-models-endpoint",
+                effort_channel: "none",
+            },
+            timeout_floor_ms: 300_000,
+            empty_output: "stub-with-stderr",
+            reviews_section: title(slug),
+            evidence_class: "source-grounded",
+            requires_binaries: [],
+            prompt_budget_key: budget_key.clone(),
+            model_config_key: model_key.clone(),
+            handler: "openai-compatible",
         }),
     );
-    manifest["config"] = json!({
-        model_key: {"type": "string", "default": "", "description": "The model to ask for; when empty the lane takes the first model the server lists."},
-        host_key: {"type": "string", "default": "", "description": "The server's base URL (scheme, host and port); when empty the lane uses http://127.0.0.1:8080."},
-        budget_key: {"type": "number", "default": -1, "description": "Maximum prompt tokens for this lane; -1 means unset (review.max_prompt_tokens applies), 0 means never trimmed."}
+    manifest.config = Some(ConfigKeys {
+        model: (model_key, ConfigKey {
+            kind: "string",
+            default: ConfigDefault::Text(""),
+            description: "The model to ask for; when empty the lane takes the first model the server lists.",
+        }),
+        host: (host_key, ConfigKey {
+            kind: "string",
+            default: ConfigDefault::Text(""),
+            description: "The server's base URL (scheme, host and port); when empty the lane uses http://127.0.0.1:8080.",
+        }),
+        budget: (budget_key, ConfigKey {
+            kind: "number",
+            default: ConfigDefault::Number(-1),
+            description: "Maximum prompt tokens for this lane; -1 means unset (review.max_prompt_tokens applies), 0 means never trimmed.",
+        }),
     });
     manifest
 }
@@ -301,7 +471,7 @@ fn readme(slug: &str, http: bool) -> String {
 }
 
 /// The files of the new folder: `(relative path, contents, executable)`.
-fn files(slug: &str, http: bool, manifest: &Value) -> Vec<(PathBuf, String, bool)> {
+fn files(slug: &str, http: bool, manifest: &Manifest) -> Vec<(PathBuf, String, bool)> {
     let mut text = serde_json::to_string_pretty(manifest).unwrap_or_default();
     text.push('\n');
     let mut files = vec![
@@ -442,6 +612,7 @@ mod tests {
     fn both_templates_validate_without_a_diagnostic() {
         for slug in ["my-reviewer", "r", "a1-b2"] {
             for manifest in [spawn_manifest(slug), http_manifest(slug)] {
+                let manifest = serde_json::to_value(&manifest).expect("a manifest serializes");
                 let diagnostics = crate::manifest::validate_value(&manifest, Some(slug));
                 assert!(diagnostics.is_empty(), "{slug}: {diagnostics:?}");
             }

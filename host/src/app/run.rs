@@ -3,11 +3,12 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde::Serialize;
 
 use super::Context;
 use super::RunOptions;
 use crate::error::{Context as _, Failure};
+use crate::lane_result::model_record::ModelRecord;
 use crate::output::{self, neutralize};
 use crate::plan::{Instance, PlanInputs};
 use crate::private_fs::Sharing;
@@ -46,7 +47,8 @@ fn run_dir(given: Option<&str>, cwd: &Path, caller: Caller) -> Result<PathBuf, F
             )
             .create(&dir)
             .context(|| format!("creating run dir {}", dir.display()))?;
-            crate::private_fs::check_given_dir(&dir, sharing).map_err(Failure::new)?;
+            crate::private_fs::check_given_dir(&dir, sharing)
+                .map_err(|err| Failure::new(err.to_string()))?;
             Ok(dir)
         }
         None => crate::private_fs::private_temp_dir("gsd-lane-run-")
@@ -213,7 +215,7 @@ pub fn run(
         egress: egress.as_ref(),
         handler_override: module.map(|(_, handler)| handler),
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
-            .map_err(Failure::usage)?,
+            .map_err(|err| Failure::usage(err.to_string()))?,
     };
     crate::timing::mark("run dir, prompt, egress store and sandbox mode");
     confine(context, &setup)?;
@@ -258,7 +260,7 @@ fn report_unknown_slug(
     let refusal = Refusal::new(Reason::MalformedLane, detail);
     if caller == Caller::Run {
         if options.json {
-            output::print(&format!("{}\n", unavailable_json(slug, &refusal, None)));
+            output::print(&json_line(&unavailable_json(slug, &refusal, None)));
         }
         return 2;
     }
@@ -327,21 +329,43 @@ fn module_notice(slug: &str, handler: &dyn gsd_lane_sdk::Handler, path: &Path) -
     )
 }
 
-/// The `runDir` member `run --json` adds (decisions.md #4); `invoke` keeps the reference shape.
-fn with_run_dir(mut value: serde_json::Value, run_dir: Option<&Path>) -> serde_json::Value {
-    if let (Some(dir), Some(map)) = (run_dir, value.as_object_mut()) {
-        map.insert("runDir".into(), json!(dir.display().to_string()));
-    }
-    value
+/// The `--json` line of a lane that did not run: `{"slug","ok":false,"stubbed":false,"reason",
+/// "detail","model"}` (plus `runDir`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Unavailable<'a> {
+    slug: &'a str,
+    ok: bool,
+    stubbed: bool,
+    reason: Reason,
+    detail: &'a str,
+    model: ModelRecord,
+    /// The default run dir (decisions.md #4); `invoke` keeps the reference shape without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_dir: Option<String>,
 }
 
-/// The `{"slug","ok":false,"stubbed":false,"reason","detail"}` result (plus `runDir`).
-fn unavailable_json(slug: &str, refusal: &Refusal, run_dir: Option<&Path>) -> serde_json::Value {
-    with_run_dir(
-        json!({"slug": slug, "ok": false, "stubbed": false, "reason": refusal.reason, "detail": refusal.detail,
-               "model": crate::review::model_record::ModelRecord::unknown().to_json()}),
-        run_dir,
-    )
+/// The [`Unavailable`] line of `slug`.
+fn unavailable_json<'a>(
+    slug: &'a str,
+    refusal: &'a Refusal,
+    run_dir: Option<&Path>,
+) -> Unavailable<'a> {
+    Unavailable {
+        slug,
+        ok: false,
+        stubbed: false,
+        reason: refusal.reason,
+        detail: &refusal.detail,
+        model: ModelRecord::unknown(),
+        run_dir: run_dir.map(|dir| dir.display().to_string()),
+    }
+}
+
+/// One line of compact JSON for `--json` (every output type here has string keys only, so it
+/// cannot fail to encode).
+fn json_line<T: Serialize>(value: &T) -> String {
+    format!("{}\n", serde_json::to_string(value).unwrap_or_default())
 }
 
 fn report_unavailable(
@@ -362,7 +386,7 @@ fn report_unavailable(
         if refusal.reason.is_safety_gate() && !options.explicit {
             output::eprint_line(&neutralize(&refusal.detail));
         }
-        output::print(&format!("{}\n", unavailable_json(slug, refusal, run_dir)));
+        output::print(&json_line(&unavailable_json(slug, refusal, run_dir)));
     } else {
         output::print(&format!(
             "lane {}: unavailable ({}): {}\nnothing was started and no review file was written{}\n",
@@ -388,10 +412,14 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
     match (done.plan.spawn(), done.plan.http()) {
         (Some(spawn), _) => {
             let all = std::iter::once(&spawn.binary).chain(&spawn.argv);
-            let json: Vec<serde_json::Value> = all.clone().map(|a| json!(a)).collect();
+            let json: Vec<serde_json::Value> = spawn
+                .argv
+                .iter()
+                .map(|arg| serde_json::Value::String(arg.clone()))
+                .collect();
             (
                 output::shell_join(all.map(String::as_str)),
-                Some(crate::trust::render::json_argv(&spawn.binary, &json[1..])),
+                Some(crate::trust::render::json_argv(&spawn.binary, &json)),
             )
         }
         (None, Some(http)) => (format!("POST {}", neutralize(&http.url)), None),
@@ -403,30 +431,49 @@ fn command_line(done: &Completion) -> (String, Option<String>) {
 /// `incomplete` when it was stopped after part of a review,
 /// `sandbox` (the mode and mechanism that confined it), `repositoryChanges` only when the
 /// repository changed while it ran, `runDir` for a default run dir.
-fn completed_json(done: &Completion, run_dir: Option<&Path>) -> serde_json::Value {
-    let mut value = json!({"slug": done.plan.slug, "ok": true, "stubbed": done.stubbed});
-    // The resolved model (upstream #3649, §3.2).
-    value["model"] = done.model.to_json();
-    if let Some(reason) = done.stub_reason {
-        value["reason"] = json!(reason);
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Completed<'a> {
+    slug: &'a str,
+    ok: bool,
+    stubbed: bool,
+    /// The resolved model (upstream #3649, §3.2).
+    model: &'a ModelRecord,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<Reason>,
+    /// Cut off by its bound or cap: the review file ends with the incomplete-review notice.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    incomplete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<crate::sandbox::policy::SandboxReport>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    repository_changes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_dir: Option<String>,
+}
+
+/// The [`Completed`] line of `done`.
+fn completed_json<'a>(done: &'a Completion, run_dir: Option<&Path>) -> Completed<'a> {
+    Completed {
+        slug: &done.plan.slug,
+        ok: true,
+        stubbed: done.stubbed,
+        model: &done.model,
+        reason: done.stub_reason,
+        incomplete: done.incomplete,
+        sandbox: done
+            .sandbox
+            .as_ref()
+            .map(crate::sandbox::policy::Effective::report),
+        repository_changes: &done.repository_changes,
+        run_dir: run_dir.map(|dir| dir.display().to_string()),
     }
-    // Cut off by its bound or cap: the review file ends with the incomplete-review notice.
-    if done.incomplete {
-        value["incomplete"] = json!(true);
-    }
-    if let Some(sandbox) = &done.sandbox {
-        value["sandbox"] = sandbox.to_json();
-    }
-    if !done.repository_changes.is_empty() {
-        value["repositoryChanges"] = json!(done.repository_changes);
-    }
-    with_run_dir(value, run_dir)
 }
 
 fn report_completed(done: &Completion, options: &RunOptions, run_dir: Option<&Path>) {
     let plan = &done.plan;
     if options.json {
-        output::print(&format!("{}\n", completed_json(done, run_dir)));
+        output::print(&json_line(&completed_json(done, run_dir)));
         return;
     }
     let review = crate::run::review_file::read_sidecar(Path::new(&plan.review_path));

@@ -79,7 +79,7 @@ pub fn run(context: &Context, args: &VerdictArgs) -> Result<u8, Failure> {
     })?;
     let v = &computed.verdict;
     if args.json {
-        output::print_json(&serde_json::to_value(v).unwrap_or_default());
+        output::print_serialized(v);
     } else {
         output::print(&strip_controls(&render::block(v)));
     }

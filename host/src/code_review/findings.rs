@@ -63,6 +63,60 @@ pub struct Refused {
     pub why: String,
 }
 
+/// Why a finding line was refused (its text is [`Refused::why`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindingError {
+    /// The line holds a control or bidi character.
+    ControlCharacter(char),
+    /// No `]` closes the severity.
+    NoSeverityEnd,
+    /// The severity word is not one of the three (its first 40 characters).
+    UnknownSeverity(String),
+    /// No `path:LINE` location (the location, shortened).
+    NoLocation(String),
+    /// The location has no line number (the location, shortened).
+    NoLineNumber(String),
+    /// The line number is 0 or past [`MAX_LINE`].
+    LineOutOfRange(u64),
+    /// The location has no path (the location, shortened).
+    NoPath(String),
+    /// The path is not inside the repository.
+    Path(super::reason::Rejection),
+    /// Nothing follows the location.
+    NoText,
+    /// The text is longer than [`MAX_TEXT_CHARS`].
+    TextTooLong,
+}
+
+impl std::fmt::Display for FindingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FindingError::ControlCharacter(c) => {
+                write!(f, "holds the control character U+{:04X}", u32::from(*c))
+            }
+            FindingError::NoSeverityEnd => f.write_str("no `]` after the severity"),
+            FindingError::UnknownSeverity(word) => {
+                write!(f, "unknown severity {word:?} (critical, warning or info)")
+            }
+            FindingError::NoLocation(location) => {
+                write!(f, "no `path:LINE` location in {location:?}")
+            }
+            FindingError::NoLineNumber(location) => write!(f, "no line number in {location:?}"),
+            FindingError::LineOutOfRange(line) => {
+                write!(f, "line {line} is out of range (1-{MAX_LINE})")
+            }
+            FindingError::NoPath(location) => write!(f, "no path in {location:?}"),
+            FindingError::Path(rejection) => f.write_str(&rejection.detail),
+            FindingError::NoText => f.write_str("no text after the location"),
+            FindingError::TextTooLong => {
+                write!(f, "text longer than {MAX_TEXT_CHARS} characters")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FindingError {}
+
 /// Everything read from one review.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Findings {
@@ -92,7 +146,10 @@ pub fn parse(review: &str, root: &RepoRoot) -> Findings {
         }
         match finding(body, root) {
             Ok(found) => out.findings.push(found),
-            Err(why) => out.refused.push(Refused { line: number, why }),
+            Err(why) => out.refused.push(Refused {
+                line: number,
+                why: why.to_string(),
+            }),
         }
     }
     if scanned.len() < review.len() {
@@ -122,42 +179,33 @@ fn finding_body(line: &str) -> Option<&str> {
 }
 
 /// One finding from the text after `- [`.
-fn finding(body: &str, root: &RepoRoot) -> Result<Finding, String> {
+fn finding(body: &str, root: &RepoRoot) -> Result<Finding, FindingError> {
     // A trailing `\r` (CRLF reviews) is the line ending, not content.
     let body = body.strip_suffix('\r').unwrap_or(body);
     if let Some(c) = hygiene::control_char(body)
         .or_else(|| body.chars().find(|c| crate::textsafe::is_bidi_control(*c)))
     {
-        return Err(format!(
-            "holds the control character U+{:04X}",
-            u32::from(c)
-        ));
+        return Err(FindingError::ControlCharacter(c));
     }
-    let (word, rest) = body
-        .split_once(']')
-        .ok_or_else(|| "no `]` after the severity".to_owned())?;
-    let severity = Severity::parse(word.trim()).ok_or_else(|| {
-        format!(
-            "unknown severity {:?} (critical, warning or info)",
-            word.chars().take(40).collect::<String>()
-        )
-    })?;
+    let (word, rest) = body.split_once(']').ok_or(FindingError::NoSeverityEnd)?;
+    let severity = Severity::parse(word.trim())
+        .ok_or_else(|| FindingError::UnknownSeverity(word.chars().take(40).collect()))?;
     let rest = rest.trim_start();
     let (location, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     // `path:LINE:` and `path:LINE,` end the location with the separator.
     let location = location.trim_matches('`').trim_end_matches([':', ',']);
     let (path, line) = split_location(location)?;
-    let path = root.inside(path).map_err(|rejection| rejection.detail)?;
+    let path = root.inside(path).map_err(FindingError::Path)?;
     let text = text
         .trim()
         .trim_start_matches(['—', '–', '-', ':'])
         .trim()
         .to_owned();
     if text.is_empty() {
-        return Err("no text after the location".to_owned());
+        return Err(FindingError::NoText);
     }
     if text.chars().count() > MAX_TEXT_CHARS {
-        return Err(format!("text longer than {MAX_TEXT_CHARS} characters"));
+        return Err(FindingError::TextTooLong);
     }
     Ok(Finding {
         severity,
@@ -168,10 +216,10 @@ fn finding(body: &str, root: &RepoRoot) -> Result<Finding, String> {
 }
 
 /// `path:LINE`, `path:LINE:COL` or `path:START-END` into the path and the (first) line.
-fn split_location(location: &str) -> Result<(&str, u64), String> {
+fn split_location(location: &str) -> Result<(&str, u64), FindingError> {
     let (head, tail) = location
         .rsplit_once(':')
-        .ok_or_else(|| format!("no `path:LINE` location in {:?}", shorten(location)))?;
+        .ok_or_else(|| FindingError::NoLocation(shorten(location)))?;
     let (path, line_text) = match head.rsplit_once(':') {
         Some((path, line)) if is_number(line) && is_number(tail) => (path, line),
         _ => (head, tail),
@@ -181,12 +229,12 @@ fn split_location(location: &str) -> Result<(&str, u64), String> {
         .map_or(line_text, |(start, _)| start);
     let line: u64 = line_text
         .parse()
-        .map_err(|_| format!("no line number in {:?}", shorten(location)))?;
+        .map_err(|_| FindingError::NoLineNumber(shorten(location)))?;
     if line == 0 || line > MAX_LINE {
-        return Err(format!("line {line} is out of range (1-{MAX_LINE})"));
+        return Err(FindingError::LineOutOfRange(line));
     }
     if path.is_empty() {
-        return Err(format!("no path in {:?}", shorten(location)));
+        return Err(FindingError::NoPath(shorten(location)));
     }
     Ok((path, line))
 }

@@ -168,7 +168,8 @@ pub fn check_call(
             format!("cannot resume: {what}; nothing was run (start a new code-review)"),
         )
     };
-    private_fs::check_given_dir(&run_dir, private_fs::Sharing::Private).map_err(&invalid)?;
+    private_fs::check_given_dir(&run_dir, private_fs::Sharing::Private)
+        .map_err(|err| invalid(err.to_string()))?;
     let text = read_request(&prompt_path).map_err(|why| {
         invalid(format!(
             "the request {} {why}",

@@ -28,7 +28,8 @@ pub fn run_dir(context: &Context, given: Option<&str>) -> Result<PathBuf, Reject
             )
         })?;
     }
-    private_fs::check_given_dir(&dir, private_fs::Sharing::Private).map_err(invalid)?;
+    private_fs::check_given_dir(&dir, private_fs::Sharing::Private)
+        .map_err(|why| invalid(why.to_string()))?;
     Ok(dir)
 }
 

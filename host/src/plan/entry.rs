@@ -73,13 +73,13 @@ pub struct Refused {
 #[derive(Debug, Serialize)]
 pub struct Setting {
     /// The dotted key.
-    key: String,
+    pub key: String,
     /// Its value.
-    value: Value,
+    pub value: Value,
     /// `config file` or `lane default`.
-    source: &'static str,
+    pub source: &'static str,
     /// The origin, as `plan` and `doctor` say it.
-    from: String,
+    pub from: String,
 }
 
 /// The plan entry of `lane` (see [`PlanEntry`]).
@@ -170,11 +170,6 @@ pub fn setting_rows(lane: &Lane, config: &ProjectConfig) -> Vec<Setting> {
             })
         })
         .collect()
-}
-
-/// [`setting_rows`] as a JSON array (`doctor`'s rows).
-pub fn settings(lane: &Lane, config: &ProjectConfig) -> Value {
-    as_value(&setting_rows(lane, config))
 }
 
 /// A command-output value as JSON. Every output type here has string keys only, so the

@@ -21,7 +21,7 @@ pub(crate) mod interrupt;
 pub(crate) mod journal;
 pub(crate) mod lane_facts;
 pub(crate) mod ledger;
-pub(crate) mod model_record;
+pub(crate) use crate::lane_result::model_record;
 pub(crate) mod nest;
 pub(crate) mod no_result;
 pub(crate) mod notice;

@@ -62,7 +62,8 @@ pub fn resolve(
     };
     // The sandbox policy says its own warnings as it decides: what was said comes first.
     notices.flush();
-    let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox).map_err(|m| usage(&m))?;
+    let sandbox = crate::sandbox::policy::run_mode(&config, args.sandbox)
+        .map_err(|err| usage(&err.to_string()))?;
     super::captured::inline_bound(&config).map_err(|err| usage(&err.to_string()))?;
     confine(context, sandbox)?;
     let subject = subject::locate(context, &args, &config, notices)?;

@@ -3,7 +3,7 @@
 //! `file:line` gets the `[reviewed-without-source-citations]` stamp as its first line.
 //!
 //! The review may be as large as the stdout cap (2 GiB), so it is read as a stream through the
-//! one citation finder ([`crate::verdict::citations::StampScan`]) and, when stamped, rewritten
+//! one citation finder ([`crate::lane_result::citations::StampScan`]) and, when stamped, rewritten
 //! through an unnamed temporary file in the run dir: memory stays bounded, and no named file
 //! appears that a lane could have planted a link under.
 
@@ -11,8 +11,8 @@ use std::io::{self, Read, Seek, Write};
 use std::path::Path;
 
 use crate::config::is_ecma_whitespace;
+use crate::lane_result::citations::{StampScan, CITATION_MARKER, CITATION_STAMP};
 use crate::private_fs::{open_run_file, open_run_file_read, WriteMode};
-use crate::verdict::citations::{StampScan, CITATION_MARKER, CITATION_STAMP};
 
 /// Bytes read at a time.
 const CHUNK: usize = 64 * 1024;

@@ -39,7 +39,7 @@ fn model_of_json(text: &str) -> Option<String> {
         model: Option<serde_json::Value>,
     }
     let field: ModelField = serde_json::from_str(text).ok()?;
-    crate::review::model_record::normalize(field.model?.as_str()?)
+    crate::lane_result::model_record::normalize(field.model?.as_str()?)
 }
 
 /// Effects granted to one lane invocation.

@@ -254,46 +254,95 @@ fn trusted_folders_path(
     Some(dir.join("trustedFolders.json"))
 }
 
+/// Why one of gemini's own files cannot be read or used (the sentence around it names the file
+/// and the fix).
+#[derive(Debug)]
+enum FileError {
+    /// Opening, inspecting or reading it failed.
+    Io(std::io::Error),
+    /// It is a directory.
+    Directory,
+    /// It is a FIFO, socket or device.
+    Special,
+    /// It is larger than [`MAX_FILE_BYTES`].
+    TooLarge,
+    /// It is not UTF-8.
+    NotUtf8,
+    /// It is not JSON (the parser's error).
+    NotJson(serde_json::Error),
+    /// Its root is not a JSON object.
+    NotObject,
+    /// A rule's trust level is not one gemini knows.
+    Level {
+        /// The level found, as compact JSON.
+        level: String,
+        /// The rule's folder, as written.
+        path: String,
+    },
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Io(err) => write!(f, "{err}"),
+            FileError::Directory => f.write_str("a directory, not a file"),
+            FileError::Special => {
+                f.write_str("not a regular file (a FIFO, socket or device is never read)")
+            }
+            FileError::TooLarge => write!(f, "larger than {MAX_FILE_BYTES} bytes"),
+            FileError::NotUtf8 => f.write_str("not UTF-8"),
+            FileError::NotJson(err) => write!(f, "not JSON: {err}"),
+            FileError::NotObject => f.write_str("not a JSON object"),
+            FileError::Level { level, path } => write!(
+                f,
+                "invalid trust level {level} for {path:?}; expected TRUST_FOLDER, TRUST_PARENT \
+                 or DO_NOT_TRUST"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
 /// Reads a file of at most [`MAX_FILE_BYTES`]; `Ok(None)` when it does not exist.
 ///
 /// These are the user's own gemini files, so a symbolic link is followed (dotfile managers
 /// link them), but the open never blocks (`O_NONBLOCK`: a FIFO planted in a home a lane could
 /// write opens at once) and the opened descriptor must be a regular file before a byte is read.
-fn read_bounded(path: &Path) -> Result<Option<String>, String> {
+fn read_bounded(path: &Path) -> Result<Option<String>, FileError> {
     let file = match crate::fsutil::open_nonblocking(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(FileError::Io(err)),
     };
-    let meta = file.metadata().map_err(|err| err.to_string())?;
+    let meta = file.metadata().map_err(FileError::Io)?;
     if !meta.is_file() {
         return Err(if meta.is_dir() {
-            "a directory, not a file".to_owned()
+            FileError::Directory
         } else {
-            "not a regular file (a FIFO, socket or device is never read)".to_owned()
+            FileError::Special
         });
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+        return Err(FileError::TooLarge);
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| err.to_string())?;
+        .map_err(FileError::Io)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+        return Err(FileError::TooLarge);
     }
     String::from_utf8(bytes)
         .map(Some)
-        .map_err(|_| "not UTF-8".to_owned())
+        .map_err(|_| FileError::NotUtf8)
 }
 
 /// The rules of a trusted-folders file, as gemini validates them.
-fn parse_rules(text: &str) -> Result<Vec<(String, Level)>, String> {
-    let value: Value =
-        serde_json::from_str(&strip_comments(text)).map_err(|err| format!("not JSON: {err}"))?;
+fn parse_rules(text: &str) -> Result<Vec<(String, Level)>, FileError> {
+    let value: Value = serde_json::from_str(&strip_comments(text)).map_err(FileError::NotJson)?;
     let Value::Object(map) = value else {
-        return Err("not a JSON object".to_owned());
+        return Err(FileError::NotObject);
     };
     map.into_iter()
         .map(|(path, level)| {
@@ -301,11 +350,9 @@ fn parse_rules(text: &str) -> Result<Vec<(String, Level)>, String> {
                 .as_str()
                 .and_then(Level::parse)
                 .map(|level| (path.clone(), level))
-                .ok_or_else(|| {
-                    format!(
-                        "invalid trust level {level} for {path:?}; expected TRUST_FOLDER, \
-                         TRUST_PARENT or DO_NOT_TRUST"
-                    )
+                .ok_or_else(|| FileError::Level {
+                    level: level.to_string(),
+                    path: path.clone(),
                 })
         })
         .collect()

@@ -69,7 +69,7 @@ pub struct Completion {
     /// review: the review file keeps that text and ends with the incomplete-review notice.
     pub incomplete: bool,
     /// The model this run used, as far as it can be told (upstream #3649, §3).
-    pub model: crate::review::model_record::ModelRecord,
+    pub model: crate::lane_result::model_record::ModelRecord,
     /// The start of a file-output lane's stdout (its banner), for [`Completion::model`].
     pub stdout_head: Option<String>,
     /// The model the handler found in the tool's own records (antigravity's transcript).
@@ -202,13 +202,13 @@ const VERSION_BYTES: usize = 4096;
 ///
 /// # Errors
 ///
-/// The spawn error's code (`ETIMEDOUT` past the bound, …) when the query failed: said, never
-/// taken for a program without a version.
+/// The spawn error (its [`gsd_lane_sdk::SpawnError::code`] is `ETIMEDOUT` past the bound, …)
+/// when the query failed: said, never taken for a program without a version.
 pub fn version_of(
     lane: &Lane,
     admitted: &Admitted<'_>,
     setup: &RunSetup<'_>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, gsd_lane_sdk::SpawnError> {
     let Some(spawn) = admitted.plan.spawn() else {
         return Ok(None);
     };
@@ -223,8 +223,8 @@ pub fn version_of(
             VERSION_TIMEOUT,
         ),
     );
-    if let Some(error) = &report.error {
-        return Err(error.code().to_owned());
+    if let Some(error) = report.error {
+        return Err(error);
     }
     let text = if report.stdout.trim().is_empty() {
         report.stderr
@@ -342,20 +342,20 @@ fn model_of(
     plan: &LanePlan,
     setup: &RunSetup<'_>,
     completion: &Completion,
-) -> crate::review::model_record::ModelRecord {
+) -> crate::lane_result::model_record::ModelRecord {
     let stderr_head =
         crate::private_fs::read_run_file(Path::new(&plan.err_path), BANNER_HEAD_BYTES as u64)
             .ok()
             .flatten()
             .map(|(bytes, more)| head_of(&String::from_utf8_lossy(&bytes), more));
-    let seen = crate::review::model_record::Seen {
+    let seen = crate::lane_result::model_record::Seen {
         served: completion.observed.served_model.clone(),
         requested: completion.observed.requested_model.clone(),
         stdout_head: completion.stdout_head.clone(),
         stderr_head,
         transcript: completion.handler_model.clone(),
     };
-    crate::review::model_record::of_run(
+    crate::lane_result::model_record::of_run(
         plan,
         lane,
         &seen,
@@ -625,7 +625,7 @@ fn completion(plan: &LanePlan, report: Option<&SpawnReport>) -> Completion {
         stubbed: false,
         own_stub: false,
         incomplete: false,
-        model: crate::review::model_record::ModelRecord::unknown(),
+        model: crate::lane_result::model_record::ModelRecord::unknown(),
         stdout_head: None,
         handler_model: None,
         probe: String::new(),

@@ -9,6 +9,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::error::ConfineError;
+
 /// What keeps the confined roots read-only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Mechanism {
@@ -51,18 +53,22 @@ impl Confinement {
 ///
 /// # Errors
 ///
-/// A message naming the path when the `TMPDIR` cannot be made or the posture cannot be
+/// What failed, naming the path, when the `TMPDIR` cannot be made or the posture cannot be
 /// applied: the lane must then not start.
-pub fn confine_current_thread(confinement: &Confinement) -> Result<(), String> {
+pub fn confine_current_thread(confinement: &Confinement) -> Result<(), ConfineError> {
     if !confinement.is_restricted() {
         return Ok(());
     }
     let mut writable = confinement.writable.clone();
     if let Some(tmpdir) = &confinement.tmpdir {
-        private_dir(tmpdir).map_err(|err| format!("creating {}: {err}", tmpdir.display()))?;
+        private_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
+            path: tmpdir.clone(),
+            source,
+        })?;
         writable.push(tmpdir.clone());
     }
-    super::landlock::restrict_self(&confinement.read_only, &writable)
+    super::landlock::restrict_self(&confinement.read_only, &writable)?;
+    Ok(())
 }
 
 /// The read-only view for `confinement` (Linux): the private `TMPDIR` created first, the paths
@@ -72,10 +78,10 @@ pub fn confine_current_thread(confinement: &Confinement) -> Result<(), String> {
 ///
 /// # Errors
 ///
-/// A message naming the path when a root cannot be resolved, the `TMPDIR` cannot be made or a
-/// path cannot be passed.
+/// What failed, naming the path, when a root cannot be resolved, the `TMPDIR` cannot be made
+/// or a path cannot be passed.
 #[cfg(target_os = "linux")]
-pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::View>, String> {
+pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::View>, ConfineError> {
     if !confinement.is_restricted() {
         return Ok(None);
     }
@@ -87,12 +93,17 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
             // write) is made now, private: left missing, the lane could create it with content
             // of its choosing.
             if std::fs::symlink_metadata(root).is_err() {
-                private_dir(root).map_err(|err| format!("creating {}: {err}", root.display()))?;
+                private_dir(root).map_err(|source| ConfineError::CreateDir {
+                    path: root.clone(),
+                    source,
+                })?;
             }
-            root.canonicalize()
-                .map_err(|err| format!("resolving {}: {err}", root.display()))
+            root.canonicalize().map_err(|source| ConfineError::Resolve {
+                path: root.clone(),
+                source,
+            })
         })
-        .collect::<Result<Vec<PathBuf>, String>>()?;
+        .collect::<Result<Vec<PathBuf>, ConfineError>>()?;
     let in_a_root = |path: &Path| roots.iter().any(|root| path.starts_with(root));
     // Inside a root only files are made writable again (the lane's own output files), never a
     // directory: the run dir `.` of `invoke` is the repository itself.
@@ -109,17 +120,20 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
         .filter(|path| in_a_root(path))
         .collect();
     if let Some(tmpdir) = &confinement.tmpdir {
-        private_dir(tmpdir).map_err(|err| format!("creating {}: {err}", tmpdir.display()))?;
+        private_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
+            path: tmpdir.clone(),
+            source,
+        })?;
         if let Ok(tmpdir) = tmpdir.canonicalize() {
             if in_a_root(&tmpdir) {
                 inside.push(tmpdir);
             }
         }
     }
-    let cwd = std::env::current_dir().map_err(|err| format!("the working directory: {err}"))?;
+    let cwd = std::env::current_dir().map_err(ConfineError::WorkingDirectory)?;
     super::namespace::View::new(&roots, &inside, &cwd)
         .map(Some)
-        .map_err(|err| err.to_string())
+        .map_err(ConfineError::View)
 }
 
 /// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.
@@ -149,7 +163,7 @@ mod tests {
 
     #[test]
     fn no_restriction_asked_is_a_no_op_and_the_tmpdir_is_private() {
-        assert_eq!(confine_current_thread(&Confinement::default()), Ok(()));
+        assert!(confine_current_thread(&Confinement::default()).is_ok());
         use std::os::unix::fs::PermissionsExt;
         let top = tempfile::tempdir().unwrap();
         let dir = top.path().join("tmp");

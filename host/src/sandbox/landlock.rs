@@ -42,6 +42,8 @@
 
 use std::path::PathBuf;
 
+pub use super::error::{LandlockError, LandlockStep, RulesetStep};
+
 /// Most directory entries granted in one ruleset (bounds the spawner's work and memory; past it
 /// no lane starts, and the message names the bound and the ways out).
 pub const MAX_RULES: usize = 1_000_000;
@@ -91,7 +93,7 @@ pub fn signals_scoped() -> bool {
 ///
 /// A message naming the path when the ruleset cannot be built or applied, or when Landlock
 /// turns out not to be enforced at all: the caller must then not start the lane.
-pub fn restrict_self(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<(), String> {
+pub fn restrict_self(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<(), LandlockError> {
     imp::restrict_self(read_only, writable)
 }
 
@@ -122,7 +124,7 @@ mod imp {
         RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
     };
 
-    use super::{Support, MAX_RULES};
+    use super::{LandlockError, LandlockStep, RulesetStep, Support, MAX_RULES};
     use crate::sandbox::roots::{outermost, resolved};
 
     /// The newest ABI whose write rights the posture uses (ABI 5 added `IoctlDev`; later ABIs
@@ -200,7 +202,7 @@ mod imp {
     }
 
     /// The grants of a set of roots being listed or listed once (or why they could not be).
-    type Slot = Arc<OnceLock<Result<Grants, String>>>;
+    type Slot = Arc<OnceLock<Result<Grants, LandlockError>>>;
 
     /// Every set of grants this process listed, by its resolved, sorted roots.
     static BUILT: Mutex<Option<HashMap<Vec<PathBuf>, Slot>>> = Mutex::new(None);
@@ -253,9 +255,9 @@ mod imp {
 
     /// The roots resolved, sorted, without duplicates and without a root inside another (its
     /// ancestors would otherwise be listed and their entries granted): the key of their grants.
-    fn key_of(roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    fn key_of(roots: &[PathBuf]) -> Result<Vec<PathBuf>, LandlockError> {
         if roots.is_empty() {
-            return Err("no directory to keep read-only was given".to_owned());
+            return Err(LandlockError::NoRoots);
         }
         Ok(outermost(roots.iter().map(|root| resolved(root)).collect()))
     }
@@ -272,12 +274,15 @@ mod imp {
     /// Lists the grants of `roots`: every entry of every directory on a path from `/` to a
     /// root, except the entries that are themselves on such a path (or symbolic links). Each
     /// entry is examined through its directory's descriptor and closed at once.
-    fn build(roots: &[PathBuf]) -> Result<Grants, String> {
+    fn build(roots: &[PathBuf]) -> Result<Grants, LandlockError> {
         build_bounded(roots, MAX_RULES)
     }
 
     /// [`build`], with at most `max_rules` grants.
-    pub(super) fn build_bounded(roots: &[PathBuf], max_rules: usize) -> Result<Grants, String> {
+    pub(super) fn build_bounded(
+        roots: &[PathBuf],
+        max_rules: usize,
+    ) -> Result<Grants, LandlockError> {
         let mut on_path: HashSet<PathBuf> = HashSet::new();
         let mut listed: BTreeSet<PathBuf> = BTreeSet::new();
         for root in roots {
@@ -288,7 +293,10 @@ mod imp {
         for path in &on_path {
             // A part of a root that does not exist has no identity to keep out.
             if let Ok(file) = open_path(path) {
-                forbidden.insert(identity(&file).map_err(|e| format!("{}: {e}", path.display()))?);
+                forbidden.insert(
+                    identity(&file)
+                        .map_err(|e| LandlockError::io(LandlockStep::Identify, path, e))?,
+                );
             }
         }
         let mut grants = Grants {
@@ -301,24 +309,28 @@ mod imp {
                 Ok(handle) => handle,
                 // Below the part of a root that exists: nothing to list.
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(err) => return Err(format!("opening {}: {err}", dir.display())),
+                Err(err) => return Err(LandlockError::io(LandlockStep::Open, dir, err)),
             };
-            let dir_identity =
-                identity(&handle).map_err(|err| format!("{}: {err}", dir.display()))?;
+            let dir_identity = identity(&handle)
+                .map_err(|err| LandlockError::io(LandlockStep::Identify, dir, err))?;
             let listing = match std::fs::read_dir(dir) {
                 Ok(listing) => listing,
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(err) => return Err(format!("listing {}: {err}", dir.display())),
+                Err(err) => return Err(LandlockError::io(LandlockStep::List, dir, err)),
             };
             let index = grants.dirs.len();
             grants.dirs.push((dir.clone(), dir_identity));
             for entry in listing {
-                let entry = entry.map_err(|err| format!("listing {}: {err}", dir.display()))?;
+                let entry = entry.map_err(|err| LandlockError::io(LandlockStep::List, dir, err))?;
                 if on_path.contains(&entry.path()) {
                     continue;
                 }
                 if grants.entries.len() >= max_rules {
-                    return Err(too_many(roots, dir, max_rules));
+                    return Err(LandlockError::TooManyRules {
+                        roots: roots.to_vec(),
+                        dir: dir.clone(),
+                        max: max_rules,
+                    });
                 }
                 // An entry that vanished or cannot be opened is simply not granted.
                 let Ok(file) = open_at(&handle, &entry.file_name()) else {
@@ -342,21 +354,6 @@ mod imp {
         Ok(grants)
     }
 
-    /// The message of a ruleset past [`MAX_RULES`], naming the bound, the directory and the
-    /// ways out.
-    fn too_many(roots: &[PathBuf], dir: &Path, max_rules: usize) -> String {
-        format!(
-            "the Landlock fallback grants writes beside the repository one entry at a time, and \
-             the directories on the path to {} hold more than {max_rules} entries ({} among \
-             them): no lane was started. Move the repository out of that directory, let the \
-             read-only view confine the lanes (unset {} where user namespaces are allowed), or \
-             pass --sandbox detect",
-            shown(roots),
-            dir.display(),
-            crate::sandbox::policy::NO_NAMESPACES_VAR
-        )
-    }
-
     /// Adds the rule of every grant to `ruleset`: each entry opened again by name in its
     /// directory and granted only when it is still the entry listed (same device and inode);
     /// one descriptor open at a time besides its directory's, closed once added.
@@ -364,13 +361,13 @@ mod imp {
         ruleset: &mut RulesetCreated,
         grants: &Grants,
         key: &[PathBuf],
-    ) -> Result<(), String> {
+    ) -> Result<(), LandlockError> {
         let mut open_dir: Option<(usize, File)> = None;
         for grant in &grants.entries {
             if let Some(file) = &grant.held {
                 (&mut *ruleset)
                     .add_rule(PathBeneath::new(file, grant.rights))
-                    .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
+                    .map_err(|err| grant_beside(key, &err))?;
                 continue;
             }
             if open_dir
@@ -401,18 +398,17 @@ mod imp {
             }
             (&mut *ruleset)
                 .add_rule(PathBeneath::new(file, grant.rights))
-                .map_err(|err| format!("granting an entry beside {}: {err}", shown(key)))?;
+                .map_err(|err| grant_beside(key, &err))?;
         }
         Ok(())
     }
 
-    /// The roots, for messages.
-    fn shown(roots: &[PathBuf]) -> String {
-        roots
-            .iter()
-            .map(|root| root.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+    /// The error of an entry beside `key` that could not be granted.
+    fn grant_beside(key: &[PathBuf], err: &impl std::fmt::Display) -> LandlockError {
+        LandlockError::GrantBeside {
+            roots: key.to_vec(),
+            detail: err.to_string(),
+        }
     }
 
     /// `writable`, resolved, without the paths that do not exist or that contain a root
@@ -439,34 +435,44 @@ mod imp {
     }
 
     /// A new ruleset handling every write right (and scoping signals where the kernel can).
-    fn new_ruleset() -> Result<RulesetCreated, String> {
+    fn new_ruleset() -> Result<RulesetCreated, LandlockError> {
+        let refused = |step| {
+            move |err: landlock::RulesetError| LandlockError::Ruleset {
+                step,
+                detail: err.to_string(),
+            }
+        };
         let ruleset = Ruleset::default()
             .handle_access(handled())
-            .map_err(|err| format!("creating the Landlock ruleset: {err}"))?;
+            .map_err(refused(RulesetStep::Create))?;
         let ruleset = if super::signals_scoped() {
             ruleset
                 .scope(Scope::Signal)
-                .map_err(|err| format!("scoping signals: {err}"))?
+                .map_err(refused(RulesetStep::ScopeSignals))?
         } else {
             ruleset
         };
-        ruleset
-            .create()
-            .map_err(|err| format!("creating the Landlock ruleset: {err}"))
+        ruleset.create().map_err(refused(RulesetStep::Create))
     }
 
-    pub(super) fn restrict_self(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<(), String> {
+    pub(super) fn restrict_self(
+        read_only: &[PathBuf],
+        writable: &[PathBuf],
+    ) -> Result<(), LandlockError> {
         let key = key_of(read_only)?;
         let slot = slot(&key);
-        let grants = slot.get_or_init(|| build(&key)).as_ref()?;
+        let grants = slot
+            .get_or_init(|| build(&key))
+            .as_ref()
+            .map_err(Clone::clone)?;
         let mut ruleset = new_ruleset()?;
         add_grants(&mut ruleset, grants, &key)?;
         for path in usable_writable(&key, writable) {
-            let file =
-                open_path(&path).map_err(|err| format!("opening {}: {err}", path.display()))?;
+            let file = open_path(&path)
+                .map_err(|err| LandlockError::io(LandlockStep::Open, &path, err))?;
             let meta = file
                 .metadata()
-                .map_err(|err| format!("inspecting {}: {err}", path.display()))?;
+                .map_err(|err| LandlockError::io(LandlockStep::Inspect, &path, err))?;
             if meta.file_type().is_symlink() {
                 continue;
             }
@@ -477,13 +483,19 @@ mod imp {
             };
             (&mut ruleset)
                 .add_rule(PathBeneath::new(file, rights))
-                .map_err(|err| format!("granting {}: {err}", path.display()))?;
+                .map_err(|err| LandlockError::Grant {
+                    path: path.clone(),
+                    detail: err.to_string(),
+                })?;
         }
         let status = ruleset
             .restrict_self()
-            .map_err(|err| format!("applying the Landlock ruleset: {err}"))?;
+            .map_err(|err| LandlockError::Ruleset {
+                step: RulesetStep::Apply,
+                detail: err.to_string(),
+            })?;
         if status.ruleset == RulesetStatus::NotEnforced {
-            return Err("Landlock is not enforced on this system".to_owned());
+            return Err(LandlockError::NotEnforced);
         }
         Ok(())
     }
@@ -493,7 +505,7 @@ mod imp {
 mod imp {
     use std::path::PathBuf;
 
-    use super::Support;
+    use super::{LandlockError, Support};
 
     pub(super) fn probe() -> Support {
         Support::Unavailable
@@ -506,8 +518,8 @@ mod imp {
     pub(super) fn restrict_self(
         _read_only: &[PathBuf],
         _writable: &[PathBuf],
-    ) -> Result<(), String> {
-        Err("Landlock exists only on Linux".to_owned())
+    ) -> Result<(), LandlockError> {
+        Err(LandlockError::NotLinux)
     }
 
     pub(super) fn is_built(_read_only: &[PathBuf]) -> bool {
@@ -529,7 +541,7 @@ mod tests {
         roots: Vec<PathBuf>,
         writable: Vec<PathBuf>,
         body: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, LandlockError> {
         std::thread::spawn(move || restrict_self(&roots, &writable).map(|()| body()))
             .join()
             .expect("thread")
@@ -620,7 +632,13 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(granted.is_err() && other.is_err()),
-            _ => assert_eq!((granted, other), (Ok((true, true)), Ok((true, true)))),
+            _ => assert_eq!(
+                (
+                    granted.map_err(|err| err.to_string()),
+                    other.map_err(|err| err.to_string())
+                ),
+                (Ok((true, true)), Ok((true, true)))
+            ),
         }
     }
 
@@ -637,7 +655,7 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(outcome.is_err()),
-            _ => assert_eq!(outcome, Ok((true, true))),
+            _ => assert_eq!(outcome.map_err(|err| err.to_string()), Ok((true, true))),
         }
     }
 
@@ -653,7 +671,7 @@ mod tests {
         });
         match support() {
             Support::Unavailable => assert!(outcome.is_err()),
-            _ => assert_eq!(outcome, Ok(true)),
+            _ => assert_eq!(outcome.map_err(|err| err.to_string()), Ok(true)),
         }
     }
 
@@ -668,7 +686,8 @@ mod tests {
         }
         let err = imp::build_bounded(std::slice::from_ref(&repo), 10)
             .err()
-            .expect("past the bound");
+            .expect("past the bound")
+            .to_string();
         for needed in [
             "more than 10 entries",
             "--sandbox detect",

@@ -19,6 +19,7 @@
 
 pub(crate) mod confine;
 pub(crate) mod detect;
+pub(crate) mod error;
 pub(crate) mod landlock;
 mod mode;
 #[cfg(target_os = "linux")]

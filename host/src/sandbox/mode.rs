@@ -42,9 +42,8 @@ impl SandboxMode {
     /// # Errors
     ///
     /// Any other value.
-    pub fn parse_flag(text: &str) -> Result<SandboxMode, String> {
-        SandboxMode::parse(text)
-            .ok_or_else(|| format!("expected one of {}", SandboxMode::spellings()))
+    pub fn parse_flag(text: &str) -> Result<SandboxMode, super::error::ModeError> {
+        SandboxMode::parse(text).ok_or(super::error::ModeError::Flag)
     }
 
     /// The accepted spellings, for error messages: `enforce, detect, off`.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::confine::{Confinement, Mechanism};
 use super::detect::session::Session;
 use super::detect::{Bounds, Comparison, Skip, Snapshot};
+use super::error::{ModeError, ViewRefused};
 use super::landlock::{self, Support};
 use super::roots::{self, Roots};
 use super::watchdog;
@@ -20,24 +21,27 @@ use super::{Posture, SandboxMode};
 ///
 /// # Errors
 ///
-/// A message naming the key and the accepted values when `review.sandbox` is set to anything
-/// else (the run stops: a misspelt `off` must not silently mean `enforce`, nor the reverse).
+/// [`ModeError::Config`], naming the key and the accepted values, when `review.sandbox` is set
+/// to anything else (the run stops: a misspelt `off` must not silently mean `enforce`, nor the
+/// reverse).
 pub fn run_mode(
     config: &crate::config::ProjectConfig,
     override_mode: Option<SandboxMode>,
-) -> Result<SandboxMode, String> {
+) -> Result<SandboxMode, ModeError> {
     announce_repository_writes(config);
     if let Some(mode) = override_mode {
         return Ok(mode);
     }
     let mode = match config.get("review.sandbox") {
         None | Some(serde_json::Value::Null) => SandboxMode::default(),
-        Some(value) => value.as_str().and_then(SandboxMode::parse).ok_or_else(|| {
-            format!(
-                ".planning/config.json: review.sandbox is {value}, expected one of {}",
-                SandboxMode::spellings()
-            )
-        })?,
+        Some(value) => {
+            value
+                .as_str()
+                .and_then(SandboxMode::parse)
+                .ok_or_else(|| ModeError::Config {
+                    value: value.to_string(),
+                })?
+        }
     };
     if mode != SandboxMode::Enforce {
         crate::output::eprint_line(&format!(
@@ -139,20 +143,20 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
 pub const NO_NAMESPACES_VAR: &str = "GSD_LANE_NO_NAMESPACES";
 
 /// Whether the read-only view can be had (Linux with user namespaces), else why not.
-fn view_support() -> Result<(), String> {
+fn view_support() -> Result<(), ViewRefused> {
     if std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|value| !value.is_empty()) {
-        return Err(format!("{NO_NAMESPACES_VAR} is set"));
+        return Err(ViewRefused::Disabled);
     }
     #[cfg(target_os = "linux")]
     {
         match super::namespace::support() {
             super::namespace::Support::Available => Ok(()),
-            super::namespace::Support::Unavailable(why) => Err(why.clone()),
+            super::namespace::Support::Unavailable(why) => Err(ViewRefused::Probe(why.clone())),
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Err("no read-only view on this system".to_owned())
+        Err(ViewRefused::NotLinux)
     }
 }
 
@@ -307,15 +311,26 @@ impl Effective {
         }
     }
 
-    /// `{"mode", "mechanism", "detail"}`: the `sandbox` member of `run --json` and
-    /// `invoke --json` (`detail` is [`Effective::describe`]).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "mode": self.mode().as_str(),
-            "mechanism": self.mechanism(),
-            "detail": self.describe(),
-        })
+    /// The `sandbox` member of `run --json`, `invoke --json` and `doctor --json`.
+    pub fn report(&self) -> SandboxReport {
+        SandboxReport {
+            mode: self.mode().as_str(),
+            mechanism: self.mechanism(),
+            detail: self.describe(),
+        }
     }
+}
+
+/// `{"mode", "mechanism", "detail"}`: how a lane's processes are confined, as command output
+/// gives it ([`Effective::report`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SandboxReport {
+    /// The sandbox mode (`enforce`, `detect`, `off`).
+    pub mode: &'static str,
+    /// What applies it (`view`, `landlock`, `none`).
+    pub mechanism: &'static str,
+    /// In words ([`Effective::describe`]).
+    pub detail: String,
 }
 
 /// What `enforce` amounts to in this process, and why the read-only view is not it when it
@@ -325,7 +340,7 @@ pub struct Enforcement {
     /// The view where it can be had, else Landlock, else only detection (saying why).
     pub effective: Effective,
     /// Why the view was refused (`None` when it applies, or was not tried).
-    pub view_refused: Option<String>,
+    pub view_refused: Option<ViewRefused>,
 }
 
 /// Decides (once per process: both probes are cached) how `enforce` confines a spawn lane that
@@ -563,7 +578,7 @@ mod tests {
             serde_json::json!(["off"]),
         ] {
             let bad = config(serde_json::json!({"review": {"sandbox": bad}}));
-            let err = run_mode(&bad, None).unwrap_err();
+            let err = run_mode(&bad, None).unwrap_err().to_string();
             assert!(err.contains("review.sandbox"), "{err}");
         }
     }

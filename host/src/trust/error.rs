@@ -141,7 +141,7 @@ pub enum WriteError {
         source: io::Error,
     },
     /// The atomic replacement failed (the step and path, as the file helper reports them).
-    Replace(String),
+    Replace(crate::fsutil::ReplaceError),
 }
 
 impl std::fmt::Display for WriteError {
@@ -150,12 +150,19 @@ impl std::fmt::Display for WriteError {
             WriteError::CreateDir { dir, source } => {
                 write!(f, "creating {}: {source}", dir.display())
             }
-            WriteError::Replace(detail) => f.write_str(detail),
+            WriteError::Replace(detail) => write!(f, "{detail}"),
         }
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::CreateDir { source, .. } => Some(source),
+            WriteError::Replace(err) => err.source(),
+        }
+    }
+}
 
 /// The file-system step of a bundle operation that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

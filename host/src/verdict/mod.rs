@@ -12,7 +12,7 @@
 
 pub(crate) mod agreed;
 pub(crate) mod blocks;
-pub(crate) mod citations;
+pub(crate) use crate::lane_result::citations;
 pub(crate) mod concerns;
 pub(crate) mod document;
 pub(crate) mod grounding;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::super::Context;
 use super::consent_flow::{
@@ -45,11 +45,31 @@ fn listed_records(store: &ConsentStore, root: &str, all: bool) -> Vec<Record> {
 
 /// A record as `trust list --json` shows it: every field as stored (a peer's unknown fields
 /// included), with the host class and whether it is this project's.
-fn record_row(record: &Record, root: &str) -> Value {
-    let mut row = record.to_json();
-    row["reviewerHostClass"] = json!(record.reviewer_host().map(class_of));
-    row["thisProject"] = json!(record.project_root() == root);
-    row
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordRow {
+    /// The record's fields as stored, without the two computed here.
+    #[serde(flatten)]
+    stored: serde_json::Map<String, Value>,
+    /// `local` or `remote` for the pinned reviewer host, `null` without one.
+    reviewer_host_class: Option<&'static str>,
+    /// Whether the record is this project's.
+    this_project: bool,
+}
+
+/// The row of `record` (a stored field of the same name as a computed one is replaced).
+fn record_row(record: &Record, root: &str) -> RecordRow {
+    let mut stored = match record.to_json() {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    stored.shift_remove("reviewerHostClass");
+    stored.shift_remove("thisProject");
+    RecordRow {
+        stored,
+        reviewer_host_class: record.reviewer_host().map(class_of),
+        this_project: record.project_root() == root,
+    }
 }
 
 /// One destination pin of `trust list`.
@@ -96,7 +116,7 @@ struct Listing {
     project_root: String,
     /// The consent records as stored (every field a peer wrote is kept), with the host class
     /// and whether each is this project's.
-    records: Vec<Value>,
+    records: Vec<RecordRow>,
     /// The destination pins.
     pins: Vec<PinRow>,
     /// The files that cannot be read.

@@ -49,7 +49,10 @@ fn send_full(
 ) -> (HttpReport, Option<String>) {
     let url = match check_request_url(&request.url, verified) {
         Ok(url) => url,
-        Err(error) => return (HttpReport::Failed { error }, None),
+        Err(refused) => {
+            let error = refused.to_string();
+            return (HttpReport::Failed { error }, None);
+        }
     };
     let bound = request.timeout.min(MAX_REQUEST_BOUND);
     if bound.is_zero() {

@@ -62,7 +62,7 @@ pub(super) fn prepare_and_supervise(
         if let Some(tmpdir) = &confinement.tmpdir {
             command.env("TMPDIR", tmpdir);
         }
-        let pending = watchdog::announce().map_err(SpawnError::Refused)?;
+        let pending = watchdog::announce().map_err(|err| SpawnError::Refused(err.to_string()))?;
         if let Some((name, value)) = pending.marker() {
             command.env(name, value);
         }
@@ -102,7 +102,7 @@ fn spawn_child(
     #[cfg(target_os = "linux")]
     if confinement.mechanism == Mechanism::View {
         let view = view_for(confinement)
-            .map_err(SpawnError::Refused)?
+            .map_err(|err| SpawnError::Refused(err.to_string()))?
             .ok_or_else(|| SpawnError::Refused("no read-only root for the view".to_owned()))?;
         crate::sandbox::namespace::install(command, view);
         return command.spawn().map_err(|e| spawn_error_from_io(&e));
@@ -113,7 +113,8 @@ fn spawn_child(
             .name("gsd-lane-confined-spawn".to_owned())
             .spawn_scoped(scope, || {
                 let _entered = runtime.enter();
-                confine_current_thread(confinement).map_err(SpawnError::Refused)?;
+                confine_current_thread(confinement)
+                    .map_err(|err| SpawnError::Refused(err.to_string()))?;
                 command.spawn().map_err(|e| spawn_error_from_io(&e))
             });
         match confined {

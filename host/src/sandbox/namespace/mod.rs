@@ -94,22 +94,54 @@ pub fn support() -> &'static Support {
 fn probe() -> Support {
     match probe_once() {
         Ok(()) => Support::Available,
-        Err(reason) => Support::Unavailable(reason),
+        Err(reason) => Support::Unavailable(reason.to_string()),
     }
 }
 
-fn probe_once() -> Result<(), String> {
+/// Why the namespace probe did not show a working view.
+#[derive(Debug)]
+enum ProbeError {
+    /// The temporary directory (the probe's root) could not be resolved.
+    TempDir(io::Error),
+    /// gsd-lane's own executable could not be found.
+    OwnPath(io::Error),
+    /// The view could not be described, or the probe's runtime or wait failed.
+    Io(io::Error),
+    /// The kernel refused to start the probe in the namespaces.
+    Refused(io::Error),
+    /// The probe did not finish within its bound.
+    TimedOut,
+    /// The probe ran but the view did not hold (what it said, controls stripped).
+    DidNotHold(String),
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::TempDir(err) => write!(f, "the temporary directory: {err}"),
+            ProbeError::OwnPath(err) => write!(f, "gsd-lane's own path: {err}"),
+            ProbeError::Io(err) => write!(f, "{err}"),
+            ProbeError::Refused(err) => f.write_str(&refused(err)),
+            ProbeError::TimedOut => f.write_str("the probe did not finish within 10 s"),
+            ProbeError::DidNotHold(said) => f.write_str(said),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+fn probe_once() -> Result<(), ProbeError> {
     // The temporary directory itself is the probe's read-only root: under a view that holds,
     // nothing is written anywhere (a probe must not leave a trace: `doctor` writes nothing).
     let dir = std::env::temp_dir()
         .canonicalize()
-        .map_err(|err| format!("the temporary directory: {err}"))?;
-    let exe = std::env::current_exe().map_err(|err| format!("gsd-lane's own path: {err}"))?;
-    let view = View::new(std::slice::from_ref(&dir), &[], &dir).map_err(|err| err.to_string())?;
+        .map_err(ProbeError::TempDir)?;
+    let exe = std::env::current_exe().map_err(ProbeError::OwnPath)?;
+    let view = View::new(std::slice::from_ref(&dir), &[], &dir).map_err(ProbeError::Io)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|err| err.to_string())?;
+        .map_err(ProbeError::Io)?;
     runtime.block_on(async {
         let mut command = tokio::process::Command::new(exe);
         command
@@ -120,17 +152,19 @@ fn probe_once() -> Result<(), String> {
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
         install(&mut command, view);
-        let child = command.spawn().map_err(|err| refused(&err))?;
+        let child = command.spawn().map_err(ProbeError::Refused)?;
         let out =
             tokio::time::timeout(std::time::Duration::from_secs(10), child.wait_with_output())
                 .await
-                .map_err(|_| "the probe did not finish within 10 s".to_owned())?
-                .map_err(|err| err.to_string())?;
+                .map_err(|_| ProbeError::TimedOut)?
+                .map_err(ProbeError::Io)?;
         if out.status.success() {
             Ok(())
         } else {
             let said = String::from_utf8_lossy(&out.stderr);
-            Err(crate::textsafe::strip_controls(said.trim()))
+            Err(ProbeError::DidNotHold(crate::textsafe::strip_controls(
+                said.trim(),
+            )))
         }
     })
 }

@@ -171,21 +171,21 @@ pub struct Watched {
 ///
 /// # Errors
 ///
-/// A message when lanes are watched here but no watchdog could be started or told: the lane
-/// must then not start.
-pub fn announce() -> Result<Pending, String> {
+/// Why, when lanes are watched here but no watchdog could be started or told: the lane must
+/// then not start.
+pub fn announce() -> Result<Pending, super::error::WatchdogError> {
     if !is_enabled() {
         return Ok(Pending { announced: false });
     }
     let mut state = STATE
         .lock()
-        .map_err(|_| "the lane watchdog's state is poisoned")?;
+        .map_err(|_| super::error::WatchdogError::Poisoned)?;
     state.pending += 1;
     match state.send(b"s\n") {
         Ok(()) => Ok(Pending { announced: true }),
         Err(err) => {
             state.pending -= 1;
-            Err(format!("cannot start the lane watchdog: {err}"))
+            Err(super::error::WatchdogError::Start(err))
         }
     }
 }

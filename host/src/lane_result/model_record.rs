@@ -203,9 +203,21 @@ impl ModelRecord {
         self
     }
 
-    /// `{"value": <string|null>, "source": <source>}`, the `model` member of a lane result.
+    /// [`ModelRecord`]'s serialization as a JSON value (for result lines built as maps).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"value": self.value, "source": self.source.as_str()})
+        // Two string keys: the encoding cannot fail.
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// `{"value": <string|null>, "source": <source>}`, the `model` member of a lane result.
+impl serde::Serialize for ModelRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("ModelRecord", 2)?;
+        out.serialize_field("value", &self.value)?;
+        out.serialize_field("source", self.source.as_str())?;
+        out.end()
     }
 }
 
