@@ -69,6 +69,19 @@ fn unsafe_kind(meta: &fs::Metadata) -> Option<&'static str> {
     None
 }
 
+/// [`unsafe_kind`] of an entry looked at relative to a held run dir (`lstat`).
+#[cfg(unix)]
+fn unsafe_stat_kind(stat: &rustix::fs::Stat) -> Option<&'static str> {
+    use rustix::fs::FileType;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Symlink => Some("a symbolic link"),
+        FileType::Directory => Some("a directory"),
+        FileType::RegularFile if stat.st_nlink > 1 => Some("a hard link to another file"),
+        FileType::RegularFile => None,
+        _ => Some("not a regular file"),
+    }
+}
+
 /// Refuses `path` when an entry that gsd-lane must not write through is there: a symbolic
 /// link (dangling or not), a directory, a FIFO or device, or a file with more than one link.
 ///
@@ -76,6 +89,17 @@ fn unsafe_kind(meta: &fs::Metadata) -> Option<&'static str> {
 ///
 /// An error naming the entry; other I/O errors of `lstat`.
 pub fn check_entry(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return match dir.metadata_at(&name) {
+            Ok(stat) => match unsafe_stat_kind(&stat) {
+                Some(what) => Err(refused(path, what)),
+                None => Ok(()),
+            },
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        };
+    }
     match fs::symlink_metadata(path) {
         Ok(meta) => match unsafe_kind(&meta) {
             Some(what) => Err(refused(path, what)),
@@ -108,7 +132,9 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
     }
     // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
     // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
-    let file = options.open(path).map_err(|err| match err.raw_os_error() {
+    let file = open_in_held_dir(path, write_flags(mode), 0o600)
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
         Some(libc::ELOOP) => refused(path, "a symbolic link"),
         _ => err,
     })?;
@@ -138,10 +164,12 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let file = options.open(path).map_err(|err| match err.raw_os_error() {
-        Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
-        _ => err,
-    })?;
+    let file = open_in_held_dir(path, read_flags(), 0)
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
+            _ => err,
+        })?;
     let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(refused_read(path, "a directory"));
@@ -152,7 +180,92 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
             "not a regular file (a FIFO, socket or device)",
         ));
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != current_uid()? {
+            return Err(refused_read(path, "owned by another user"));
+        }
+    }
     Ok(file)
+}
+
+/// Opens `path` relative to the descriptor of the held run dir it lies directly in
+/// ([`crate::held_dir`]), never through the path; `None` when its parent is not held (the
+/// caller opens the path itself).
+#[cfg(unix)]
+fn open_in_held_dir(path: &Path, flags: rustix::fs::OFlags, mode: u32) -> Option<io::Result<File>> {
+    let (dir, name) = crate::held_dir::resolve(path)?;
+    Some(dir.open_at(&name, flags, mode))
+}
+
+#[cfg(not(unix))]
+fn open_in_held_dir(_path: &Path, _flags: (), _mode: u32) -> Option<io::Result<File>> {
+    None
+}
+
+/// The `openat` flags of [`open_run_file`] in a held run dir.
+#[cfg(unix)]
+fn write_flags(mode: WriteMode) -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK;
+    if mode == WriteMode::Append {
+        flags | OFlags::APPEND
+    } else {
+        flags
+    }
+}
+
+#[cfg(not(unix))]
+fn write_flags(_mode: WriteMode) {}
+
+/// The `openat` flags of [`open_run_file_read`] in a held run dir.
+#[cfg(unix)]
+fn read_flags() -> rustix::fs::OFlags {
+    rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK
+}
+
+#[cfg(not(unix))]
+fn read_flags() {}
+
+/// True when `path` lies directly in a run dir gsd-lane holds open ([`crate::held_dir`]): the
+/// openers of this module then reach it through that descriptor only.
+pub fn in_held_run_dir(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        crate::held_dir::resolve(path).is_some()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Opens a file given to a child as its stdin (a prompt file): in a held run dir relative to
+/// its descriptor and without following a link ([`crate::held_dir`]), elsewhere by its path;
+/// never blocking on a FIFO. `Ok(None)` when it does not exist.
+///
+/// # Errors
+///
+/// Not a regular file (`InvalidInput`), or the I/O error.
+pub fn open_input_file(path: &Path) -> io::Result<Option<File>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    match open_in_held_dir(path, read_flags(), 0).unwrap_or_else(|| options.open(path)) {
+        Ok(file) if file.metadata()?.is_file() => Ok(Some(file)),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Reads at most `max` bytes of a run-dir file opened with [`open_run_file_read`]; `Ok(None)`

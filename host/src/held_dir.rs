@@ -1,0 +1,236 @@
+//! Run dirs held open by descriptor (issue 25, the run dir under the Landlock fallback).
+//!
+//! A run dir lives in the temporary directory, which a lane confined by Landlock may write: the
+//! lane can rename the whole run dir away and make another at the same path, with entries of
+//! its own in it. Every run-dir file gsd-lane opens goes through [`crate::private_fs`]'s
+//! openers; once a run dir is held here, those openers resolve a name directly inside it
+//! relative to the descriptor opened when the run dir was created or reopened
+//! (`openat(…, O_NOFOLLOW)`), never through its path again: a run dir put in its place is never
+//! read nor written, whatever it holds.
+//!
+//! A held dir is registered process-wide by its path for as long as a [`HeldDir`] handle lives
+//! (a weak registry: dropping the last handle forgets it), so that every caller of the openers
+//! (the lane pipeline, the spawner's output files, the journal, the review readers) gets the
+//! descriptor without carrying it. [`HeldDir::in_place`] tells whether the path still names the
+//! held directory, so the runner can say that the run dir was replaced.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use crate::private_fs::NotOwnRunDir;
+use crate::review::rundir::Replaced;
+
+/// Most run dirs registered at once before dead entries are swept (they are swept on every
+/// registration anyway; this only bounds the list between sweeps).
+const MAX_REGISTERED: usize = 4096;
+
+/// A run dir opened once (`O_DIRECTORY | O_NOFOLLOW`), checked on its descriptor (a directory
+/// of this user, mode 0700), and registered by its path.
+#[derive(Debug)]
+pub struct HeldDir {
+    path: PathBuf,
+    fd: OwnedFd,
+    dev: u64,
+    ino: u64,
+    /// Set once the path was seen naming something else ([`HeldDir::in_place`]).
+    replaced: AtomicBool,
+}
+
+/// Every held dir, by path (weak: a dir is forgotten with its last handle).
+static REGISTRY: Mutex<Vec<Weak<HeldDir>>> = Mutex::new(Vec::new());
+
+impl HeldDir {
+    /// Opens `path` without following a link, checks on the open descriptor that it is a
+    /// directory of this user with mode 0700, and registers it.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with it ([`NotOwnRunDir`]).
+    pub fn hold(path: &Path) -> Result<Arc<HeldDir>, NotOwnRunDir> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|errno| match errno {
+            rustix::io::Errno::LOOP => NotOwnRunDir::Symlink,
+            rustix::io::Errno::NOTDIR => match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.file_type().is_symlink() => NotOwnRunDir::Symlink,
+                _ => NotOwnRunDir::NotADirectory,
+            },
+            other => NotOwnRunDir::Unreadable(io::Error::from(other).to_string()),
+        })?;
+        let stat =
+            rustix::fs::fstat(&fd).map_err(|err| NotOwnRunDir::Unreadable(err.to_string()))?;
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Directory {
+            return Err(NotOwnRunDir::NotADirectory);
+        }
+        let me = rustix::process::geteuid().as_raw();
+        if stat.st_uid != me {
+            return Err(NotOwnRunDir::ForeignOwner {
+                owner: stat.st_uid,
+                me,
+            });
+        }
+        let mode = u32::from(stat.st_mode) & 0o7777;
+        if mode != 0o700 {
+            return Err(NotOwnRunDir::Mode(mode));
+        }
+        let held = Arc::new(HeldDir {
+            path: path.to_owned(),
+            fd,
+            dev: u64::from(stat.st_dev),
+            ino: u64::from(stat.st_ino),
+            replaced: AtomicBool::new(false),
+        });
+        register(&held);
+        Ok(held)
+    }
+
+    /// `Ok` while the path still names the held directory (not followed through a link);
+    /// once it was seen naming anything else, always the [`Replaced`] error, even if the
+    /// original was put back since.
+    ///
+    /// # Errors
+    ///
+    /// The run dir was moved or replaced.
+    pub fn in_place(&self) -> Result<(), Replaced> {
+        let now = match rustix::fs::lstat(&self.path) {
+            Ok(stat)
+                if u64::from(stat.st_dev) == self.dev && u64::from(stat.st_ino) == self.ino =>
+            {
+                None
+            }
+            Ok(_) => Some("its path now names another entry".to_owned()),
+            Err(err) => Some(format!("its path now names nothing: {err}")),
+        };
+        if let Some(now) = now {
+            self.replaced.store(true, Ordering::SeqCst);
+            return Err(Replaced {
+                path: self.path.clone(),
+                now,
+            });
+        }
+        if self.replaced.load(Ordering::SeqCst) {
+            return Err(Replaced {
+                path: self.path.clone(),
+                now: "it was seen replaced earlier in this run".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens `name` (one path component) relative to the held descriptor with `flags`
+    /// (`O_NOFOLLOW` and `O_CLOEXEC` are always added); `mode` applies when it is created.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error (`ELOOP` for a symbolic link).
+    pub fn open_at(&self, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            self.fd.as_fd(),
+            name,
+            flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )?;
+        Ok(File::from(fd))
+    }
+
+    /// `lstat` of `name` relative to the held descriptor.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error (`NotFound` when there is no such entry).
+    pub fn metadata_at(&self, name: &OsStr) -> io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::statat(
+            self.fd.as_fd(),
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
+    }
+}
+
+fn register(held: &Arc<HeldDir>) {
+    if let Ok(mut list) = REGISTRY.lock() {
+        list.retain(|weak| weak.strong_count() > 0);
+        if list.len() < MAX_REGISTERED {
+            list.push(Arc::downgrade(held));
+        }
+    }
+}
+
+/// The held dir that `path` lies directly in, and the entry's name there: `None` when its
+/// parent is not a held run dir (then callers open the path as it is).
+pub fn resolve(path: &Path) -> Option<(Arc<HeldDir>, OsString)> {
+    let name = path.file_name()?;
+    let parent = path.parent()?;
+    let list = REGISTRY.lock().ok()?;
+    // The newest registration wins (a run dir reopened later in the same process).
+    let held = list
+        .iter()
+        .rev()
+        .filter_map(Weak::upgrade)
+        .find(|held| held.path == parent)?;
+    Some((held, name.to_owned()))
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_held_dir_is_used_after_its_path_is_swapped() {
+        let top = tempfile::tempdir().expect("top");
+        let dir = top.path().join("run");
+        std::fs::create_dir(&dir).expect("dir");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        let held = HeldDir::hold(&dir).expect("hold");
+        assert_eq!(held.in_place(), Ok(()));
+        std::fs::write(dir.join("mine.md"), "mine").expect("write");
+        std::fs::rename(&dir, top.path().join("away")).expect("rename");
+        std::fs::create_dir(&dir).expect("replacement");
+        std::fs::write(dir.join("mine.md"), "planted").expect("plant");
+        let (found, name) = resolve(&dir.join("mine.md")).expect("resolved");
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut found.open_at(&name, OFlags::RDONLY, 0).expect("open"),
+            &mut text,
+        )
+        .expect("read");
+        assert_eq!(text, "mine");
+        let replaced = held.in_place().expect_err("replaced");
+        assert!(replaced.to_string().contains("moved or replaced"), "{replaced}");
+        // Put back, it stays reported: a lane that ended meanwhile was exposed.
+        std::fs::remove_dir_all(&dir).expect("remove");
+        std::fs::rename(top.path().join("away"), &dir).expect("back");
+        assert!(held.in_place().is_err());
+        assert!(resolve(&top.path().join("elsewhere/x")).is_none());
+        drop(found);
+        drop(held);
+        assert!(resolve(&dir.join("mine.md")).is_none(), "forgotten with its handle");
+    }
+
+    #[test]
+    fn only_own_private_directories_are_held() {
+        let top = tempfile::tempdir().expect("top");
+        let dir = top.path().join("run");
+        std::fs::create_dir(&dir).expect("dir");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(HeldDir::hold(&dir).err(), Some(NotOwnRunDir::Mode(0o755)));
+        let link = top.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).expect("link");
+        assert_eq!(HeldDir::hold(&link).err(), Some(NotOwnRunDir::Symlink));
+        let file = top.path().join("file");
+        std::fs::write(&file, "").expect("file");
+        assert_eq!(HeldDir::hold(&file).err(), Some(NotOwnRunDir::NotADirectory));
+        assert!(matches!(
+            HeldDir::hold(&top.path().join("missing")),
+            Err(NotOwnRunDir::Unreadable(_))
+        ));
+    }
+}
