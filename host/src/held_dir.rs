@@ -139,6 +139,32 @@ impl HeldDir {
         Ok(File::from(fd))
     }
 
+    /// The names in the held directory (`.` and `..` left out), at most `max` of them (in
+    /// directory order), and whether there were more.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error of the listing.
+    pub fn names(&self, max: usize) -> io::Result<(Vec<OsString>, bool)> {
+        use std::os::unix::ffi::OsStrExt;
+        // `read_from` opens the directory again (`.` relative to the descriptor): the held
+        // descriptor's own position is never moved.
+        let mut dir = rustix::fs::Dir::read_from(&self.fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            if names.len() == max {
+                return Ok((names, true));
+            }
+            names.push(OsStr::from_bytes(name).to_owned());
+        }
+        Ok((names, false))
+    }
+
     /// `lstat` of `name` relative to the held descriptor.
     ///
     /// # Errors
@@ -162,18 +188,21 @@ fn register(held: &Arc<HeldDir>) {
     }
 }
 
+/// The held dir at `path` itself, if any.
+pub fn find(path: &Path) -> Option<Arc<HeldDir>> {
+    let list = REGISTRY.lock().ok()?;
+    list.iter()
+        .rev()
+        .filter_map(Weak::upgrade)
+        .find(|held| held.path == path)
+}
+
 /// The held dir that `path` lies directly in, and the entry's name there: `None` when its
 /// parent is not a held run dir (then callers open the path as it is).
 pub fn resolve(path: &Path) -> Option<(Arc<HeldDir>, OsString)> {
     let name = path.file_name()?;
-    let parent = path.parent()?;
-    let list = REGISTRY.lock().ok()?;
     // The newest registration wins (a run dir reopened later in the same process).
-    let held = list
-        .iter()
-        .rev()
-        .filter_map(Weak::upgrade)
-        .find(|held| held.path == parent)?;
+    let held = find(path.parent()?)?;
     Some((held, name.to_owned()))
 }
 

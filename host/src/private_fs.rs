@@ -242,6 +242,28 @@ pub fn in_held_run_dir(path: &Path) -> bool {
     }
 }
 
+/// The names in the run dir `dir` (`.` and `..` left out), at most `max`, and whether there
+/// were more: listed through its descriptor when gsd-lane holds it ([`crate::held_dir`]), so
+/// that a directory put at its path is never listed; by its path otherwise.
+///
+/// # Errors
+///
+/// The I/O error of the listing.
+pub fn run_dir_names(dir: &Path, max: usize) -> io::Result<(Vec<std::ffi::OsString>, bool)> {
+    #[cfg(unix)]
+    if let Some(held) = crate::held_dir::find(dir) {
+        return held.names(max);
+    }
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        if names.len() == max {
+            return Ok((names, true));
+        }
+        names.push(entry?.file_name());
+    }
+    Ok((names, false))
+}
+
 /// Opens a file given to a child as its stdin (a prompt file): in a held run dir relative to
 /// its descriptor and without following a link ([`crate::held_dir`]), elsewhere by its path;
 /// never blocking on a FIFO. `Ok(None)` when it does not exist.

@@ -695,6 +695,14 @@ fn assert_planted_review_never_taken(lab: &Lab, out: &Outcome) {
         .expect("beta's review file in the original run dir");
     assert!(kept.contains("was moved or replaced while lanes ran"), "{kept}");
     assert!(!kept.contains(PLANTED), "{kept}");
+    // The diagnostics copy (no reviewer produced a review) is of that run dir too, listed and
+    // read through its descriptor.
+    if let Some(saved) = complete["diagnostics"].as_str() {
+        let copy = std::fs::read_to_string(Path::new(saved).join("gsd-review-beta.md"))
+            .expect("beta's review file among the diagnostics");
+        assert_eq!(copy, kept);
+        assert!(Path::new(saved).join("gsd-review-alpha.md").exists(), "{saved}");
+    }
 }
 
 /// Under `enforce` a lane cannot move the run dir, with either mechanism: the Landlock fallback
