@@ -233,15 +233,24 @@ mod tests {
         .expect("read");
         assert_eq!(text, "mine");
         let replaced = held.in_place().expect_err("replaced");
-        assert!(replaced.to_string().contains("moved or replaced"), "{replaced}");
+        assert!(
+            replaced.to_string().contains("moved or replaced"),
+            "{replaced}"
+        );
         // Put back, it stays reported: a lane that ended meanwhile was exposed.
         std::fs::remove_dir_all(&dir).expect("remove");
         std::fs::rename(top.path().join("away"), &dir).expect("back");
         assert!(held.in_place().is_err());
         assert!(resolve(&top.path().join("elsewhere/x")).is_none());
+        let (names, more) = held.names(10).expect("names");
+        assert_eq!((names, more), (vec![OsString::from("mine.md")], false));
+        assert_eq!(held.names(0).expect("names"), (Vec::new(), true));
         drop(found);
         drop(held);
-        assert!(resolve(&dir.join("mine.md")).is_none(), "forgotten with its handle");
+        assert!(
+            resolve(&dir.join("mine.md")).is_none(),
+            "forgotten with its handle"
+        );
     }
 
     #[test]
@@ -256,7 +265,10 @@ mod tests {
         assert_eq!(HeldDir::hold(&link).err(), Some(NotOwnRunDir::Symlink));
         let file = top.path().join("file");
         std::fs::write(&file, "").expect("file");
-        assert_eq!(HeldDir::hold(&file).err(), Some(NotOwnRunDir::NotADirectory));
+        assert_eq!(
+            HeldDir::hold(&file).err(),
+            Some(NotOwnRunDir::NotADirectory)
+        );
         assert!(matches!(
             HeldDir::hold(&top.path().join("missing")),
             Err(NotOwnRunDir::Unreadable(_))

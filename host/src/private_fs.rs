@@ -5,6 +5,10 @@
 //!   without blocking on a FIFO (`O_NONBLOCK`), and refuses anything but a regular file with a
 //!   single link, before a byte is truncated or written: a symlink or hard link planted under
 //!   the name of a review file cannot redirect the write to a file outside the run dir.
+//! - Every opener here (and [`check_entry`], [`run_dir_names`]) reaches a file directly in a
+//!   run dir gsd-lane holds open ([`crate::held_dir`]) through that directory's descriptor
+//!   (`openat`), never through the run dir's path: a run dir moved away and replaced by a lane
+//!   is never read nor written. A file read must also be owned by this user.
 //! - [`check_entry`] refuses the same entries up front, by name, before a lane starts.
 //! - [`private_temp_dir`] creates a fresh `0700` directory whatever the umask.
 //! - [`check_given_dir`] refuses a `--run-dir` that others could plant entries in.
@@ -135,14 +139,46 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
     let file = open_in_held_dir(path, write_flags(mode), 0o600)
         .unwrap_or_else(|| options.open(path))
         .map_err(|err| match err.raw_os_error() {
-        Some(libc::ELOOP) => refused(path, "a symbolic link"),
-        _ => err,
-    })?;
+            Some(libc::ELOOP) => refused(path, "a symbolic link"),
+            _ => err,
+        })?;
     if let Some(what) = unsafe_kind(&file.metadata()?) {
         return Err(refused(path, what));
     }
     if mode == WriteMode::Truncate {
         file.set_len(0)?;
+    }
+    Ok(file)
+}
+
+/// Opens an existing run-dir file for appending (a notice added to a review file), the way
+/// [`open_run_file`] opens one but never creating it: a missing file is
+/// [`io::ErrorKind::NotFound`].
+///
+/// # Errors
+///
+/// An error naming a refused entry, or the I/O error.
+pub fn open_run_file_to_append(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    #[cfg(unix)]
+    let flags =
+        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::NONBLOCK;
+    #[cfg(not(unix))]
+    let flags = ();
+    let file = open_in_held_dir(path, flags, 0)
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused(path, "a symbolic link"),
+            _ => err,
+        })?;
+    if let Some(what) = unsafe_kind(&file.metadata()?) {
+        return Err(refused(path, what));
     }
     Ok(file)
 }
@@ -543,6 +579,52 @@ mod tests {
         open_run_file(&lock, WriteMode::Keep).expect("keep");
         assert_eq!(fs::read_to_string(&lock).expect("read"), "x");
         assert!(open_run_file(&link, WriteMode::Keep).is_err());
+    }
+
+    #[test]
+    fn appends_never_create_follow_or_block_and_reads_refuse_foreign_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("missing.md");
+        let err = open_run_file_to_append(&missing).expect_err("missing");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(!missing.exists(), "never created");
+        let review = dir.path().join("r.md");
+        fs::write(&review, "one").expect("review");
+        std::io::Write::write_all(&mut open_run_file_to_append(&review).expect("open"), b"+")
+            .expect("append");
+        assert_eq!(fs::read_to_string(&review).expect("read"), "one+");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").expect("victim");
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let err = open_run_file_to_append(&link).expect_err("link");
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        let fifo = dir.path().join("fifo.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        assert!(open_run_file_to_append(&fifo).is_err());
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "keep");
+        // A file another user owns is never read as one gsd-lane wrote (only root can make
+        // one here).
+        if std::os::unix::fs::chown(&review, Some(65534), None).is_ok() {
+            let err = open_run_file_read(&review).expect_err("foreign");
+            assert!(err.to_string().contains("owned by another user"), "{err}");
+        }
+    }
+
+    #[test]
+    fn run_dir_names_are_bounded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..5 {
+            fs::write(dir.path().join(format!("f{n}")), "").expect("file");
+        }
+        let (names, more) = run_dir_names(dir.path(), 10).expect("list");
+        assert_eq!((names.len(), more), (5, false));
+        let (names, more) = run_dir_names(dir.path(), 3).expect("list");
+        assert_eq!((names.len(), more), (3, true));
     }
 
     #[test]

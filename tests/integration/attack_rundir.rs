@@ -656,12 +656,17 @@ const UNCONFINED: [&str; 5] = ["--phase", "3", "--all", "--sandbox", "detect"];
 /// file in the run dir gsd-lane created (now at `<dir>.away`).
 fn assert_planted_review_never_taken(lab: &Lab, out: &Outcome) {
     let log = alpha_log(lab);
-    assert!(log.contains("swapped"), "the attack did not run: {log}\n{}", out.stderr);
+    assert!(
+        log.contains("swapped"),
+        "the attack did not run: {log}\n{}",
+        out.stderr
+    );
     let reviews = std::fs::read_to_string(lab.reviews_path()).unwrap_or_default();
     assert!(!reviews.contains(PLANTED), "REVIEWS.md: {reviews}");
     assert!(!out.stdout.contains(PLANTED), "stdout: {}", out.stdout);
     assert!(
-        out.stderr.contains("error: reviewer beta is marked failed: the run dir")
+        out.stderr
+            .contains("error: reviewer beta is marked failed: the run dir")
             && out.stderr.contains("was moved or replaced while lanes ran"),
         "{}",
         out.stderr
@@ -693,7 +698,10 @@ fn assert_planted_review_never_taken(lab: &Lab, out: &Outcome) {
     away.push(".away");
     let kept = std::fs::read_to_string(PathBuf::from(away).join("gsd-review-beta.md"))
         .expect("beta's review file in the original run dir");
-    assert!(kept.contains("was moved or replaced while lanes ran"), "{kept}");
+    assert!(
+        kept.contains("was moved or replaced while lanes ran"),
+        "{kept}"
+    );
     assert!(!kept.contains(PLANTED), "{kept}");
     // The diagnostics copy (no reviewer produced a review) is of that run dir too, listed and
     // read through its descriptor.
@@ -701,7 +709,10 @@ fn assert_planted_review_never_taken(lab: &Lab, out: &Outcome) {
         let copy = std::fs::read_to_string(Path::new(saved).join("gsd-review-beta.md"))
             .expect("beta's review file among the diagnostics");
         assert_eq!(copy, kept);
-        assert!(Path::new(saved).join("gsd-review-alpha.md").exists(), "{saved}");
+        assert!(
+            Path::new(saved).join("gsd-review-alpha.md").exists(),
+            "{saved}"
+        );
     }
 }
 
@@ -714,7 +725,9 @@ fn a_lane_cannot_move_the_run_dir_under_enforce() {
     if crate::view::view_available() {
         mechanisms.push(("view", Vec::new()));
     } else {
-        eprintln!("the read-only view is not available here: only the Landlock fallback is checked");
+        eprintln!(
+            "the read-only view is not available here: only the Landlock fallback is checked"
+        );
     }
     for (mechanism, env) in mechanisms {
         let lab = swap_lab(Plant::File);
@@ -727,7 +740,10 @@ fn a_lane_cannot_move_the_run_dir_under_enforce() {
         );
         let reviews = lab.reviews();
         assert!(!reviews.contains(PLANTED), "{mechanism}: {reviews}");
-        assert!(reviews.contains("fake-beta review after 2 s"), "{mechanism}: {reviews}");
+        assert!(
+            reviews.contains("fake-beta review after 2 s"),
+            "{mechanism}: {reviews}"
+        );
         assert!(
             out.stderr.contains(&format!("mechanism {mechanism}"))
                 || reviews.contains(&format!("mechanism {mechanism}")),

@@ -126,7 +126,9 @@ fn select(run_dir: &Path) -> Result<(Vec<String>, Vec<Refused>), SaveError> {
     if more {
         refused.push((
             "…".to_owned(),
-            format!("the run dir holds more than {MAX_ENTRIES} entries; the rest were not looked at"),
+            format!(
+                "the run dir holds more than {MAX_ENTRIES} entries; the rest were not looked at"
+            ),
         ));
     }
     for raw in entries {

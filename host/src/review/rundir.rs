@@ -99,8 +99,9 @@ impl RunDir {
         let path = crate::private_fs::private_temp_dir("gsd-review-")
             .map_err(|err| Failure::new(format!("creating the run dir: {err}")))?;
         let path = path.canonicalize().unwrap_or(path);
-        let held = Held::hold(&path)
-            .map_err(|why| Failure::new(format!("holding the run dir {}: {why}", path.display())))?;
+        let held = Held::hold(&path).map_err(|why| {
+            Failure::new(format!("holding the run dir {}: {why}", path.display()))
+        })?;
         Ok(RunDir {
             path,
             ledger: None,
@@ -172,9 +173,13 @@ impl RunDir {
             .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
     }
 
-    /// Removes the directory and everything in it, and its ledger entry (best effort).
+    /// Removes the directory and everything in it, and its ledger entry (best effort); a run
+    /// dir whose path no longer names the directory gsd-lane holds is left where it is (and
+    /// so is whatever is at its path now).
     pub fn remove(&self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        if self.in_place().is_ok() {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
         if let Some(ledger) = &self.ledger {
             ledger.remove();
         }
