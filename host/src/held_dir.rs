@@ -18,6 +18,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -63,27 +64,31 @@ impl HeldDir {
             },
             other => NotOwnRunDir::Unreadable(io::Error::from(other).to_string()),
         })?;
-        let stat =
-            rustix::fs::fstat(&fd).map_err(|err| NotOwnRunDir::Unreadable(err.to_string()))?;
-        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Directory {
+        // The checks are made on the descriptor (std's metadata: the same field types on
+        // every Unix).
+        let file = File::from(fd);
+        let meta = file
+            .metadata()
+            .map_err(|err| NotOwnRunDir::Unreadable(err.to_string()))?;
+        if !meta.is_dir() {
             return Err(NotOwnRunDir::NotADirectory);
         }
         let me = rustix::process::geteuid().as_raw();
-        if stat.st_uid != me {
+        if meta.uid() != me {
             return Err(NotOwnRunDir::ForeignOwner {
-                owner: stat.st_uid,
+                owner: meta.uid(),
                 me,
             });
         }
-        let mode = u32::from(stat.st_mode) & 0o7777;
+        let mode = meta.mode() & 0o7777;
         if mode != 0o700 {
             return Err(NotOwnRunDir::Mode(mode));
         }
         let held = Arc::new(HeldDir {
             path: path.to_owned(),
-            fd,
-            dev: u64::from(stat.st_dev),
-            ino: u64::from(stat.st_ino),
+            fd: OwnedFd::from(file),
+            dev: meta.dev(),
+            ino: meta.ino(),
             replaced: AtomicBool::new(false),
         });
         register(&held);
@@ -98,12 +103,8 @@ impl HeldDir {
     ///
     /// The run dir was moved or replaced.
     pub fn in_place(&self) -> Result<(), Replaced> {
-        let now = match rustix::fs::lstat(&self.path) {
-            Ok(stat)
-                if u64::from(stat.st_dev) == self.dev && u64::from(stat.st_ino) == self.ino =>
-            {
-                None
-            }
+        let now = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if meta.dev() == self.dev && meta.ino() == self.ino => None,
             Ok(_) => Some("its path now names another entry".to_owned()),
             Err(err) => Some(format!("its path now names nothing: {err}")),
         };
@@ -124,17 +125,17 @@ impl HeldDir {
     }
 
     /// Opens `name` (one path component) relative to the held descriptor with `flags`
-    /// (`O_NOFOLLOW` and `O_CLOEXEC` are always added); `mode` applies when it is created.
+    /// (`O_NOFOLLOW` and `O_CLOEXEC` are always added); a file it creates is 0600.
     ///
     /// # Errors
     ///
     /// The I/O error (`ELOOP` for a symbolic link).
-    pub fn open_at(&self, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<File> {
+    pub fn open_at(&self, name: &OsStr, flags: OFlags) -> io::Result<File> {
         let fd = rustix::fs::openat(
             self.fd.as_fd(),
             name,
             flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(mode),
+            Mode::RUSR | Mode::WUSR,
         )?;
         Ok(File::from(fd))
     }
@@ -227,7 +228,7 @@ mod tests {
         let (found, name) = resolve(&dir.join("mine.md")).expect("resolved");
         let mut text = String::new();
         std::io::Read::read_to_string(
-            &mut found.open_at(&name, OFlags::RDONLY, 0).expect("open"),
+            &mut found.open_at(&name, OFlags::RDONLY).expect("open"),
             &mut text,
         )
         .expect("read");

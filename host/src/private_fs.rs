@@ -136,7 +136,7 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
     }
     // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
     // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
-    let file = open_in_held_dir(path, write_flags(mode), 0o600)
+    let file = open_in_held_dir(path, write_flags(mode))
         .unwrap_or_else(|| options.open(path))
         .map_err(|err| match err.raw_os_error() {
             Some(libc::ELOOP) => refused(path, "a symbolic link"),
@@ -171,7 +171,7 @@ pub fn open_run_file_to_append(path: &Path) -> io::Result<File> {
         rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::NONBLOCK;
     #[cfg(not(unix))]
     let flags = ();
-    let file = open_in_held_dir(path, flags, 0)
+    let file = open_in_held_dir(path, flags)
         .unwrap_or_else(|| options.open(path))
         .map_err(|err| match err.raw_os_error() {
             Some(libc::ELOOP) => refused(path, "a symbolic link"),
@@ -200,7 +200,7 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let file = open_in_held_dir(path, read_flags(), 0)
+    let file = open_in_held_dir(path, read_flags())
         .unwrap_or_else(|| options.open(path))
         .map_err(|err| match err.raw_os_error() {
             Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
@@ -230,13 +230,13 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
 /// ([`crate::held_dir`]), never through the path; `None` when its parent is not held (the
 /// caller opens the path itself).
 #[cfg(unix)]
-fn open_in_held_dir(path: &Path, flags: rustix::fs::OFlags, mode: u32) -> Option<io::Result<File>> {
+fn open_in_held_dir(path: &Path, flags: rustix::fs::OFlags) -> Option<io::Result<File>> {
     let (dir, name) = crate::held_dir::resolve(path)?;
-    Some(dir.open_at(&name, flags, mode))
+    Some(dir.open_at(&name, flags))
 }
 
 #[cfg(not(unix))]
-fn open_in_held_dir(_path: &Path, _flags: (), _mode: u32) -> Option<io::Result<File>> {
+fn open_in_held_dir(_path: &Path, _flags: ()) -> Option<io::Result<File>> {
     None
 }
 
@@ -315,7 +315,7 @@ pub fn open_input_file(path: &Path) -> io::Result<Option<File>> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
-    match open_in_held_dir(path, read_flags(), 0).unwrap_or_else(|| options.open(path)) {
+    match open_in_held_dir(path, read_flags()).unwrap_or_else(|| options.open(path)) {
         Ok(file) if file.metadata()?.is_file() => Ok(Some(file)),
         Ok(_) => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
