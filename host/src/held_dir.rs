@@ -166,6 +166,34 @@ impl HeldDir {
         Ok((names, false))
     }
 
+    /// Renames `from` to `to`, both directly in the held directory (`renameat`): an entry at
+    /// `to` (a planted link included) is replaced, never followed.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error.
+    pub fn rename_at(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        Ok(rustix::fs::renameat(
+            self.fd.as_fd(),
+            from,
+            self.fd.as_fd(),
+            to,
+        )?)
+    }
+
+    /// Removes the file `from` directly in the held directory (`unlinkat`).
+    ///
+    /// # Errors
+    ///
+    /// The I/O error.
+    pub fn remove_at(&self, name: &OsStr) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(
+            self.fd.as_fd(),
+            name,
+            AtFlags::empty(),
+        )?)
+    }
+
     /// `lstat` of `name` relative to the held descriptor.
     ///
     /// # Errors

@@ -356,6 +356,72 @@ pub fn write_run_file(path: &Path, bytes: &[u8], mode: WriteMode) -> io::Result<
     open_run_file(path, mode)?.write_all(bytes)
 }
 
+/// Replaces the run-dir file `path` with `bytes` (0600): written to a new temporary file beside
+/// it (created exclusively, never through a link) and renamed over the name, so whatever entry
+/// was there (a planted link or FIFO) is replaced, never followed nor waited on. In a held run
+/// dir every step goes through its descriptor. For gsd-lane's own text that must land whatever
+/// a lane left at the name (a failed lane's stub).
+///
+/// # Errors
+///
+/// The I/O error of a step (the temporary file is removed).
+pub fn replace_run_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut temp_name = name.to_owned();
+    temp_name.push(format!(
+        ".tmp.{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let temp = path.with_file_name(&temp_name);
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    #[cfg(unix)]
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL;
+    #[cfg(not(unix))]
+    let flags = ();
+    let written = open_in_held_dir(&temp, flags)
+        .unwrap_or_else(|| options.open(&temp))
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_data()));
+    let renamed = written.and_then(|()| rename_in_place(&temp, path));
+    if renamed.is_err() {
+        let _ = remove_in_place(&temp);
+    }
+    renamed
+}
+
+/// Renames `from` to `to` (both directly in one directory), through the held descriptor when
+/// that directory is held.
+fn rename_in_place(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let (Some((dir, from_name)), Some(to_name)) =
+        (crate::held_dir::resolve(from), to.file_name())
+    {
+        return dir.rename_at(&from_name, to_name);
+    }
+    fs::rename(from, to)
+}
+
+/// Removes the file `path`, through the held descriptor when its directory is held.
+fn remove_in_place(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return dir.remove_at(&name);
+    }
+    fs::remove_file(path)
+}
+
 /// Creates a fresh directory `<temp>/<prefix>XXXXXX` with mode 0700 (whatever the umask) and
 /// keeps it.
 ///
@@ -613,6 +679,23 @@ mod tests {
             let err = open_run_file_read(&review).expect_err("foreign");
             assert!(err.to_string().contains("owned by another user"), "{err}");
         }
+    }
+
+    #[test]
+    fn replacing_a_run_file_replaces_a_planted_link_and_never_writes_through_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").expect("victim");
+        let review = dir.path().join("gsd-review-x.md");
+        std::os::unix::fs::symlink(&victim, &review).expect("symlink");
+        replace_run_file(&review, b"stub\n").expect("replace");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "keep");
+        let meta = fs::symlink_metadata(&review).expect("meta");
+        assert!(meta.is_file(), "the link was replaced by a file");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_to_string(&review).expect("review"), "stub\n");
+        let names = run_dir_names(dir.path(), 10).expect("list").0;
+        assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
     }
 
     #[test]

@@ -790,3 +790,63 @@ fn a_run_dir_swapped_during_a_resume_never_feeds_another_lane_a_planted_review()
     assert!(out.stderr.contains("review: resuming"), "{}", out.stderr);
     assert_planted_review_never_taken(&lab, &out);
 }
+
+/// A CLI handed a path in the run dir for its answer (`--output`-style) that leaves something
+/// else there than a regular file of this user — a link to a file outside holding a planted
+/// review, or a file another user owns — is marked failed, saying why: the answer is read back
+/// through the run dir's descriptor, and nothing else is ever taken for its review.
+#[test]
+fn a_file_output_lane_that_leaves_a_link_or_a_foreign_file_is_marked_failed() {
+    // Only root can give a file away: elsewhere the foreign-owner case is left out (said).
+    let probe = tempfile::NamedTempFile::new().expect("probe");
+    let can_chown = std::os::unix::fs::chown(probe.path(), Some(OTHER_UID), None).is_ok();
+    let mut cases = vec![("link", "a symbolic link")];
+    if can_chown {
+        cases.push(("foreign", "owned by another user"));
+    } else {
+        eprintln!("not root: the foreign-owner case is not checked here");
+    }
+    for (case, why) in cases {
+        let lab = Lab::new();
+        lab.lane("alpha", |_| {});
+        lab.lane("gamma", |lane| {
+            lane["reviewer"]["invoke"]["args"] = json!(["{{model}}", "{{output}}", "-"]);
+            lane["reviewer"]["invoke"]["outputChannel"] = json!("file-arg");
+            lane["reviewer"]["invoke"]["outputArg"] = json!("-o");
+        });
+        let outside = lab.env.root.path().join("outside.md");
+        std::fs::write(&outside, format!("# {PLANTED}\n")).expect("outside");
+        let leave = match case {
+            "link" => format!(
+                "ln -s '{}' \"$out.lnk\" && mv -f \"$out.lnk\" \"$out\"",
+                outside.display()
+            ),
+            _ => format!("printf '# {PLANTED}\\n' > \"$out\" && chown {OTHER_UID} \"$out\""),
+        };
+        script(
+            &lab,
+            "gamma",
+            &format!(
+                r#"out=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+cat > /dev/null
+{leave}
+exit 0"#
+            ),
+        );
+        // `detect` lets the lane replace its own file's entry (under `enforce` only the file
+        // itself is writable for it).
+        let out = review_with(&lab, &["--phase", "3", "--all", "--sandbox", "detect"], &[]);
+        out.assert_status(0);
+        let reviews = lab.reviews();
+        assert!(!reviews.contains(PLANTED), "{case}: {reviews}");
+        assert!(reviews.contains(why), "{case}: {reviews}");
+        assert!(
+            out.stdout
+                .contains(r#""identity":"gamma","display":"Gamma","outcome":"stub""#),
+            "{case}: {}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains(PLANTED), "{case}: {}", out.stdout);
+    }
+}

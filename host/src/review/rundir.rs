@@ -156,6 +156,18 @@ impl RunDir {
         write_private(&self.file(name), text.as_bytes(), false)
     }
 
+    /// Replaces the file `name` with `text` (0600) whatever entry is there: a planted link or
+    /// special file is replaced, never followed ([`crate::private_fs::replace_run_file`]).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors, naming the file.
+    pub fn replace(&self, name: &str, text: &str) -> Result<(), Failure> {
+        let path = self.file(name);
+        crate::private_fs::replace_run_file(&path, text.as_bytes())
+            .map_err(|err| Failure::new(format!("writing {}: {err}", path.display())))
+    }
+
     /// Writes the file `name` (0600, never through a planted link), its content streamed by
     /// `fill`.
     ///

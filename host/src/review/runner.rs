@@ -470,7 +470,13 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
     let err = shared.run_dir.file(&format!("gsd-review-{id}.err"));
     let sidecar = crate::run::review_file::read_sidecar(&err);
     let stub = crate::run::review_file::stub_text(&job.lane.slug, &sidecar, Some(message));
-    let _ = shared.run_dir.write(&format!("gsd-review-{id}.md"), &stub);
+    // Replaced whatever the lane left at the name (a link, a FIFO): the stub always lands.
+    if let Err(failure) = shared
+        .run_dir
+        .replace(&format!("gsd-review-{id}.md"), &stub)
+    {
+        crate::output::eprint_line(&format!("error: {failure}"));
+    }
     LaneResult {
         done: Done::Ran { stubbed: true },
         metadata: None,
