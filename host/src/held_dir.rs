@@ -1,12 +1,14 @@
-//! Run dirs held open by descriptor (issue 25, the run dir under the Landlock fallback).
+//! Run dirs held open by descriptor (issue 25, the run dir swapped by a lane).
 //!
-//! A run dir lives in the temporary directory, which a lane confined by Landlock may write: the
-//! lane can rename the whole run dir away and make another at the same path, with entries of
-//! its own in it. Every run-dir file gsd-lane opens goes through [`crate::private_fs`]'s
-//! openers; once a run dir is held here, those openers resolve a name directly inside it
-//! relative to the descriptor opened when the run dir was created or reopened
-//! (`openat(…, O_NOFOLLOW)`), never through its path again: a run dir put in its place is never
-//! read nor written, whatever it holds.
+//! A review's run dir lives in the temporary directory. A lane that is not confined
+//! (`--sandbox detect` or `off`, or a lane allowed to write the repository, which runs
+//! unconfined beside confined ones) can rename the whole run dir away and make another at the
+//! same path, with entries of its own in it; under `enforce` neither the Landlock fallback nor
+//! the read-only view lets a lane move it. Every run-dir file gsd-lane opens goes through
+//! [`crate::private_fs`]'s openers; once a run dir is held here, those openers resolve a name
+//! directly inside it relative to the descriptor opened when the run dir was created or
+//! reopened (`openat(…, O_NOFOLLOW)`), never through its path again: a run dir put in its place
+//! is never read nor written, whatever it holds.
 //!
 //! A held dir is registered process-wide by its path for as long as a [`HeldDir`] handle lives
 //! (a weak registry: dropping the last handle forgets it), so that every caller of the openers
@@ -21,16 +23,12 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::private_fs::NotOwnRunDir;
 use crate::review::rundir::Replaced;
-
-/// Most run dirs registered at once before dead entries are swept (they are swept on every
-/// registration anyway; this only bounds the list between sweeps).
-const MAX_REGISTERED: usize = 4096;
 
 /// A run dir opened once (`O_DIRECTORY | O_NOFOLLOW`), checked on its descriptor (a directory
 /// of this user, mode 0700), and registered by its path.
@@ -209,17 +207,17 @@ impl HeldDir {
 }
 
 fn register(held: &Arc<HeldDir>) {
-    if let Ok(mut list) = REGISTRY.lock() {
-        list.retain(|weak| weak.strong_count() > 0);
-        if list.len() < MAX_REGISTERED {
-            list.push(Arc::downgrade(held));
-        }
-    }
+    // Nothing panics while the lock is held, so a poisoned lock still holds a valid list.
+    let mut list = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    // Entries of dropped handles go first: the list is as long as the handles alive, each of
+    // which holds a descriptor.
+    list.retain(|weak| weak.strong_count() > 0);
+    list.push(Arc::downgrade(held));
 }
 
 /// The held dir at `path` itself, if any.
 pub fn find(path: &Path) -> Option<Arc<HeldDir>> {
-    let list = REGISTRY.lock().ok()?;
+    let list = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     list.iter()
         .rev()
         .filter_map(Weak::upgrade)

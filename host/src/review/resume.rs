@@ -191,7 +191,12 @@ pub fn list(ledger_root: &Path) -> Listing {
     for (ledger, record) in recorded {
         let dir = record.run_dir.clone();
         match load(ledger, record, &dir) {
-            Ok(run) => runs.push(run),
+            // A listing reads nothing more from the run dir: its descriptor is closed at once
+            // (however many runs are listed, one is open at a time).
+            Ok(run) => runs.push(PastRun {
+                held: super::rundir::Held::default(),
+                ..run
+            }),
             Err(failure) => notes.push(format!("skipped: {}", failure.message)),
         }
     }

@@ -1,5 +1,7 @@
 //! The private run directory (review-workflow.md §7): `<tmp>/gsd-review-XXXXXX`, mode 0700,
-//! every file 0600; and the atomic write used for `REVIEWS.md`.
+//! every file 0600, held open by descriptor from its creation so that every file in it is
+//! reached through that descriptor ([`crate::held_dir`]); and the atomic write used for
+//! `REVIEWS.md`.
 
 use std::path::{Path, PathBuf};
 
@@ -78,8 +80,8 @@ impl std::fmt::Display for Replaced {
             "the run dir {} was moved or replaced while lanes ran ({}); gsd-lane kept reading \
              and writing the original through the descriptor it holds and used nothing from a \
              replacement, but a lane that ended after this is not trusted: its CLI may have read \
-             or written files by path in the replacement (a lane can rename the run dir under the \
-             Landlock fallback or without --sandbox enforce)",
+             or written files by path in the replacement (only a lane that is not confined can \
+             move the run dir: --sandbox detect or off, or a lane allowed to write the repository)",
             crate::output::neutralize(&self.path.display().to_string()),
             self.now
         )
