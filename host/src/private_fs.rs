@@ -300,6 +300,16 @@ pub fn run_dir_names(dir: &Path, max: usize) -> io::Result<(Vec<std::ffi::OsStri
     Ok((names, false))
 }
 
+/// True when an entry named `path` exists (never followed through a link): in a held run dir,
+/// looked up through its descriptor ([`crate::held_dir`]).
+pub fn run_entry_exists(path: &Path) -> bool {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return dir.metadata_at(&name).is_ok();
+    }
+    fs::symlink_metadata(path).is_ok()
+}
+
 /// Opens a file given to a child as its stdin (a prompt file): in a held run dir relative to
 /// its descriptor and without following a link ([`crate::held_dir`]), elsewhere by its path;
 /// never blocking on a FIFO. `Ok(None)` when it does not exist.
