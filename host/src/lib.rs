@@ -27,6 +27,8 @@ pub(crate) mod context;
 pub(crate) mod dynamic;
 pub(crate) mod error;
 pub(crate) mod fsutil;
+#[cfg(unix)]
+pub(crate) mod held_dir;
 pub(crate) mod jsonpos;
 pub(crate) mod lane_result;
 #[cfg(test)]

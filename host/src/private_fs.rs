@@ -5,6 +5,10 @@
 //!   without blocking on a FIFO (`O_NONBLOCK`), and refuses anything but a regular file with a
 //!   single link, before a byte is truncated or written: a symlink or hard link planted under
 //!   the name of a review file cannot redirect the write to a file outside the run dir.
+//! - Every opener here (and [`check_entry`], [`run_dir_names`]) reaches a file directly in a
+//!   run dir gsd-lane holds open ([`crate::held_dir`]) through that directory's descriptor
+//!   (`openat`), never through the run dir's path: a run dir moved away and replaced by a lane
+//!   is never read nor written. A file read must also be owned by this user.
 //! - [`check_entry`] refuses the same entries up front, by name, before a lane starts.
 //! - [`private_temp_dir`] creates a fresh `0700` directory whatever the umask.
 //! - [`check_given_dir`] refuses a `--run-dir` that others could plant entries in.
@@ -69,6 +73,19 @@ fn unsafe_kind(meta: &fs::Metadata) -> Option<&'static str> {
     None
 }
 
+/// [`unsafe_kind`] of an entry looked at relative to a held run dir (`lstat`).
+#[cfg(unix)]
+fn unsafe_stat_kind(stat: &rustix::fs::Stat) -> Option<&'static str> {
+    use rustix::fs::FileType;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Symlink => Some("a symbolic link"),
+        FileType::Directory => Some("a directory"),
+        FileType::RegularFile if stat.st_nlink > 1 => Some("a hard link to another file"),
+        FileType::RegularFile => None,
+        _ => Some("not a regular file"),
+    }
+}
+
 /// Refuses `path` when an entry that gsd-lane must not write through is there: a symbolic
 /// link (dangling or not), a directory, a FIFO or device, or a file with more than one link.
 ///
@@ -76,6 +93,17 @@ fn unsafe_kind(meta: &fs::Metadata) -> Option<&'static str> {
 ///
 /// An error naming the entry; other I/O errors of `lstat`.
 pub fn check_entry(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return match dir.metadata_at(&name) {
+            Ok(stat) => match unsafe_stat_kind(&stat) {
+                Some(what) => Err(refused(path, what)),
+                None => Ok(()),
+            },
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        };
+    }
     match fs::symlink_metadata(path) {
         Ok(meta) => match unsafe_kind(&meta) {
             Some(what) => Err(refused(path, what)),
@@ -108,15 +136,49 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
     }
     // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
     // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
-    let file = options.open(path).map_err(|err| match err.raw_os_error() {
-        Some(libc::ELOOP) => refused(path, "a symbolic link"),
-        _ => err,
-    })?;
+    let file = open_in_held_dir(path, write_flags(mode))
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused(path, "a symbolic link"),
+            _ => err,
+        })?;
     if let Some(what) = unsafe_kind(&file.metadata()?) {
         return Err(refused(path, what));
     }
     if mode == WriteMode::Truncate {
         file.set_len(0)?;
+    }
+    Ok(file)
+}
+
+/// Opens an existing run-dir file for appending (a notice added to a review file), the way
+/// [`open_run_file`] opens one but never creating it: a missing file is
+/// [`io::ErrorKind::NotFound`].
+///
+/// # Errors
+///
+/// An error naming a refused entry, or the I/O error.
+pub fn open_run_file_to_append(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    #[cfg(unix)]
+    let flags =
+        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::NONBLOCK;
+    #[cfg(not(unix))]
+    let flags = ();
+    let file = open_in_held_dir(path, flags)
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused(path, "a symbolic link"),
+            _ => err,
+        })?;
+    if let Some(what) = unsafe_kind(&file.metadata()?) {
+        return Err(refused(path, what));
     }
     Ok(file)
 }
@@ -138,10 +200,12 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let file = options.open(path).map_err(|err| match err.raw_os_error() {
-        Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
-        _ => err,
-    })?;
+    let file = open_in_held_dir(path, read_flags())
+        .unwrap_or_else(|| options.open(path))
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused_read(path, "a symbolic link"),
+            _ => err,
+        })?;
     let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(refused_read(path, "a directory"));
@@ -152,7 +216,124 @@ pub fn open_run_file_read(path: &Path) -> io::Result<File> {
             "not a regular file (a FIFO, socket or device)",
         ));
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != current_uid()? {
+            return Err(refused_read(path, "owned by another user"));
+        }
+    }
     Ok(file)
+}
+
+/// Opens `path` relative to the descriptor of the held run dir it lies directly in
+/// ([`crate::held_dir`]), never through the path; `None` when its parent is not held (the
+/// caller opens the path itself).
+#[cfg(unix)]
+fn open_in_held_dir(path: &Path, flags: rustix::fs::OFlags) -> Option<io::Result<File>> {
+    let (dir, name) = crate::held_dir::resolve(path)?;
+    Some(dir.open_at(&name, flags))
+}
+
+#[cfg(not(unix))]
+fn open_in_held_dir(_path: &Path, _flags: ()) -> Option<io::Result<File>> {
+    None
+}
+
+/// The `openat` flags of [`open_run_file`] in a held run dir.
+#[cfg(unix)]
+fn write_flags(mode: WriteMode) -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK;
+    if mode == WriteMode::Append {
+        flags | OFlags::APPEND
+    } else {
+        flags
+    }
+}
+
+#[cfg(not(unix))]
+fn write_flags(_mode: WriteMode) {}
+
+/// The `openat` flags of [`open_run_file_read`] in a held run dir.
+#[cfg(unix)]
+fn read_flags() -> rustix::fs::OFlags {
+    rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK
+}
+
+#[cfg(not(unix))]
+fn read_flags() {}
+
+/// True when `path` lies directly in a run dir gsd-lane holds open ([`crate::held_dir`]): the
+/// openers of this module then reach it through that descriptor only.
+pub fn in_held_run_dir(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        crate::held_dir::resolve(path).is_some()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// The names in the run dir `dir` (`.` and `..` left out), at most `max`, and whether there
+/// were more: listed through its descriptor when gsd-lane holds it ([`crate::held_dir`]), so
+/// that a directory put at its path is never listed; by its path otherwise.
+///
+/// # Errors
+///
+/// The I/O error of the listing.
+pub fn run_dir_names(dir: &Path, max: usize) -> io::Result<(Vec<std::ffi::OsString>, bool)> {
+    #[cfg(unix)]
+    if let Some(held) = crate::held_dir::find(dir) {
+        return held.names(max);
+    }
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        if names.len() == max {
+            return Ok((names, true));
+        }
+        names.push(entry?.file_name());
+    }
+    Ok((names, false))
+}
+
+/// True when an entry named `path` exists (never followed through a link): in a held run dir,
+/// looked up through its descriptor ([`crate::held_dir`]).
+pub fn run_entry_exists(path: &Path) -> bool {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return dir.metadata_at(&name).is_ok();
+    }
+    fs::symlink_metadata(path).is_ok()
+}
+
+/// Opens a file given to a child as its stdin (a prompt file): in a held run dir relative to
+/// its descriptor and without following a link ([`crate::held_dir`]), elsewhere by its path;
+/// never blocking on a FIFO. `Ok(None)` when it does not exist.
+///
+/// # Errors
+///
+/// Not a regular file (`InvalidInput`), or the I/O error.
+pub fn open_input_file(path: &Path) -> io::Result<Option<File>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    match open_in_held_dir(path, read_flags()).unwrap_or_else(|| options.open(path)) {
+        Ok(file) if file.metadata()?.is_file() => Ok(Some(file)),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Reads at most `max` bytes of a run-dir file opened with [`open_run_file_read`]; `Ok(None)`
@@ -183,6 +364,72 @@ pub fn read_run_file(path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, bool)
 pub fn write_run_file(path: &Path, bytes: &[u8], mode: WriteMode) -> io::Result<()> {
     use std::io::Write;
     open_run_file(path, mode)?.write_all(bytes)
+}
+
+/// Replaces the run-dir file `path` with `bytes` (0600): written to a new temporary file beside
+/// it (created exclusively, never through a link) and renamed over the name, so whatever entry
+/// was there (a planted link or FIFO) is replaced, never followed nor waited on. In a held run
+/// dir every step goes through its descriptor. For gsd-lane's own text that must land whatever
+/// a lane left at the name (a failed lane's stub).
+///
+/// # Errors
+///
+/// The I/O error of a step (the temporary file is removed).
+pub fn replace_run_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut temp_name = name.to_owned();
+    temp_name.push(format!(
+        ".tmp.{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let temp = path.with_file_name(&temp_name);
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    #[cfg(unix)]
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL;
+    #[cfg(not(unix))]
+    let flags = ();
+    let written = open_in_held_dir(&temp, flags)
+        .unwrap_or_else(|| options.open(&temp))
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_data()));
+    let renamed = written.and_then(|()| rename_in_place(&temp, path));
+    if renamed.is_err() {
+        let _ = remove_in_place(&temp);
+    }
+    renamed
+}
+
+/// Renames `from` to `to` (both directly in one directory), through the held descriptor when
+/// that directory is held.
+fn rename_in_place(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let (Some((dir, from_name)), Some(to_name)) =
+        (crate::held_dir::resolve(from), to.file_name())
+    {
+        return dir.rename_at(&from_name, to_name);
+    }
+    fs::rename(from, to)
+}
+
+/// Removes the file `path`, through the held descriptor when its directory is held.
+fn remove_in_place(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((dir, name)) = crate::held_dir::resolve(path) {
+        return dir.remove_at(&name);
+    }
+    fs::remove_file(path)
 }
 
 /// Creates a fresh directory `<temp>/<prefix>XXXXXX` with mode 0700 (whatever the umask) and
@@ -494,6 +741,69 @@ mod tests {
         open_run_file(&lock, WriteMode::Keep).expect("keep");
         assert_eq!(fs::read_to_string(&lock).expect("read"), "x");
         assert!(open_run_file(&link, WriteMode::Keep).is_err());
+    }
+
+    #[test]
+    fn appends_never_create_follow_or_block_and_reads_refuse_foreign_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("missing.md");
+        let err = open_run_file_to_append(&missing).expect_err("missing");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(!missing.exists(), "never created");
+        let review = dir.path().join("r.md");
+        fs::write(&review, "one").expect("review");
+        std::io::Write::write_all(&mut open_run_file_to_append(&review).expect("open"), b"+")
+            .expect("append");
+        assert_eq!(fs::read_to_string(&review).expect("read"), "one+");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").expect("victim");
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let err = open_run_file_to_append(&link).expect_err("link");
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        let fifo = dir.path().join("fifo.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        assert!(open_run_file_to_append(&fifo).is_err());
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "keep");
+        // A file another user owns is never read as one gsd-lane wrote (only root can make
+        // one here).
+        if std::os::unix::fs::chown(&review, Some(65534), None).is_ok() {
+            let err = open_run_file_read(&review).expect_err("foreign");
+            assert!(err.to_string().contains("owned by another user"), "{err}");
+        }
+    }
+
+    #[test]
+    fn replacing_a_run_file_replaces_a_planted_link_and_never_writes_through_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").expect("victim");
+        let review = dir.path().join("gsd-review-x.md");
+        std::os::unix::fs::symlink(&victim, &review).expect("symlink");
+        replace_run_file(&review, b"stub\n").expect("replace");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "keep");
+        let meta = fs::symlink_metadata(&review).expect("meta");
+        assert!(meta.is_file(), "the link was replaced by a file");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_to_string(&review).expect("review"), "stub\n");
+        let names = run_dir_names(dir.path(), 10).expect("list").0;
+        assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+    }
+
+    #[test]
+    fn run_dir_names_are_bounded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..5 {
+            fs::write(dir.path().join(format!("f{n}")), "").expect("file");
+        }
+        let (names, more) = run_dir_names(dir.path(), 10).expect("list");
+        assert_eq!((names.len(), more), (5, false));
+        let (names, more) = run_dir_names(dir.path(), 3).expect("list");
+        assert_eq!((names.len(), more), (3, true));
     }
 
     #[test]

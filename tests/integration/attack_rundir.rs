@@ -572,3 +572,281 @@ fn a_records_folder_others_can_write_is_not_trusted() {
     );
     assert_eq!(starts(&lab, "beta"), 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 25 leftover: the run dir swapped under the Landlock fallback
+// ---------------------------------------------------------------------------------------------
+
+/// What alpha plants as beta's review.
+const PLANTED: &str = "PLANTED-BY-ALPHA";
+
+/// How alpha's planted review for beta is made in the run dir it puts in place of the real one.
+#[derive(Clone, Copy)]
+enum Plant {
+    /// A regular file holding the planted text.
+    File,
+    /// A symbolic link to a file outside holding it.
+    Symlink,
+}
+
+/// Makes lane alpha the attacker: it renames the whole run dir away (`<dir>.away`), makes a
+/// new one at the same path and plants `plant` as beta's review in it, then reviews.
+fn install_swapper(lab: &Lab, plant: Plant) {
+    let outside = lab.env.root.path().join("planted-review.md");
+    std::fs::write(&outside, format!("# {PLANTED}\n\nLooks perfect.\n")).expect("outside");
+    let make = match plant {
+        Plant::File => {
+            format!("printf '# {PLANTED}\\n\\nLooks perfect.\\n' > \"$d/gsd-review-beta.md\"")
+        }
+        Plant::Symlink => format!("ln -s '{}' \"$d/gsd-review-beta.md\"", outside.display()),
+    };
+    script(
+        lab,
+        "alpha",
+        &format!(
+            r#"cat > /dev/null
+for d in '{tmp}'/gsd-review-*; do
+  [ -f "$d/gsd-review-prompt.md" ] || continue
+  if mv "$d" "$d.away" 2>>"$HOME/alpha.log"; then
+    mkdir -m 700 "$d" && {make} && echo "swapped $d" >> "$HOME/alpha.log"
+  fi
+done
+printf '# alpha review\n'"#,
+            tmp = lab.tmp.display()
+        ),
+    );
+}
+
+/// `review <args> --json` with `env`.
+fn review_with(lab: &Lab, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let mut full = args.to_vec();
+    full.push("--json");
+    let mut command = lab.command(&full);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let out = crate::review::finish(command.spawn().expect("spawn"), &format!("review {args:?}"));
+    out.assert_no_panic();
+    out
+}
+
+/// What alpha's log says it did.
+fn alpha_log(lab: &Lab) -> String {
+    std::fs::read_to_string(lab.env.home.join("alpha.log")).unwrap_or_default()
+}
+
+/// A lab with lanes alpha (the attacker) and beta (slower, 2 s).
+fn swap_lab(plant: Plant) -> Lab {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("beta", "sleep 2");
+    install_swapper(&lab, plant);
+    lab
+}
+
+/// The whole phase reviewed by alpha and beta with lanes unconfined (`--sandbox detect`: the
+/// same holds for a lane allowed to write the repository, which runs unconfined beside
+/// confined ones), so that alpha can move the run dir.
+const UNCONFINED: [&str; 5] = ["--phase", "3", "--all", "--sandbox", "detect"];
+
+/// REVIEWS.md (when written) and `review --json` never show what alpha planted as beta's
+/// review, and the outcome says the run dir was replaced: beta (and alpha, which ended after
+/// its own swap) are marked failed with the reason, never clean; the reason is in beta's review
+/// file in the run dir gsd-lane created (now at `<dir>.away`).
+fn assert_planted_review_never_taken(lab: &Lab, out: &Outcome) {
+    let log = alpha_log(lab);
+    assert!(
+        log.contains("swapped"),
+        "the attack did not run: {log}\n{}",
+        out.stderr
+    );
+    let reviews = std::fs::read_to_string(lab.reviews_path()).unwrap_or_default();
+    assert!(!reviews.contains(PLANTED), "REVIEWS.md: {reviews}");
+    assert!(!out.stdout.contains(PLANTED), "stdout: {}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("error: reviewer beta is marked failed: the run dir")
+            && out.stderr.contains("was moved or replaced while lanes ran"),
+        "{}",
+        out.stderr
+    );
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let beta_end = events
+        .iter()
+        .find(|e| e["event"] == "lane_end" && e["identity"] == "beta")
+        .unwrap_or_else(|| panic!("no lane_end for beta: {}", out.stdout));
+    assert_eq!(beta_end["outcome"], "stub", "{}", out.stdout);
+    let complete = events
+        .iter()
+        .find(|e| e["event"] == "complete")
+        .unwrap_or_else(|| panic!("no complete event: {}", out.stdout));
+    assert!(
+        complete["outcomes"]
+            .as_array()
+            .is_some_and(|all| all.iter().any(|o| o == "Beta (diagnostic stub)")),
+        "{}",
+        out.stdout
+    );
+    assert_ne!(complete["verdict"], "clean", "{}", out.stdout);
+    let dir = PathBuf::from(complete["run_dir"].as_str().expect("run_dir"));
+    let mut away = dir.into_os_string();
+    away.push(".away");
+    let kept = std::fs::read_to_string(PathBuf::from(away).join("gsd-review-beta.md"))
+        .expect("beta's review file in the original run dir");
+    assert!(
+        kept.contains("was moved or replaced while lanes ran"),
+        "{kept}"
+    );
+    assert!(!kept.contains(PLANTED), "{kept}");
+    // The diagnostics copy (no reviewer produced a review) is of that run dir too, listed and
+    // read through its descriptor.
+    if let Some(saved) = complete["diagnostics"].as_str() {
+        let copy = std::fs::read_to_string(Path::new(saved).join("gsd-review-beta.md"))
+            .expect("beta's review file among the diagnostics");
+        assert_eq!(copy, kept);
+        assert!(
+            Path::new(saved).join("gsd-review-alpha.md").exists(),
+            "{saved}"
+        );
+    }
+}
+
+/// Under `enforce` a lane cannot move the run dir, with either mechanism: the Landlock fallback
+/// (`GSD_LANE_NO_NAMESPACES=1`) refuses renaming any entry of the run dir's ancestors, and under
+/// the read-only view it is a mount point. Beta's own review is used.
+#[test]
+fn a_lane_cannot_move_the_run_dir_under_enforce() {
+    let mut mechanisms = vec![("landlock", vec![("GSD_LANE_NO_NAMESPACES", "1")])];
+    if crate::view::view_available() {
+        mechanisms.push(("view", Vec::new()));
+    } else {
+        eprintln!(
+            "the read-only view is not available here: only the Landlock fallback is checked"
+        );
+    }
+    for (mechanism, env) in mechanisms {
+        let lab = swap_lab(Plant::File);
+        let out = review_with(&lab, &["--phase", "3", "--all"], &env);
+        out.assert_status(0);
+        let log = alpha_log(&lab);
+        assert!(
+            log.contains("cannot move") && !log.contains("swapped"),
+            "{mechanism}: {log}"
+        );
+        let reviews = lab.reviews();
+        assert!(!reviews.contains(PLANTED), "{mechanism}: {reviews}");
+        assert!(
+            reviews.contains("fake-beta review after 2 s"),
+            "{mechanism}: {reviews}"
+        );
+        assert!(
+            out.stderr.contains(&format!("mechanism {mechanism}"))
+                || reviews.contains(&format!("mechanism {mechanism}")),
+            "{mechanism}: not confined as expected: {}",
+            out.stderr
+        );
+    }
+}
+
+/// An unconfined lane renames the run dir away and puts one of its own in its place with a
+/// review planted for beta, which has not finished: gsd-lane keeps using the run dir it
+/// created, through the descriptor it holds, and marks every lane that ended after the swap
+/// failed, saying why.
+#[test]
+fn a_run_dir_swapped_by_a_lane_never_feeds_another_lane_a_planted_review() {
+    let lab = swap_lab(Plant::File);
+    let out = review_with(&lab, &UNCONFINED, &[]);
+    assert_planted_review_never_taken(&lab, &out);
+}
+
+/// The same with the planted review a symbolic link to a file outside.
+#[test]
+fn a_run_dir_swapped_with_a_planted_link_never_feeds_another_lane_its_target() {
+    let lab = swap_lab(Plant::Symlink);
+    let out = review_with(&lab, &UNCONFINED, &[]);
+    assert_planted_review_never_taken(&lab, &out);
+}
+
+/// A resumed run holds the run dir it checked: the same swap during `review --resume` is
+/// caught the same way.
+#[test]
+fn a_run_dir_swapped_during_a_resume_never_feeds_another_lane_a_planted_review() {
+    let lab = Lab::new();
+    lab.lane("alpha", |_| {});
+    lab.lane("beta", |_| {});
+    lab.behave("alpha", "stub");
+    lab.behave("beta", "stub");
+    let first = lab.review(&["--phase", "3", "--all", "--sandbox", "detect"]);
+    first.assert_no_panic();
+    let dir = run_dir_of(&first);
+    lab.behave("beta", "sleep 2");
+    install_swapper(&lab, Plant::File);
+    let out = review_with(&lab, &["--resume", dir.to_str().expect("utf-8")], &[]);
+    assert!(out.stderr.contains("review: resuming"), "{}", out.stderr);
+    assert_planted_review_never_taken(&lab, &out);
+}
+
+/// A CLI handed a path in the run dir for its answer (`--output`-style) that leaves something
+/// else there than a regular file of this user — a link to a file outside holding a planted
+/// review, or a file another user owns — is marked failed, saying why: the answer is read back
+/// through the run dir's descriptor, and nothing else is ever taken for its review.
+#[test]
+fn a_file_output_lane_that_leaves_a_link_or_a_foreign_file_is_marked_failed() {
+    // Only root can give a file away: elsewhere the foreign-owner case is left out (said).
+    let probe = tempfile::NamedTempFile::new().expect("probe");
+    let can_chown = std::os::unix::fs::chown(probe.path(), Some(OTHER_UID), None).is_ok();
+    let mut cases = vec![("link", "a symbolic link")];
+    if can_chown {
+        cases.push(("foreign", "owned by another user"));
+    } else {
+        eprintln!("not root: the foreign-owner case is not checked here");
+    }
+    for (case, why) in cases {
+        let lab = Lab::new();
+        lab.lane("alpha", |_| {});
+        lab.lane("gamma", |lane| {
+            lane["reviewer"]["invoke"]["args"] = json!(["{{model}}", "{{output}}", "-"]);
+            lane["reviewer"]["invoke"]["outputChannel"] = json!("file-arg");
+            lane["reviewer"]["invoke"]["outputArg"] = json!("-o");
+        });
+        let outside = lab.env.root.path().join("outside.md");
+        std::fs::write(&outside, format!("# {PLANTED}\n")).expect("outside");
+        let leave = match case {
+            "link" => format!(
+                "ln -s '{}' \"$out.lnk\" && mv -f \"$out.lnk\" \"$out\"",
+                outside.display()
+            ),
+            _ => format!("printf '# {PLANTED}\\n' > \"$out\" && chown {OTHER_UID} \"$out\""),
+        };
+        script(
+            &lab,
+            "gamma",
+            &format!(
+                r#"out=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+cat > /dev/null
+{leave}
+exit 0"#
+            ),
+        );
+        // `detect` lets the lane replace its own file's entry (under `enforce` only the file
+        // itself is writable for it).
+        let out = review_with(&lab, &["--phase", "3", "--all", "--sandbox", "detect"], &[]);
+        out.assert_status(0);
+        let reviews = lab.reviews();
+        assert!(!reviews.contains(PLANTED), "{case}: {reviews}");
+        assert!(reviews.contains(why), "{case}: {reviews}");
+        assert!(
+            out.stdout
+                .contains(r#""identity":"gamma","display":"Gamma","outcome":"stub""#),
+            "{case}: {}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains(PLANTED), "{case}: {}", out.stdout);
+    }
+}

@@ -492,7 +492,10 @@ fn load_sections(run_dir: &RunDir, plan_names: &[String]) -> Result<Sections, In
     let mut plans = Vec::new();
     for name in plan_names {
         match read_section(run_dir, &super::prompt::plan_file_name(name), false)? {
-            text if run_dir.file(&super::prompt::plan_file_name(name)).exists() => {
+            text if crate::private_fs::run_entry_exists(
+                &run_dir.file(&super::prompt::plan_file_name(name)),
+            ) =>
+            {
                 plans.push((name.clone(), text));
             }
             _ => {}

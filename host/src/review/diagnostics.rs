@@ -120,17 +120,18 @@ type Refused = (String, String);
 fn select(run_dir: &Path) -> Result<(Vec<String>, Vec<Refused>), SaveError> {
     let mut names = Vec::new();
     let mut refused = Vec::new();
-    let entries = std::fs::read_dir(run_dir).map_err(failed(run_dir, "listing"))?;
-    for (seen, entry) in entries.enumerate() {
-        if seen == MAX_ENTRIES {
-            refused.push((
-                "…".to_owned(),
-                format!("the run dir holds more than {MAX_ENTRIES} entries; the rest were not looked at"),
-            ));
-            break;
-        }
-        let entry = entry.map_err(failed(run_dir, "listing"))?;
-        let raw = entry.file_name();
+    // Through the run dir's held descriptor: a directory put at its path is never listed.
+    let (entries, more) = crate::private_fs::run_dir_names(run_dir, MAX_ENTRIES)
+        .map_err(failed(run_dir, "listing"))?;
+    if more {
+        refused.push((
+            "…".to_owned(),
+            format!(
+                "the run dir holds more than {MAX_ENTRIES} entries; the rest were not looked at"
+            ),
+        ));
+    }
+    for raw in entries {
         let name = raw.to_string_lossy();
         match (wanted(&name), raw.to_str()) {
             (None, _) => {}

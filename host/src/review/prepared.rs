@@ -44,6 +44,7 @@ pub fn prepare(context: &Context, request: &Request) -> Result<Prepared, Failure
         Some(past) => RunDir {
             path: past.dir.clone(),
             ledger: Some(past.ledger.clone()),
+            held: past.held.clone(),
         },
         None => match super::ledger::root(&context.env) {
             Ok(root) => RunDir::create_recorded(&root)?,

@@ -332,6 +332,7 @@ mod tests {
         let run_dir = super::super::rundir::RunDir {
             path: dir.path().to_owned(),
             ledger: None,
+            held: super::super::rundir::Held::default(),
         };
         record().write(&run_dir).expect("write");
         let path = dir.path().join(FILE_NAME);

@@ -46,6 +46,9 @@ pub struct PastRun {
     pub statuses: Vec<(String, Option<Status>)>,
     /// Another process holds the run's lock (it is running now).
     pub running: bool,
+    /// The run dir's descriptor, held since it was checked: every later read or write of a
+    /// file in it goes through it ([`crate::held_dir`]).
+    pub held: super::rundir::Held,
 }
 
 impl PastRun {
@@ -133,7 +136,9 @@ pub fn inspect(ledger_root: &Path, dir: &Path) -> Result<PastRun, Failure> {
 
 /// A past run from its ledger entry and record, once the run dir is checked.
 fn load(ledger: Ledger, record: RunRecord, dir: &Path) -> Result<PastRun, Failure> {
-    private_fs::check_own_run_dir(dir).map_err(|why| refuse(dir, &why.to_string()))?;
+    // Checked on the descriptor, which is held from here on: a run dir swapped after this
+    // check is never read.
+    let held = super::rundir::Held::hold(dir).map_err(|why| refuse(dir, &why.to_string()))?;
     if record.run_dir != dir {
         return Err(refuse(
             dir,
@@ -163,6 +168,7 @@ fn load(ledger: Ledger, record: RunRecord, dir: &Path) -> Result<PastRun, Failur
         lines,
         statuses,
         running,
+        held,
     })
 }
 
@@ -185,7 +191,12 @@ pub fn list(ledger_root: &Path) -> Listing {
     for (ledger, record) in recorded {
         let dir = record.run_dir.clone();
         match load(ledger, record, &dir) {
-            Ok(run) => runs.push(run),
+            // A listing reads nothing more from the run dir: its descriptor is closed at once
+            // (however many runs are listed, one is open at a time).
+            Ok(run) => runs.push(PastRun {
+                held: super::rundir::Held::default(),
+                ..run
+            }),
             Err(failure) => notes.push(format!("skipped: {}", failure.message)),
         }
     }

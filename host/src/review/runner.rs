@@ -369,6 +369,9 @@ fn run_group(
         }
         let _ = tx.send(Event::Started(job.index));
         let mut result = execute(job, shared);
+        if let Err(replaced) = shared.run_dir.in_place() {
+            result = run_dir_replaced(job, shared, &replaced, result);
+        }
         if interrupt::interrupted() {
             result.done = Done::Interrupted;
         }
@@ -472,7 +475,13 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
     let err = shared.run_dir.file(&format!("gsd-review-{id}.err"));
     let sidecar = crate::run::review_file::read_sidecar(&err);
     let stub = crate::run::review_file::stub_text(&job.lane.slug, &sidecar, Some(message));
-    let _ = shared.run_dir.write(&format!("gsd-review-{id}.md"), &stub);
+    // Replaced whatever the lane left at the name (a link, a FIFO): the stub always lands.
+    if let Err(failure) = shared
+        .run_dir
+        .replace(&format!("gsd-review-{id}.md"), &stub)
+    {
+        crate::output::eprint_line(&format!("error: {failure}"));
+    }
     LaneResult {
         done: Done::Ran { stubbed: true },
         metadata: None,
@@ -481,6 +490,30 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         repository_changes: Vec::new(),
         model: None,
     }
+}
+
+/// A lane that ended while its run dir was replaced, or after it had been: its review file
+/// (in the run dir gsd-lane holds) becomes the generic stub saying so, whatever the lane
+/// wrote, and it is reported as failed, never as a review.
+fn run_dir_replaced(
+    job: &Job,
+    shared: &Shared,
+    replaced: &super::rundir::Replaced,
+    ran: LaneResult,
+) -> LaneResult {
+    if !matches!(ran.done, Done::Ran { .. } | Done::Budget(_)) {
+        return ran;
+    }
+    crate::output::eprint_line(&format!(
+        "error: reviewer {} is marked failed: {replaced}",
+        job.identity.id
+    ));
+    let mut result = internal_stub(job, shared, &replaced.to_string());
+    result.metadata = ran.metadata;
+    result.retries = ran.retries;
+    result.repository_changes = ran.repository_changes;
+    result.model = ran.model;
+    result
 }
 
 /// Budget step, then the run pipeline.

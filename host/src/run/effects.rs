@@ -164,6 +164,19 @@ impl Effects for HostEffects {
     }
 
     fn read_text(&self, path: &Path, max_bytes: u64) -> FileRead {
+        if crate::private_fs::in_held_run_dir(path) {
+            // A run-dir file (the prompt, a sidecar): through the held descriptor only.
+            return match crate::private_fs::read_run_file(path, max_bytes) {
+                Ok(None) => FileRead::Missing,
+                Ok(Some((_, true))) => {
+                    FileRead::Unreadable(format!("larger than {max_bytes} bytes"))
+                }
+                Ok(Some((bytes, false))) => {
+                    FileRead::Text(String::from_utf8_lossy(&bytes).into_owned())
+                }
+                Err(err) => FileRead::Unreadable(err.to_string()),
+            };
+        }
         let metadata = match fs::metadata(path) {
             Ok(metadata) => metadata,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return FileRead::Missing,

@@ -231,11 +231,9 @@ pub fn append_changes_notice(review_path: &Path, found: &Comparison) -> std::io:
     if text.is_empty() {
         return Ok(());
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
-    match options.open(review_path) {
+    // Never through a planted link, never blocking on a FIFO, in a held run dir through its
+    // descriptor.
+    match crate::private_fs::open_run_file_to_append(review_path) {
         Ok(mut file) => file.write_all(text.as_bytes()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(err),

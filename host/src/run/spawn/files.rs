@@ -1,6 +1,6 @@
 //! The files a spawn opens itself: the program check, the stdin file and the output files.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::Path;
 
@@ -18,11 +18,6 @@ pub(super) fn is_executable(program: &Path) -> bool {
     }
 }
 
-/// The error for a path that is not a regular file.
-pub(super) fn not_regular_file() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
-}
-
 /// Creates or truncates an output file (mode 0600 when created); it must be a regular file with
 /// one link, and a symbolic link is never followed ([`crate::private_fs::open_run_file`]).
 pub(super) fn open_output(path: &Path) -> io::Result<File> {
@@ -30,18 +25,8 @@ pub(super) fn open_output(path: &Path) -> io::Result<File> {
 }
 
 /// Opens the stdin file; `Ok(None)` when it does not exist (the child then gets empty stdin).
+/// A file in a held run dir is opened relative to its descriptor
+/// ([`crate::private_fs::open_input_file`]).
 pub(super) fn open_input(path: &Path) -> io::Result<Option<File>> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    match options.open(path) {
-        Ok(file) if file.metadata()?.is_file() => Ok(Some(file)),
-        Ok(_) => Err(not_regular_file()),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err),
-    }
+    crate::private_fs::open_input_file(path)
 }
