@@ -480,7 +480,7 @@ fn internal_stub(job: &Job, shared: &Shared, message: &str) -> LaneResult {
         .run_dir
         .replace(&format!("gsd-review-{id}.md"), &stub)
     {
-        crate::output::eprint_line(&format!("error: {failure}"));
+        shared.notices.error(failure.to_string());
     }
     LaneResult {
         done: Done::Ran { stubbed: true },
@@ -504,8 +504,8 @@ fn run_dir_replaced(
     if !matches!(ran.done, Done::Ran { .. } | Done::Budget(_)) {
         return ran;
     }
-    crate::output::eprint_line(&format!(
-        "error: reviewer {} is marked failed: {replaced}",
+    shared.notices.error(format!(
+        "reviewer {} is marked failed: {replaced}",
         job.identity.id
     ));
     let mut result = internal_stub(job, shared, &replaced.to_string());
