@@ -4,7 +4,7 @@
 use crate::util::{self, Scope, TestEnv};
 
 const POSTURE: &str =
-    "sandbox: none — the lane runs with your permissions: it can read every file you can and send it anywhere";
+    "sandbox: confines writes only (see posture) — the lane can read every file you can and send it anywhere";
 
 #[test]
 fn disclose_lists_the_variables_a_third_party_lane_gets() {

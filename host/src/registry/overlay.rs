@@ -18,6 +18,12 @@ const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
 pub trait ConsentGate {
     /// True when the user consented to capability `id` found in `dir` under `project_root`.
     fn is_consented(&self, project_root: &Path, id: &str, dir: &Path) -> bool;
+
+    /// Why no consent could be read at all (the store is damaged: what is wrong and the fix),
+    /// so a lane left inactive says that rather than "no consent recorded".
+    fn store_damage(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Loads global overlays, then project overlays, into `registry`.
@@ -334,6 +340,12 @@ fn consent_gate(
     let root = options.project_root.as_deref().unwrap_or(folder);
     if options.consent.is_consented(root, name, folder) {
         return None;
+    }
+    if let Some(damage) = options.consent.store_damage() {
+        return skip(
+            Code::LdUnconsented,
+            format!("found but not activated: the consent store cannot be read: {damage}"),
+        );
     }
     skip(
         Code::LdUnconsented,

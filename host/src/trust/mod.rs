@@ -163,7 +163,25 @@ pub fn fingerprint(signature: &str, host: &str, content_hash: &str) -> String {
 /// overlay asks.
 pub struct StoreConsentGate {
     store: Option<ConsentStore>,
-    records: OnceCell<Records>,
+    /// The records, and the damage that left them empty when the store could not be read.
+    records: OnceCell<(Records, Option<String>)>,
+}
+
+impl StoreConsentGate {
+    /// The store's records, read once; a damaged store is said once and reads as no records.
+    fn records(&self, store: &ConsentStore) -> &(Records, Option<String>) {
+        self.records.get_or_init(|| match store.load() {
+            Ok(records) => (records, None),
+            Err(damage) => {
+                // Every registry load asks (lane flags, then the command): said once.
+                crate::output::eprint_once(&format!(
+                    "warning: {damage}: project-scope lanes stay inactive until it is repaired; fix: {}",
+                    damage.fix()
+                ));
+                (Records::default(), Some(format!("{damage}; fix: {}", damage.fix())))
+            }
+        })
+    }
 }
 
 impl ConsentGate for StoreConsentGate {
@@ -175,16 +193,7 @@ impl ConsentGate for StoreConsentGate {
             return false;
         }
         let root = canonical_root(project_root);
-        let records = self.records.get_or_init(|| {
-            store.load().unwrap_or_else(|damage| {
-                // Every registry load asks (lane flags, then the command): said once.
-                crate::output::eprint_once(&format!(
-                    "warning: {damage}: project-scope lanes stay inactive until it is repaired; fix: {}",
-                    damage.fix()
-                ));
-                Records::default()
-            })
-        });
+        let (records, _) = self.records(store);
         let Some(record) = records.get(&root, id) else {
             return false;
         };
@@ -192,6 +201,11 @@ impl ConsentGate for StoreConsentGate {
             Ok(hash) => !hash.is_empty() && record.content_hash() == hash,
             Err(_) => false,
         }
+    }
+
+    fn store_damage(&self) -> Option<String> {
+        let store = self.store.as_ref()?;
+        self.records(store).1.clone()
     }
 }
 

@@ -51,10 +51,10 @@ impl Subject {
     }
 }
 
-/// The sandbox posture every lane runs under, as the disclosure and the consent screens say it
-/// (one wording; the sandbox work replaces it with the real posture).
+/// What the sandbox does not confine, as the disclosure and the consent screens say it under the
+/// lane's own `posture` line (which says what it does confine): reading and the network.
 pub const SANDBOX_POSTURE: &str =
-    "none — the lane runs with your permissions: it can read every file you can and send it anywhere";
+    "confines writes only (see posture) — the lane can read every file you can and send it anywhere";
 
 /// The environment a spawn lane starts with (trust.md §7.9), as `disclose --json` writes it.
 #[derive(Debug, Clone, Serialize)]
