@@ -50,9 +50,10 @@ struct Task {
 
 /// What the workers share.
 struct Shared<'a> {
-    /// Directories waiting, and how many workers are reading one.
-    queue: Mutex<(Vec<Task>, usize)>,
-    /// Signalled when a directory is queued or the last busy worker goes idle.
+    /// Directories waiting, how many workers are reading one, and how many wait for one.
+    queue: Mutex<(Vec<Task>, usize, usize)>,
+    /// Signalled when a directory is queued while a worker waits, when the last busy worker goes
+    /// idle, and when a bound stops the walk.
     wake: Condvar,
     /// Entries recorded so far.
     entries: AtomicUsize,
@@ -95,6 +96,7 @@ pub(super) fn walk(root: &Path, skip: &RelativeSkip, bounds: Bounds) -> Snapshot
                 rel: Vec::new(),
                 depth: 0,
             }],
+            0,
             0,
         )),
         wake: Condvar::new(),
@@ -155,11 +157,16 @@ fn work(shared: &Shared<'_>) -> Found {
     while let Some(task) = next(shared) {
         let children = read(shared, task, &mut buffer, &mut found);
         let mut queue = lock(&shared.queue);
+        // A waiting worker has something to do, or must see that the walk is over; otherwise
+        // nobody waits and the wake-up (a system call) is skipped.
+        let wake = queue.2 > 0 && (!children.is_empty() || queue.1 == 1);
         // Reversed, so the first name in sorted order is taken first.
         queue.0.extend(children.into_iter().rev());
         queue.1 -= 1;
         drop(queue);
-        shared.wake.notify_all();
+        if wake {
+            shared.wake.notify_all();
+        }
     }
     found
 }
@@ -178,10 +185,12 @@ fn next(shared: &Shared<'_>) -> Option<Task> {
         if queue.1 == 0 {
             return None;
         }
+        queue.2 += 1;
         queue = shared
             .wake
             .wait(queue)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue.2 -= 1;
     }
 }
 
