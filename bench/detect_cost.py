@@ -9,7 +9,8 @@ in the same round, so drift hits every mode alike; figures are medians, shown as
 Usage: python3 bench/detect_cost.py <gsd-lane binary> [runs] [sizes...]
        (default 3 runs; sizes 1000 10000 100000 300000)
 
-Printed per size and mode: wall, CPU (user + system of the whole process tree) and peak RSS
+Printed per size and mode: wall, CPU (user + system of the whole process tree; the system part
+of the 8-lane review in brackets: the walks' `fstatat` calls are most of it) and peak RSS
 (the largest resident set of any process in the tree) of a 1-lane and an 8-lane review; the
 cost per added lane, (T8 - T1) / 7; and that cost as a ratio of `off`'s cost per added lane.
 """
@@ -45,7 +46,7 @@ def measure(argv, env, cwd):
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode not in (0,):
         sys.exit(f"{argv} exited {child.returncode}: {err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, (usage.ru_utime + usage.ru_stime, usage.ru_stime), usage.ru_maxrss / 1024
 
 
 def make_repository(path, files):
@@ -95,20 +96,22 @@ def main():
             off8 = [w for w, _, _ in figures[("off", LANES)]]
             off_lane = max((statistics.median(off8) - statistics.median(off1)) / (LANES - 1),
                            1e-4)
-            off_cpu_lane = max((statistics.median(c for _, c, _ in figures[("off", LANES)]) -
-                                statistics.median(c for _, c, _ in figures[("off", 1)]))
+            off_cpu_lane = max((statistics.median(c for _, (c, _), _ in figures[("off", LANES)]) -
+                                statistics.median(c for _, (c, _), _ in figures[("off", 1)]))
                                / (LANES - 1), 1e-4)
             for name, _, _ in MODES:
                 one, many = figures[(name, 1)], figures[(name, LANES)]
                 wall1 = statistics.median(w for w, _, _ in one)
                 wall8 = statistics.median(w for w, _, _ in many)
-                cpu1 = statistics.median(c for _, c, _ in one)
-                cpu8 = statistics.median(c for _, c, _ in many)
+                cpu1 = statistics.median(c for _, (c, _), _ in one)
+                cpu8 = statistics.median(c for _, (c, _), _ in many)
+                sys8 = statistics.median(s for _, (_, s), _ in many)
                 rss8 = max(r for _, _, r in many)
                 per_lane = (wall8 - wall1) / (LANES - 1)
                 per_cpu = (cpu8 - cpu1) / (LANES - 1)
                 print(f"{size:>7} files {name:17} 1 lane {wall1 * 1000:8.1f} ms "
-                      f"8 lanes {wall8 * 1000:8.1f} ms wall, {cpu8 * 1000:8.1f} ms CPU, "
+                      f"8 lanes {wall8 * 1000:8.1f} ms wall, {cpu8 * 1000:8.1f} ms CPU "
+                      f"({sys8 * 1000:.0f} system), "
                       f"{rss8:6.1f} MiB peak; per added lane {per_lane * 1000:7.1f} ms wall "
                       f"({per_lane / off_lane:5.1f}x off), {per_cpu * 1000:7.1f} ms CPU "
                       f"({per_cpu / off_cpu_lane:5.1f}x off)")

@@ -14,7 +14,8 @@ Usage: python3 bench/scale.py <gsd-lane binary> [section ...]
 - runs: `runs` and `review --resume` with 200 recorded runs and 10,000 other entries in the
   temporary directory, against the same with one recorded run; --resume must resume the newest.
 - start: `run` of a lane that exits at once, against `gsd-lane --version` plus the lane spawned
-  directly (the target is `run` within 2x of that sum), paired per round.
+  directly (the target is `run` within 2x of that sum), paired per round; wall time and CPU time
+  (steadier on a loaded machine).
 """
 
 import json
@@ -161,6 +162,22 @@ def runs(gsd):
     shutil.rmtree(work, ignore_errors=True)
 
 
+def timed_cpu(argv, env, cwd, stdin=None):
+    """Wall seconds and CPU seconds (user + system of the process and the children it waited
+    for) of one command whose output is discarded; it must succeed."""
+    stdin_file = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin_file,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if stdin:
+        stdin_file.close()
+    if status != 0:
+        sys.exit(f"{argv[:3]}... exited with status {status}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
 def start(gsd):
     work, home, bindir, env = setup("gsd-bench-start-")
     repo = project(work)
@@ -184,21 +201,28 @@ def start(gsd):
                      "--repo-root", repo, "--sandbox", mode, "--json"], None)
     rounds = 10 if SMALL else 40
     times = {name: [] for name in commands}
+    cpu = {name: [] for name in commands}
     for _ in range(rounds):
         for name, (argv, stdin) in commands.items():
-            times[name].append(timed(argv, env, repo, stdin)[0])
+            wall, used = timed_cpu(argv, env, repo, stdin)
+            times[name].append(wall)
+            cpu[name].append(used)
     for name, t in times.items():
-        print(f"{name:24} median {statistics.median(t) * 1000:7.2f} ms  min {min(t) * 1000:7.2f}")
+        print(f"{name:24} median {statistics.median(t) * 1000:7.2f} ms  min {min(t) * 1000:7.2f}"
+              f"  CPU median {statistics.median(cpu[name]) * 1000:6.2f} ms")
     base = [times["gsd-lane --version"][r] + times["lane spawned directly"][r]
             for r in range(rounds)]
+    cpu_base = [cpu["gsd-lane --version"][r] + cpu["lane spawned directly"][r]
+                for r in range(rounds)]
     for name in [n for n in times if n.startswith("run")]:
         # Paired per round (drift cancels), and the fastest of each (the machine's floor).
         ratio = statistics.median(times[name][r] / base[r] for r in range(rounds))
         rest = statistics.median(times[name][r] - base[r] for r in range(rounds))
         floor = min(times[name]) / (min(times["gsd-lane --version"])
                                     + min(times["lane spawned directly"]))
+        cpu_ratio = statistics.median(cpu[name][r] / cpu_base[r] for r in range(rounds))
         print(f"{name:26} / (--version + lane): median {ratio:.2f}x, the rest {rest * 1000:.2f} "
-              f"ms; fastest / fastest {floor:.2f}x")
+              f"ms; fastest / fastest {floor:.2f}x; CPU median {cpu_ratio:.2f}x")
     shutil.rmtree(work, ignore_errors=True)
 
 

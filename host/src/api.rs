@@ -137,13 +137,6 @@ pub mod sandbox {
         /// The binary: gsd-lane re-executed as the lane watchdog, and enabling the watchdog.
         pub use crate::sandbox::watchdog::{enable, run_if_watchdog};
     }
-
-    /// The read-only view.
-    #[cfg(target_os = "linux")]
-    pub mod namespace {
-        /// The binary: gsd-lane re-executed as the view's probe.
-        pub use crate::sandbox::namespace::run_if_probe;
-    }
 }
 
 /// The trust layer.

@@ -12,11 +12,6 @@ fn main() -> ExitCode {
     if let Some(status) = gsd_lane::api::sandbox::watchdog::run_if_watchdog() {
         return ExitCode::from(status);
     }
-    // gsd-lane re-executed as the read-only view's probe (sandbox/namespace/).
-    #[cfg(target_os = "linux")]
-    if let Some(status) = gsd_lane::api::sandbox::namespace::run_if_probe() {
-        return ExitCode::from(status);
-    }
     gsd_lane::api::sandbox::watchdog::enable();
     // A large review needs descriptors: take the soft open-file limit up to the hard one.
     gsd_lane::api::limits::raise_open_file_limit();

@@ -113,7 +113,7 @@ pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
     landlock::warm(&lane_roots(&roots::current_with(repo_root), run_dir));
 }
 
-/// Starts the read-only view's once-per-process probe (gsd-lane started under a view) on a
+/// Starts the read-only view's once-per-process probe (a forked child entering a view) on a
 /// thread of its own, so that it overlaps with the command's own start (manifests, config,
 /// stores) instead of following it: `run` paid it in full before its lane. Harmless when no
 /// lane ends up confined: only the work is lost.

@@ -101,46 +101,44 @@ fn compare_listing(
     };
     let (mut i, mut j) = (0, 0);
     while i < old.entries.len() || j < new.entries.len() {
-        let order = match (old.entries.get(i), new.entries.get(j)) {
-            (Some((a, _)), Some((b, _))) => a.as_bytes().cmp(b.as_bytes()),
+        let (a, b) = (old.entries.get(i), new.entries.get(j));
+        let order = match (a, b) {
+            (Some(a), Some(b)) => old.name(a).cmp(new.name(b)),
             (Some(_), None) => Ordering::Less,
             _ => Ordering::Greater,
         };
-        match order {
-            Ordering::Equal => {
-                let (name, a) = &old.entries[i];
-                let (_, b) = &new.entries[j];
+        match (order, a, b) {
+            (Ordering::Equal, Some(a), Some(b)) => {
                 out.compared += 1;
-                if let Some(what) = difference(a, b) {
-                    out.changes
-                        .push(format!("{what} {}", name_of(name.as_bytes())));
+                if let Some(what) = difference(&a.stamp, &b.stamp) {
+                    out.changes.push(format!("{what} {}", name_of(old.name(a))));
                 }
                 i += 1;
                 j += 1;
             }
-            Ordering::Less => {
+            (Ordering::Less, Some(a), _) => {
                 // Only the later walk's listing vouches for an absence.
-                let (name, stamp) = &old.entries[i];
+                let name = old.name(a);
                 if new.vouches_absence(name) {
-                    out.changes
-                        .push(format!("removed {}", name_of(name.as_bytes())));
-                    if stamp.kind == Kind::Dir {
-                        subtree(before, &child(dir, name.as_bytes()), "removed", out);
+                    out.changes.push(format!("removed {}", name_of(name)));
+                    if a.stamp.kind == Kind::Dir {
+                        subtree(before, &child(dir, name), "removed", out);
                     }
                 }
                 i += 1;
             }
-            Ordering::Greater => {
-                let (name, stamp) = &new.entries[j];
+            (_, _, Some(b)) => {
+                let name = new.name(b);
                 if old.vouches_absence(name) {
-                    out.changes
-                        .push(format!("created {}", name_of(name.as_bytes())));
-                    if stamp.kind == Kind::Dir {
-                        subtree(after, &child(dir, name.as_bytes()), "created", out);
+                    out.changes.push(format!("created {}", name_of(name)));
+                    if b.stamp.kind == Kind::Dir {
+                        subtree(after, &child(dir, name), "created", out);
                     }
                 }
                 j += 1;
             }
+            // Not reached: the loop runs while either side has an entry left.
+            _ => break,
         }
     }
 }
@@ -165,8 +163,8 @@ fn subtree(snapshot: &Snapshot, dir: &[u8], what: &str, out: &mut Comparison) {
             continue;
         };
         let mut below = Vec::new();
-        for (name, stamp) in &listing.entries {
-            let path = child(&rel, name.as_bytes());
+        for (name, stamp) in listing.iter() {
+            let path = child(&rel, name);
             let mut shown = snapshot.label.clone();
             shown.push_str(&String::from_utf8_lossy(&path));
             out.changes

@@ -279,16 +279,58 @@ fn bounds_come_from_the_environment_only_when_positive() {
         prefixed: vec![PathBuf::from("/r/tmp/gsd-lane-lane-tmp-1-")],
     };
     let rel = skip.relative_to(Path::new("/r"));
-    assert!(rel.skips(b"", b"run", b"run"));
-    assert!(rel.skips(
-        b"tmp",
-        b"tmp/gsd-lane-lane-tmp-1-5-0",
-        b"gsd-lane-lane-tmp-1-5-0"
-    ));
-    assert!(!rel.skips(b"", b"runner", b"runner"));
-    assert!(!rel.skips(
-        b"tmp",
-        b"tmp/gsd-lane-lane-tmp-2-5",
-        b"gsd-lane-lane-tmp-2-5"
-    ));
+    assert!(rel.skips(b"", b"run"));
+    assert!(rel.skips(b"tmp", b"gsd-lane-lane-tmp-1-5-0"));
+    assert!(!rel.skips(b"", b"runner"));
+    assert!(!rel.skips(b"tmp", b"gsd-lane-lane-tmp-2-5"));
+}
+
+#[test]
+fn an_exact_skip_matches_only_its_own_path_at_any_depth() {
+    let skip = Skip {
+        exact: vec![PathBuf::from("/r/a/b/run"), PathBuf::from("/r/top")],
+        prefixed: Vec::new(),
+    };
+    let rel = skip.relative_to(Path::new("/r"));
+    assert!(rel.skips(b"a/b", b"run"));
+    assert!(rel.skips(b"", b"top"));
+    for (dir, name) in [
+        (&b"a/b"[..], &b"runs"[..]),
+        (b"a/b", b"ru"),
+        (b"a/bb", b"run"),
+        (b"x/b", b"run"),
+        (b"a", b"b"),
+        (b"", b"run"),
+        (b"a", b"top"),
+        (b"a/b/run", b"top"),
+    ] {
+        assert!(!rel.skips(dir, name), "{dir:?} {name:?}");
+    }
+}
+
+#[test]
+fn a_directory_larger_than_one_read_of_entries_is_listed_whole() {
+    // 3,000 names of 120 bytes: several times the walk's `getdents64` buffer.
+    let (_dir, root) = tempdir();
+    let names: Vec<String> = (0..3000)
+        .map(|i| format!("{i:05}{}", "n".repeat(115)))
+        .collect();
+    for name in &names {
+        fs::write(root.join(name), "x").unwrap();
+    }
+    let before = take(&root, &[], Bounds::default());
+    assert!(before.is_whole());
+    assert_eq!(before.entries, 3000);
+    let same = changes(&before, &take(&root, &[], Bounds::default()));
+    assert_eq!((same.compared, same.changes.len()), (3000, 0), "{same:?}");
+    fs::set_permissions(root.join(&names[2999]), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::remove_file(root.join(&names[0])).unwrap();
+    let found = changes(&before, &take(&root, &[], Bounds::default()));
+    assert_eq!(
+        found.changes,
+        [
+            format!("removed {}", names[0]),
+            format!("mode changed {}", names[2999])
+        ]
+    );
 }

@@ -8,13 +8,16 @@
 //! Directories wait on one shared stack (last in, first out, so the walk stays near a
 //! depth-first order and few descriptors are open) that [`WORKERS`] threads take from.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
+use std::mem::MaybeUninit;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use super::{Bounds, Cut, Extent, Kind, Listing, RelativeSkip, Snapshot, Stamp, MAX_DEPTH};
+use rustix::fd::OwnedFd;
+
+use super::{Bounds, Cut, Entry, Extent, Kind, Listing, RelativeSkip, Snapshot, Stamp, MAX_DEPTH};
 
 /// Most threads one walk uses (fewer on fewer cores): the directory reads and `fstatat` calls
 /// are system time that spreads across cores (BENCHMARKS.md, "Change detection").
@@ -30,9 +33,9 @@ const CLOCK_EVERY: usize = 1024;
 /// Where a directory waiting to be read is.
 enum Source {
     /// The root, opened already.
-    Open(rustix::fd::OwnedFd),
+    Open(OwnedFd),
     /// A name in an open parent directory.
-    At(Arc<rustix::fd::OwnedFd>, CString),
+    At(Arc<OwnedFd>, CString),
 }
 
 /// A directory waiting to be read.
@@ -47,9 +50,10 @@ struct Task {
 
 /// What the workers share.
 struct Shared<'a> {
-    /// Directories waiting, and how many workers are reading one.
-    queue: Mutex<(Vec<Task>, usize)>,
-    /// Signalled when a directory is queued or the last busy worker goes idle.
+    /// Directories waiting, how many workers are reading one, and how many wait for one.
+    queue: Mutex<(Vec<Task>, usize, usize)>,
+    /// Signalled when a directory is queued while a worker waits, when the last busy worker goes
+    /// idle, and when a bound stops the walk.
     wake: Condvar,
     /// Entries recorded so far.
     entries: AtomicUsize,
@@ -92,6 +96,7 @@ pub(super) fn walk(root: &Path, skip: &RelativeSkip, bounds: Bounds) -> Snapshot
                 rel: Vec::new(),
                 depth: 0,
             }],
+            0,
             0,
         )),
         wake: Condvar::new(),
@@ -148,14 +153,20 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One worker: takes directories until none is left or a bound stops the walk.
 fn work(shared: &Shared<'_>) -> Found {
     let mut found = Found::default();
+    let mut buffer = vec![MaybeUninit::<u8>::uninit(); DIRENT_BUFFER];
     while let Some(task) = next(shared) {
-        let children = read(shared, task, &mut found);
+        let children = read(shared, task, &mut buffer, &mut found);
         let mut queue = lock(&shared.queue);
+        // A waiting worker has something to do, or must see that the walk is over; otherwise
+        // nobody waits and the wake-up (a system call) is skipped.
+        let wake = queue.2 > 0 && (!children.is_empty() || queue.1 == 1);
         // Reversed, so the first name in sorted order is taken first.
         queue.0.extend(children.into_iter().rev());
         queue.1 -= 1;
         drop(queue);
-        shared.wake.notify_all();
+        if wake {
+            shared.wake.notify_all();
+        }
     }
     found
 }
@@ -174,10 +185,12 @@ fn next(shared: &Shared<'_>) -> Option<Task> {
         if queue.1 == 0 {
             return None;
         }
+        queue.2 += 1;
         queue = shared
             .wake
             .wait(queue)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue.2 -= 1;
     }
 }
 
@@ -188,8 +201,89 @@ fn stop(shared: &Shared<'_>, cut: Cut) {
     shared.wake.notify_all();
 }
 
+/// Bytes of the buffer each worker reads directory entries into (`getdents64`): a directory of
+/// a few thousand names is read in one call.
+const DIRENT_BUFFER: usize = 64 * 1024;
+
+/// The names of one directory as read: one buffer holding each name followed by a NUL byte, and
+/// the offset and length of each name in it, sorted by name.
+struct Names {
+    /// The names, each followed by a NUL byte, in the order the directory gave them.
+    bytes: Vec<u8>,
+    /// (offset, length) of every name but `.` and `..`, sorted by name.
+    spans: Vec<(usize, usize)>,
+}
+
+impl Names {
+    /// The name at `span`.
+    fn name(&self, (at, len): (usize, usize)) -> &[u8] {
+        self.bytes.get(at..at + len).unwrap_or_default()
+    }
+
+    /// The name at `span` with its NUL byte (`None` cannot happen: every name was stored so).
+    fn c_name(&self, (at, len): (usize, usize)) -> Option<&CStr> {
+        CStr::from_bytes_with_nul(self.bytes.get(at..=at + len)?).ok()
+    }
+
+    /// Appends `name`.
+    fn push(&mut self, name: &[u8]) {
+        if name != b"." && name != b".." {
+            self.spans.push((self.bytes.len(), name.len()));
+            self.bytes.extend_from_slice(name);
+            self.bytes.push(0);
+        }
+    }
+
+    /// Sorts the spans by name.
+    fn sort(&mut self) {
+        let bytes = &self.bytes;
+        self.spans.sort_unstable_by(|&(a, la), &(b, lb)| {
+            bytes
+                .get(a..a + la)
+                .unwrap_or_default()
+                .cmp(bytes.get(b..b + lb).unwrap_or_default())
+        });
+    }
+}
+
+/// Every name of the open directory `fd`, with `buffer` for `getdents64` (read straight from
+/// `fd`, with no second descriptor and no allocation per name).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn names_of(fd: &OwnedFd, buffer: &mut [MaybeUninit<u8>]) -> rustix::io::Result<Names> {
+    let mut names = Names {
+        bytes: Vec::new(),
+        spans: Vec::new(),
+    };
+    let mut dir = rustix::fs::RawDir::new(fd, buffer);
+    while let Some(entry) = dir.next() {
+        names.push(entry?.file_name().to_bytes());
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Every name of the open directory `fd` (`buffer` is not needed here).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn names_of(fd: &OwnedFd, _buffer: &mut [MaybeUninit<u8>]) -> rustix::io::Result<Names> {
+    let mut names = Names {
+        bytes: Vec::new(),
+        spans: Vec::new(),
+    };
+    let mut dir = rustix::fs::Dir::read_from(fd)?;
+    while let Some(entry) = dir.read() {
+        names.push(entry?.file_name().to_bytes());
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// Reads one directory into `found`; returns its subdirectories to read.
-fn read(shared: &Shared<'_>, task: Task, found: &mut Found) -> Vec<Task> {
+fn read(
+    shared: &Shared<'_>,
+    task: Task,
+    buffer: &mut [MaybeUninit<u8>],
+    found: &mut Found,
+) -> Vec<Task> {
     use rustix::fs::{AtFlags, Mode, OFlags};
 
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -203,35 +297,39 @@ fn read(shared: &Shared<'_>, task: Task, found: &mut Found) -> Vec<Task> {
         found.unreadable += 1;
         return Vec::new();
     };
-    let Ok(names) = names_of(&fd) else {
+    let Ok(mut names) = names_of(&fd, buffer) else {
         found.unreadable += 1;
         return Vec::new();
     };
     let fd = Arc::new(fd);
-    let mut names = names;
-    let before = shared.entries.fetch_add(names.len(), Ordering::SeqCst);
+    let before = shared
+        .entries
+        .fetch_add(names.spans.len(), Ordering::SeqCst);
     let room = shared.bounds.entries.saturating_sub(before);
     // Set when a bound stops this listing: the number of names examined.
     let mut cut_at = None;
-    if names.len() > room {
-        names.truncate(room);
+    if names.spans.len() > room {
+        names.spans.truncate(room);
         cut_at = Some(room);
         stop(shared, Cut::Entries(shared.bounds.entries));
     }
     let mut holes = false;
-    let mut entries = Vec::with_capacity(names.len());
+    let mut entries = Vec::with_capacity(names.spans.len());
     let mut children = Vec::new();
-    for (index, name) in names.iter().enumerate() {
+    for (index, &span) in names.spans.iter().enumerate() {
         if index % CLOCK_EVERY == CLOCK_EVERY - 1 && shared.started.elapsed() > shared.bounds.time {
             cut_at = Some(index);
             stop(shared, Cut::Time(shared.bounds.time));
             break;
         }
-        let path = child_path(&task.rel, name.as_bytes());
-        if !shared.skip.is_empty() && shared.skip.skips(&task.rel, &path, name.as_bytes()) {
+        let name = names.name(span);
+        if !shared.skip.is_empty() && shared.skip.skips(&task.rel, name) {
             continue;
         }
-        let Ok(stat) = rustix::fs::statat(&*fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) else {
+        let stat = names
+            .c_name(span)
+            .and_then(|c_name| rustix::fs::statat(&*fd, c_name, AtFlags::SYMLINK_NOFOLLOW).ok());
+        let Some(stat) = stat else {
             // Listed but gone or not examinable: this listing does not vouch for its absence.
             holes = true;
             continue;
@@ -240,42 +338,40 @@ fn read(shared: &Shared<'_>, task: Task, found: &mut Found) -> Vec<Task> {
         if stamp.kind == Kind::Dir {
             if task.depth + 1 >= MAX_DEPTH {
                 found.unreadable += 1;
-            } else {
+            } else if let Some(c_name) = names.c_name(span) {
                 children.push(Task {
-                    source: Source::At(Arc::clone(&fd), name.clone()),
-                    rel: path,
+                    source: Source::At(Arc::clone(&fd), c_name.to_owned()),
+                    rel: child_path(&task.rel, name),
                     depth: task.depth + 1,
                 });
             }
         }
-        entries.push((name.clone(), stamp));
+        entries.push(Entry {
+            at: span.0,
+            len: span.1,
+            stamp,
+        });
     }
     let extent = match cut_at {
         _ if holes => Extent::Holes,
-        Some(examined) => Extent::Upto(examined.checked_sub(1).and_then(|i| names.get(i)).cloned()),
+        Some(examined) => Extent::Upto(
+            examined
+                .checked_sub(1)
+                .and_then(|i| names.spans.get(i))
+                .map(|&span| names.name(span).to_vec()),
+        ),
         None => Extent::Whole,
     };
-    let listing = Listing { entries, extent };
+    let listing = Listing {
+        names: names.bytes,
+        entries,
+        extent,
+    };
     if shared.started.elapsed() > shared.bounds.time {
         stop(shared, Cut::Time(shared.bounds.time));
     }
     found.dirs.push((task.rel, listing));
     children
-}
-
-/// Every name of the open directory `fd` but `.` and `..`, sorted.
-fn names_of(fd: &rustix::fd::OwnedFd) -> rustix::io::Result<Vec<CString>> {
-    let mut dir = rustix::fs::Dir::read_from(fd)?;
-    let mut names = Vec::new();
-    while let Some(entry) = dir.read() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            names.push(name.to_owned());
-        }
-    }
-    names.sort_unstable();
-    Ok(names)
 }
 
 /// `dir/name` (`name` alone at the root).

@@ -254,3 +254,148 @@ fn check(status: libc::c_int) -> io::Result<()> {
         Ok(())
     }
 }
+
+/// What the probe's lane process saw, as it sent it back (see [`probe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Seen {
+    /// A step of entering the view failed with this `errno`.
+    Refused(i32),
+    /// The view was entered: the process's PID in its namespace, and the `errno` of an exclusive
+    /// create under the root (0: the create succeeded, so the view did not hold).
+    Entered {
+        /// `getpid()` inside the view (1 when the PID namespace holds).
+        pid: i32,
+        /// The create's `errno` (`EROFS` when the root is read-only).
+        write_errno: i32,
+    },
+}
+
+/// Longest the probe may take before it is killed.
+const PROBE_TIMEOUT_MS: libc::c_int = 10_000;
+
+/// Enters `view` in a forked child, exactly as a lane's spawn does ([`enter`]), and instead of
+/// starting a program checks from inside that it is PID 1 and that an exclusive create of
+/// `target` (a fresh name under the view's root) fails; a create that succeeded is undone at
+/// once. Nothing is executed: the probe costs a fork and the namespace set-up, not a second
+/// start of gsd-lane.
+///
+/// # Errors
+///
+/// The pipe or the fork failed, the probe said nothing, or it did not end within 10 s (then it
+/// is killed).
+pub(super) fn probe(view: &View, target: &CStr) -> io::Result<Seen> {
+    let mut ends = [0 as libc::c_int; 2];
+    // SAFETY (every block below): plain system calls on buffers this frame owns, or on
+    // descriptors and processes it created.
+    check(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    let [read_end, write_end] = ends;
+    // SAFETY: the child only makes async-signal-safe system calls on memory made before the fork
+    // (`view`, `target`, the stack) and ends with `_exit`; it neither allocates nor takes a lock.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let words = match enter(view) {
+            Err(err) => [1, err.raw_os_error().unwrap_or(0), 0],
+            Ok(()) => {
+                let me = unsafe { libc::getpid() };
+                let fd = unsafe {
+                    libc::open(
+                        target.as_ptr(),
+                        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                        0o600,
+                    )
+                };
+                let write_errno = if fd >= 0 {
+                    unsafe {
+                        libc::close(fd);
+                        libc::unlink(target.as_ptr());
+                    }
+                    0
+                } else {
+                    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+                };
+                [2, me, write_errno]
+            }
+        };
+        unsafe {
+            libc::write(
+                write_end,
+                words.as_ptr().cast(),
+                std::mem::size_of_val(&words),
+            );
+            libc::_exit(0)
+        }
+    }
+    let forked = if pid < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid)
+    };
+    unsafe { libc::close(write_end) };
+    let said = forked.and_then(|pid| {
+        let said = read_words(read_end);
+        if said.is_err() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let mut status = 0;
+        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+        {}
+        said
+    });
+    unsafe { libc::close(read_end) };
+    let words = said?;
+    Ok(match words {
+        [1, errno, _] => Seen::Refused(errno),
+        [_, pid, write_errno] => Seen::Entered { pid, write_errno },
+    })
+}
+
+/// The three words the probe's child wrote on `fd`, waiting at most [`PROBE_TIMEOUT_MS`].
+fn read_words(fd: libc::c_int) -> io::Result<[i32; 3]> {
+    let mut bytes = [0u8; 12];
+    let mut got = 0;
+    while got < bytes.len() {
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = unsafe { libc::poll(&mut poll, 1, PROBE_TIMEOUT_MS) };
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if ready == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the probe did not finish within 10 s",
+            ));
+        }
+        let rest = bytes.get_mut(got..).unwrap_or_default();
+        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        match n {
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the probe ended without saying what it saw",
+                ))
+            }
+            n if n < 0 => {
+                let err = io::Error::last_os_error();
+                if err.kind() != io::ErrorKind::Interrupted {
+                    return Err(err);
+                }
+            }
+            n => got += usize::try_from(n).unwrap_or(0),
+        }
+    }
+    let word = |i: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(bytes.get(i * 4..i * 4 + 4).unwrap_or(&[0; 4]));
+        i32::from_ne_bytes(four)
+    };
+    Ok([word(0), word(1), word(2)])
+}

@@ -15,8 +15,10 @@
 //! here first ([`View`]), since that child may not allocate. Whether this kernel allows them at
 //! all (unprivileged user namespaces can be disabled: `kernel.unprivileged_userns_clone=0`,
 //! `user.max_user_namespaces=0`, or an AppArmor policy such as Ubuntu's since 23.10; a container
-//! may mask `/proc`) is probed once per process by starting gsd-lane itself under a view
-//! ([`support`]); where it is refused the sandbox falls back to Landlock.
+//! may mask `/proc`) is probed once per process by a forked child that takes the same steps and,
+//! instead of starting a program, checks from inside that it is PID 1 and cannot create a file
+//! under its read-only root ([`support`]); where it is refused the sandbox falls back to
+//! Landlock.
 
 mod enter;
 
@@ -25,9 +27,6 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// The hidden first argument that makes gsd-lane the namespace probe (see [`run_if_probe`]).
-pub const PROBE_ARG: &str = "__lane-view-probe";
 
 /// Whether the read-only view can be had here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,8 +83,8 @@ pub fn install(command: &mut tokio::process::Command, view: View) {
     enter::install(command, Arc::new(view));
 }
 
-/// Whether the view can be had in this process (probed once: gsd-lane started under a view of a
-/// private temporary directory).
+/// Whether the view can be had in this process (probed once: a forked child enters a view of the
+/// temporary directory the way a lane's spawn does, and checks it from inside).
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(probe)
@@ -103,27 +102,38 @@ fn probe() -> Support {
 enum ProbeError {
     /// The temporary directory (the probe's root) could not be resolved.
     TempDir(io::Error),
-    /// gsd-lane's own executable could not be found.
-    OwnPath(io::Error),
-    /// The view could not be described, or the probe's runtime or wait failed.
+    /// The view could not be described, or the probe could not be forked or read.
     Io(io::Error),
-    /// The kernel refused to start the probe in the namespaces.
+    /// The temporary directory's path holds a NUL byte.
+    NulPath,
+    /// The kernel refused a step of entering the view (its `errno`).
     Refused(io::Error),
-    /// The probe did not finish within its bound.
-    TimedOut,
-    /// The probe ran but the view did not hold (what it said, controls stripped).
-    DidNotHold(String),
+    /// The view was entered but did not hold: the probe's PID in its namespace and the `errno`
+    /// of its exclusive create under the read-only root (0: it succeeded, and was removed).
+    DidNotHold {
+        /// `getpid()` inside the view.
+        pid: i32,
+        /// The create's `errno`.
+        write_errno: i32,
+    },
 }
 
 impl std::fmt::Display for ProbeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ProbeError::TempDir(err) => write!(f, "the temporary directory: {err}"),
-            ProbeError::OwnPath(err) => write!(f, "gsd-lane's own path: {err}"),
             ProbeError::Io(err) => write!(f, "{err}"),
+            ProbeError::NulPath => f.write_str("the temporary directory's path holds NUL"),
             ProbeError::Refused(err) => f.write_str(&refused(err)),
-            ProbeError::TimedOut => f.write_str("the probe did not finish within 10 s"),
-            ProbeError::DidNotHold(said) => f.write_str(said),
+            ProbeError::DidNotHold { pid, write_errno } => write!(
+                f,
+                "the view did not hold: pid {pid} in its namespace, a write under the root gave {}",
+                if *write_errno == 0 {
+                    "success (the file was removed again)".to_owned()
+                } else {
+                    io::Error::from_raw_os_error(*write_errno).to_string()
+                }
+            ),
         }
     }
 }
@@ -136,37 +146,33 @@ fn probe_once() -> Result<(), ProbeError> {
     let dir = std::env::temp_dir()
         .canonicalize()
         .map_err(ProbeError::TempDir)?;
-    let exe = std::env::current_exe().map_err(ProbeError::OwnPath)?;
     let view = View::new(std::slice::from_ref(&dir), &[], &dir).map_err(ProbeError::Io)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(ProbeError::Io)?;
-    runtime.block_on(async {
-        let mut command = tokio::process::Command::new(exe);
-        command
-            .arg(PROBE_ARG)
-            .arg(&dir)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
-        install(&mut command, view);
-        let child = command.spawn().map_err(ProbeError::Refused)?;
-        let out =
-            tokio::time::timeout(std::time::Duration::from_secs(10), child.wait_with_output())
-                .await
-                .map_err(|_| ProbeError::TimedOut)?
-                .map_err(ProbeError::Io)?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            let said = String::from_utf8_lossy(&out.stderr);
-            Err(ProbeError::DidNotHold(crate::textsafe::strip_controls(
-                said.trim(),
-            )))
+    // A fresh name, created exclusively: if the view did not hold, the probe made it and
+    // removes it again at once, and says so.
+    let target = dir.join(format!(
+        "gsd-lane-view-probe-{}-{}",
+        std::process::id(),
+        crate::clock::now_millis()
+    ));
+    let target = CString::new(target.as_os_str().as_bytes()).map_err(|_| ProbeError::NulPath)?;
+    verdict(enter::probe(&view, &target).map_err(ProbeError::Io)?)
+}
+
+/// Whether what the probe saw from inside proves the view: refused when a step failed, or when
+/// the probe was not PID 1 of its namespace or could create a file under the read-only root.
+fn verdict(seen: enter::Seen) -> Result<(), ProbeError> {
+    match seen {
+        enter::Seen::Refused(errno) => {
+            Err(ProbeError::Refused(io::Error::from_raw_os_error(errno)))
         }
-    })
+        enter::Seen::Entered {
+            pid: 1,
+            write_errno: libc::EROFS,
+        } => Ok(()),
+        enter::Seen::Entered { pid, write_errno } => {
+            Err(ProbeError::DidNotHold { pid, write_errno })
+        }
+    }
 }
 
 /// The reason shown when the kernel refused a step.
@@ -183,38 +189,97 @@ fn refused(err: &io::Error) -> String {
     }
 }
 
-/// When gsd-lane was started as the namespace probe: checks the view from inside and returns the
-/// exit status (0: a write under the root failed with `EROFS` and this process is PID 1 of its
-/// namespace).
-pub fn run_if_probe() -> Option<u8> {
-    let mut args = std::env::args_os().skip(1);
-    if args.next()? != PROBE_ARG {
-        return None;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// Whether this machine lets an unprivileged process enter the view at all.
+    fn namespaces_allowed() -> bool {
+        matches!(support(), Support::Available)
     }
-    let root = PathBuf::from(args.next()?);
-    let pid_one = std::process::id() == 1;
-    // A fresh name, created exclusively: if the view did not hold, the probe made it and removes
-    // it again at once, and says so.
-    let probe = root.join(format!(
-        "gsd-lane-view-probe-{}-{}",
-        std::process::id(),
-        crate::clock::now_millis()
-    ));
-    let write = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe);
-    if write.is_ok() {
-        let _ = std::fs::remove_file(&probe);
+
+    /// A fresh name under `dir`, as the probe makes it.
+    fn target(dir: &Path) -> CString {
+        CString::new(dir.join("probe-target").as_os_str().as_bytes()).unwrap()
     }
-    let read_only = matches!(&write, Err(err) if err.raw_os_error() == Some(libc::EROFS));
-    if pid_one && read_only {
-        Some(0)
-    } else {
-        eprintln!(
-            "the view did not hold: pid {} in its namespace, a write under the root gave {write:?}",
-            std::process::id()
+
+    #[test]
+    fn the_probe_proves_a_read_only_root_and_pid_one_from_inside() {
+        if !namespaces_allowed() {
+            eprintln!("user namespaces are refused here: {:?}", support());
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let view = View::new(std::slice::from_ref(&root), &[], &root).unwrap();
+        let seen = enter::probe(&view, &target(&root)).unwrap();
+        assert_eq!(
+            seen,
+            enter::Seen::Entered {
+                pid: 1,
+                write_errno: libc::EROFS
+            }
         );
-        Some(1)
+        assert!(verdict(seen).is_ok());
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_view_that_does_not_hold_is_refused_and_leaves_no_file() {
+        if !namespaces_allowed() {
+            return;
+        }
+        // The root made writable again inside the view: the create succeeds, so the probe must
+        // refuse the view (and remove what it made).
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let view = View::new(
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&root),
+            &root,
+        )
+        .unwrap();
+        let seen = enter::probe(&view, &target(&root)).unwrap();
+        assert_eq!(
+            seen,
+            enter::Seen::Entered {
+                pid: 1,
+                write_errno: 0
+            }
+        );
+        let said = verdict(seen).unwrap_err().to_string();
+        assert!(said.contains("the view did not hold"), "{said}");
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+        // Not PID 1: refused too.
+        let said = verdict(enter::Seen::Entered {
+            pid: 7,
+            write_errno: libc::EROFS,
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(said.contains("pid 7"), "{said}");
+    }
+
+    #[test]
+    fn a_step_that_fails_is_said_with_its_error() {
+        if !namespaces_allowed() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().canonicalize().unwrap().join("missing");
+        let view = View::new(std::slice::from_ref(&missing), &[], dir.path()).unwrap();
+        let seen = enter::probe(&view, &target(&missing)).unwrap();
+        assert_eq!(seen, enter::Seen::Refused(libc::ENOENT));
+        let said = verdict(seen).unwrap_err().to_string();
+        assert!(said.contains("could not be entered"), "{said}");
+        let said = verdict(enter::Seen::Refused(libc::EPERM))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            said.contains("user namespaces are not allowed here"),
+            "{said}"
+        );
     }
 }
