@@ -29,7 +29,7 @@ const HIGHER: [&str; 2] = ["app", "cli"];
 const FORBIDDEN: [(&str, &[&str]); 1] = [("run", &["review", "verdict"])];
 
 /// Every `.rs` file under `dir`, sorted (a directory that cannot be read fails the test).
-fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
@@ -46,7 +46,7 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
 
 /// The code of a source file outside its test module: the lines before the first line that
 /// is `#[cfg(test)]` alone (tests may build the whole command line to check a stage's flags).
-fn non_test_code(source: &str) -> &str {
+pub(crate) fn non_test_code(source: &str) -> &str {
     let mut at = 0;
     for line in source.split_inclusive('\n') {
         if line.trim() == "#[cfg(test)]" {

@@ -134,17 +134,7 @@ pub fn open_run_file(path: &Path, mode: WriteMode) -> io::Result<File> {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
-    // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
-    let file = open_in_held_dir(path, write_flags(mode))
-        .unwrap_or_else(|| options.open(path))
-        .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => refused(path, "a symbolic link"),
-            _ => err,
-        })?;
-    if let Some(what) = unsafe_kind(&file.metadata()?) {
-        return Err(refused(path, what));
-    }
+    let file = open_checked(path, write_flags(mode), &options)?;
     if mode == WriteMode::Truncate {
         file.set_len(0)?;
     }
@@ -171,7 +161,21 @@ pub fn open_run_file_to_append(path: &Path) -> io::Result<File> {
         rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::NONBLOCK;
     #[cfg(not(unix))]
     let flags = ();
-    let file = open_in_held_dir(path, flags)
+    open_checked(path, flags, &options)
+}
+
+/// Opens `path` through its held run dir with `held_flags` (or by path with `options` when it
+/// lies in none) and checks the open descriptor: an entry that is not a regular file with one
+/// link is refused by name.
+fn open_checked(
+    path: &Path,
+    #[cfg(unix)] held_flags: rustix::fs::OFlags,
+    #[cfg(not(unix))] held_flags: (),
+    options: &OpenOptions,
+) -> io::Result<File> {
+    // ELOOP is what O_NOFOLLOW gives for a link: say so by name. Other errors keep their
+    // errno (a FIFO without a reader is ENXIO), which spawn reports as its error code.
+    let file = open_in_held_dir(path, held_flags)
         .unwrap_or_else(|| options.open(path))
         .map_err(|err| match err.raw_os_error() {
             Some(libc::ELOOP) => refused(path, "a symbolic link"),

@@ -29,10 +29,11 @@ pub fn print(notice: &Notice, verbosity: Verbosity) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::super::notice::Level;
     use super::*;
+    use crate::layering::{non_test_code, rust_files};
 
     #[test]
     fn lines_keep_their_prefix_and_are_neutralised_whole() {
@@ -74,34 +75,6 @@ mod tests {
         let notice = Notice::new(Level::Warning, "printer test: said once per process").once();
         assert!(print(&notice, Verbosity::default()));
         assert!(!print(&notice, Verbosity::default()));
-    }
-
-    /// Every `.rs` file under `dir`, sorted.
-    fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()))
-            .map(|entry| entry.expect("directory entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                rust_files(&path, into);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                into.push(path);
-            }
-        }
-    }
-
-    /// The code of a source file before its test module (`#[cfg(test)]` alone on a line).
-    fn non_test_code(source: &str) -> &str {
-        let mut at = 0;
-        for line in source.split_inclusive('\n') {
-            if line.trim() == "#[cfg(test)]" {
-                return &source[..at];
-            }
-            at += line.len();
-        }
-        source
     }
 
     /// The ways of writing to stderr, or of asking another layer to (`Context::info`/`verbose`
