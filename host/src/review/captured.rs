@@ -174,9 +174,27 @@ fn scan(path: &Path, bound: u64, spill_in: Option<(&Path, &str)>) -> Option<Revi
                 spill: SpillSlot::default(),
             });
         }
-        hasher.update(chunk);
-        if total > bound {
-            spill = spill.and_then(|open| spill_chunk(open, spill_in, &head, chunk, room));
+        if total > bound && spill.is_some() {
+            // The hash and the (direct, disk-bound) write of the same chunk at once; hashed
+            // here when no thread can be started.
+            let mut copy = hasher.clone();
+            let (hashed, written) = std::thread::scope(|scope| {
+                let hashing = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    copy.update(chunk);
+                    copy
+                });
+                let written =
+                    spill.and_then(|open| spill_chunk(open, spill_in, &head, chunk, room));
+                (hashing.map(|h| h.join()), written)
+            });
+            match hashed {
+                Ok(Ok(done)) => hasher = done,
+                Ok(Err(payload)) => std::panic::resume_unwind(payload),
+                Err(_) => hasher.update(chunk),
+            }
+            spill = written;
+        } else {
+            hasher.update(chunk);
         }
     }
     Some(Review {

@@ -376,6 +376,7 @@ fn set_public(file: &File) -> io::Result<()> {
 }
 
 #[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
