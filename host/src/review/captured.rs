@@ -137,16 +137,16 @@ pub fn read(path: &Path, bound: u64) -> Option<Review> {
 }
 
 /// [`read`], also writing the whole of a review over `bound` bytes, in the same pass, into a
-/// private file in `dir` (REVIEWS.md's directory, `stem` its name without `.md`), which
+/// private file in `dir` (REVIEWS.md's directory), which
 /// [`super::full_review::place`] then puts in place without reading it again. When that file
 /// cannot be created or written, the review is read as by [`read`] (the copy at the end then
 /// reads it again, or says why it cannot).
-pub fn read_spilling(path: &Path, bound: u64, dir: &Path, stem: &str) -> Option<Review> {
-    scan(path, bound, Some((dir, stem)))
+pub fn read_spilling(path: &Path, bound: u64, dir: &Path) -> Option<Review> {
+    scan(path, bound, Some(dir))
 }
 
 /// The one pass of [`read`] and [`read_spilling`].
-fn scan(path: &Path, bound: u64, spill_in: Option<(&Path, &str)>) -> Option<Review> {
+fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
     let mut file = open_run_file_read(path).ok()?;
     let keep = usize::try_from(bound).unwrap_or(usize::MAX);
     let mut head = Vec::new();
@@ -210,7 +210,7 @@ fn scan(path: &Path, bound: u64, spill_in: Option<(&Path, &str)>) -> Option<Revi
 /// `None` gives the spill up.
 fn spill_chunk(
     open: Option<Spill>,
-    place: Option<(&Path, &str)>,
+    place: Option<&Path>,
     head: &[u8],
     chunk: &[u8],
     kept: usize,
@@ -218,8 +218,8 @@ fn spill_chunk(
     let mut spill = match open {
         Some(spill) => spill,
         None => {
-            let (dir, stem) = place?;
-            let mut spill = Spill::create(dir, stem).ok()?;
+            let dir = place?;
+            let mut spill = Spill::create(dir).ok()?;
             // The head held everything before this chunk plus its first `kept` bytes.
             let before = head.len().saturating_sub(kept.min(chunk.len()));
             spill
@@ -262,10 +262,7 @@ impl Captured {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or_else(|| Path::new("."));
-        let stem = output
-            .file_stem()
-            .map_or_else(|| "REVIEWS".into(), |s| s.to_string_lossy().into_owned());
-        read_spilling(path, bound, dir, &stem)
+        read_spilling(path, bound, dir)
     }
 
     /// Keeps `review` as identity `id`'s.

@@ -3,10 +3,12 @@
 //! once, in the same pass, and put in place at the end by a link and a rename instead of being
 //! read, hashed and copied again.
 //!
-//! The file is created in REVIEWS.md's directory: unnamed (`O_TMPFILE`) where the file system
-//! supports it, so nothing else can open it by name, else under a fresh name created
-//! exclusively with mode 0600 (`<stem>.spill.tmp.<pid>-<8 hex>`), removed again when the review
-//! is not placed. Placing it ([`Spill::place`]) gives it mode 0644, syncs it, links it under a
+//! The file is created in REVIEWS.md's directory unnamed (`O_TMPFILE`, mode 0600): nothing
+//! can open it by name, it vanishes with the process when it is not placed, and while lanes
+//! still run it adds no entry to the repository that the sandbox's change detection could
+//! take for a lane's write. Where the file system (or the platform) has no unnamed files there
+//! is no spill: the whole review is then copied at the end from the run dir's file and
+//! checked against its hash ([`super::full_review::place`]). Placing it ([`Spill::place`]) gives it mode 0644, syncs it, links it under a
 //! fresh temporary name beside the target, renames that over the target (a link planted at the
 //! target is replaced, never followed) and syncs the directory, so REVIEWS.md, written after,
 //! never names a file a crash could leave empty.
@@ -28,8 +30,6 @@ use crate::trust::consent::lock;
 #[derive(Debug)]
 pub struct Spill {
     file: File,
-    /// Its name when it has one (the fallback where `O_TMPFILE` is refused).
-    named: Option<PathBuf>,
     /// The aligned staging block of an `O_DIRECT` file; `None` once writes go through the
     /// page cache.
     stage: Option<Stage>,
@@ -83,24 +83,15 @@ impl Stage {
 }
 
 impl Spill {
-    /// A new, empty private file in `dir`.
+    /// A new, empty, unnamed file in `dir`.
     ///
     /// # Errors
     ///
-    /// The directory refuses both an unnamed and a named file.
-    pub fn create(dir: &Path, stem: &str) -> io::Result<Spill> {
-        #[cfg(target_os = "linux")]
-        if let Some(file) = unnamed(dir)? {
-            return Ok(Spill::direct(file, None));
-        }
-        let (path, file) = create_named(dir, &format!("{stem}.spill"))?;
-        Ok(Spill::direct(file, Some(path)))
-    }
-
-    /// A spill on `file`, written directly when the file accepts `O_DIRECT`.
-    fn direct(file: File, named: Option<PathBuf>) -> Spill {
+    /// The directory refuses it, or has no unnamed files (`Unsupported`).
+    pub fn create(dir: &Path) -> io::Result<Spill> {
+        let file = unnamed(dir)?;
         let stage = set_direct(&file, true).then(Stage::new);
-        Spill { file, named, stage }
+        Ok(Spill { file, stage })
     }
 
     /// Appends `bytes`. (Asking the kernel to start writeback as it goes, with
@@ -176,10 +167,7 @@ impl Spill {
             .file_name()
             .map_or_else(|| "review".into(), |n| n.to_string_lossy().into_owned());
         let dir = parent_of(target);
-        let temp = match self.named.take() {
-            Some(path) => path,
-            None => self.link_beside(dir, &name)?,
-        };
+        let temp = self.link_beside(dir, &name)?;
         if let Err(err) = std::fs::rename(&temp, target) {
             let _ = std::fs::remove_file(&temp);
             return Err(err);
@@ -224,17 +212,6 @@ impl Spill {
         {
             let _ = (dir, name);
             Err(io::Error::other("an unnamed file cannot be linked here"))
-        }
-    }
-}
-
-impl Drop for Spill {
-    fn drop(&mut self) {
-        // A named file never placed: remove it, but only while its name is still this file.
-        if let Some(path) = self.named.take() {
-            if same_file(&self.file, &path) {
-                let _ = std::fs::remove_file(&path);
-            }
         }
     }
 }
@@ -307,57 +284,29 @@ fn set_direct(file: &File, on: bool) -> bool {
     }
 }
 
-/// An unnamed file in `dir`; `None` when the file system does not support one.
-#[cfg(target_os = "linux")]
-fn unnamed(dir: &Path) -> io::Result<Option<File>> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
-    match rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)) {
-        Ok(fd) => Ok(Some(File::from(fd))),
-        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL) => {
-            Ok(None)
-        }
-        Err(err) => Err(err.into()),
-    }
-}
-
-/// A file created exclusively (mode 0600) under a fresh name in `dir`.
-fn create_named(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
-    for _ in 0..16 {
-        let path = dir.join(temp_name(name));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-        }
-        match options.open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    Err(io::Error::other(format!(
-        "no free temporary name in {}",
-        dir.display()
-    )))
-}
-
-/// True when `path` (not followed) is the file `file` is open on.
-fn same_file(file: &File, path: &Path) -> bool {
-    #[cfg(unix)]
+/// An unnamed file in `dir` (`Unsupported` where the file system or platform has none).
+fn unnamed(dir: &Path) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
     {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::symlink_metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+        match rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(
+                rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL,
+            ) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{} has no unnamed files", dir.display()),
+            )),
+            Err(err) => Err(err.into()),
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     {
-        let _ = (file, path);
-        true
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{} has no unnamed files here", dir.display()),
+        ))
     }
 }
 
@@ -396,7 +345,7 @@ mod tests {
         std::fs::write(&elsewhere, "untouched").expect("write");
         let target = dir.path().join("03-REVIEWS.x.full.md");
         std::os::unix::fs::symlink(&elsewhere, &target).expect("link");
-        let mut spill = Spill::create(dir.path(), "03-REVIEWS").expect("spill");
+        let mut spill = Spill::create(dir.path()).expect("spill");
         spill.write_all(b"whole ").expect("write");
         spill.write_all(b"review\n").expect("write");
         spill.place(&target).expect("placed");
@@ -412,21 +361,17 @@ mod tests {
     #[test]
     fn an_unplaced_spill_leaves_nothing_behind() {
         let dir = tempfile::tempdir().expect("dir");
-        let mut spill = Spill::create(dir.path(), "03-REVIEWS").expect("spill");
+        let mut spill = Spill::create(dir.path()).expect("spill");
         spill.write_all(b"never placed").expect("write");
+        assert!(names(dir.path()).is_empty(), "an unnamed file has no entry");
         drop(spill);
-        assert!(names(dir.path()).is_empty());
-        let (path, file) = create_named(dir.path(), "03-REVIEWS.spill").expect("named");
-        let named = Spill::direct(file, Some(path));
-        assert_eq!(names(dir.path()).len(), 1);
-        drop(named);
         assert!(names(dir.path()).is_empty());
     }
 
     #[test]
     fn bytes_across_direct_blocks_arrive_whole_and_in_order() {
         let dir = tempfile::tempdir().expect("dir");
-        let mut spill = Spill::create(dir.path(), "R").expect("spill");
+        let mut spill = Spill::create(dir.path()).expect("spill");
         let mut expected = Vec::new();
         // Odd-sized pieces: the first direct block fills across calls, the last stays partial.
         for n in 0..40_u32 {
@@ -445,7 +390,7 @@ mod tests {
     #[test]
     fn a_slot_gives_its_spill_once() {
         let dir = tempfile::tempdir().expect("dir");
-        let slot = SpillSlot::holding(Spill::create(dir.path(), "R").expect("spill"));
+        let slot = SpillSlot::holding(Spill::create(dir.path()).expect("spill"));
         let clone = slot.clone();
         assert_eq!(slot, clone);
         assert_ne!(slot, SpillSlot::default());
