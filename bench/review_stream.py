@@ -2,12 +2,17 @@
 """Streamed reviews (issue 25 item 3): what a big review and a big plan cost `gsd-lane review`.
 
 Usage: python3 bench/review_stream.py <gsd-lane binary> [largest output MiB] [largest plan MB]
+           [--before <another gsd-lane binary>]
 
-1. Output 1 MiB..1 GiB: one lane printing N bytes of Markdown-like lines. Three commands run
+1. Output 1 MiB..1 GiB: one lane printing N bytes of Markdown-like lines. The commands run
    back to back for each size, in the same round: the lane's own pipeline writing the file
-   directly (the floor: this machine's speed at producing and writing the bytes), `gsd-lane run`
-   of the lane, and `gsd-lane review --phase 3` of the lane. Reported: wall time, the ratios
-   review/run and run/direct, and each gsd-lane process's peak RSS (wait4 of that process).
+   directly (the floor: this machine's speed at producing and writing the bytes), `cat` of
+   that file into a new file and `fsync` of it (`copy`: the floor of writing the bytes once
+   more, durably, as a review over the inline bound must be beside REVIEWS.md),
+   `gsd-lane run` of the lane, and `gsd-lane review --phase 3` of the lane (and, with
+   `--before`, the same review by the other binary, in the same round). Reported: wall time,
+   the ratios review/run, run/direct and review/(run + copy), and each gsd-lane process's
+   peak RSS (wait4 of that process).
 2. Plan 10 KB..20 MB: a phase whose one plan has that size, reviewed in phase mode by a lane
    that reads its prompt and prints one line, with no budget (1 lane) and with 8 lanes each
    under a prompt budget (every lane trims its own prompt). Reported: wall time and peak RSS.
@@ -33,13 +38,20 @@ MIB = 1024 * 1024
 LINE = "* **MEDIUM** `src/ledger.py:42`: the total is rounded before the tax is applied"
 
 
+# CPU seconds (user + system) of the last command `peak` ran, with every descendant it reaped
+# (wait4's usage): on a loaded machine the steadier measure of what a command costs.
+LAST_CPU = [0.0]
+
+
 def peak(argv, env, cwd):
-    """Wall seconds, peak RSS (MiB) of the process itself (wait4), exit status, stderr."""
+    """Wall seconds, peak RSS (MiB) of the process itself (wait4), exit status, stderr; its
+    CPU time goes to LAST_CPU."""
     start = time.perf_counter()
     err = tempfile.TemporaryFile()
     pid = spawn_in(argv, env, cwd, err)
     _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter() - start
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     err.seek(0)
     return elapsed, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), err.read().decode(
         errors="replace")
@@ -94,7 +106,7 @@ def fmt(seconds):
     return f"{seconds:8.2f} s" if seconds >= 1 else f"{seconds * 1000:7.1f} ms"
 
 
-def output_curve(gsd, work, env, sizes, rounds):
+def output_curve(gsd, work, env, sizes, rounds, before=None):
     print("output: one lane printing N bytes; review vs run vs the lane's pipeline writing the file")
     repo = project(work, "out-project")
     run_dir = os.path.join(work, "run")
@@ -104,15 +116,24 @@ def output_curve(gsd, work, env, sizes, rounds):
         script = f"yes '{LINE}' | head -c {size}"
         write_lane(os.path.join(work, "home"), os.path.join(work, "bin"), slug, script)
         direct_out = os.path.join(work, "direct.out")
-        rows = {"direct": [], "run": [], "review": []}
-        rss = {"run": 0.0, "review": 0.0}
+        copy_out = os.path.join(work, "copy.out")
+        reviewers = [("review", gsd)] + ([("before", before)] if before else [])
+        rows = {"direct": [], "copy": [], "run": [], "review": [], "before": []}
+        cpu = {"run": [], "review": [], "before": []}
+        rss = {"run": 0.0, "review": 0.0, "before": 0.0}
         for _ in range(rounds):
             # Each command starts with no dirty pages of the one before (sync, not timed), so
             # none pays for another's writeback.
             os.sync()
             t, _, status, err = peak(["/bin/sh", "-c", f"{script} > {direct_out}"], env, repo)
             rows["direct"].append(t)
+            os.sync()
+            t, _, status, err = peak(["/bin/sh", "-c", f"cat {direct_out} > {copy_out} && "
+                                      f"python3 -c 'import os,sys; f=os.open(sys.argv[1], "
+                                      f"os.O_RDONLY); os.fsync(f)' {copy_out}"], env, repo)
+            rows["copy"].append(t)
             os.remove(direct_out)
+            os.remove(copy_out)
             os.sync()
             t, mem, status, err = peak([gsd, "run", slug, "--run-dir", run_dir, "--prompt-file",
                                         os.path.join(repo, ".planning", "PROJECT.md"),
@@ -120,24 +141,34 @@ def output_curve(gsd, work, env, sizes, rounds):
             if status != 0:
                 sys.exit(f"run {slug} exited {status}: {err[-2000:]}")
             rows["run"].append(t)
+            cpu["run"].append(LAST_CPU[0])
             rss["run"] = max(rss["run"], mem)
             shutil.rmtree(run_dir, ignore_errors=True)
-            os.sync()
-            t, mem, status, err = peak([gsd, "review", "--phase", "3", "--" + slug], env, repo)
-            if status != 0:
-                sys.exit(f"review of {slug} exited {status}: {err[-2000:]}")
-            rows["review"].append(t)
-            rss["review"] = max(rss["review"], mem)
-            phase = os.path.join(repo, ".planning", "phases", "03-invoices")
-            for name in os.listdir(phase):
-                if "REVIEWS" in name:
-                    os.remove(os.path.join(phase, name))
-        med = {k: sorted(v)[len(v) // 2] for k, v in rows.items()}
-        print(f"{mib:5} MiB  direct {fmt(med['direct'])}  run {fmt(med['run'])} "
-              f"({rss['run']:6.1f} MiB peak)  review {fmt(med['review'])} "
-              f"({rss['review']:6.1f} MiB peak)  review/run {med['review'] / med['run']:5.2f}x  "
-              f"run/direct {med['run'] / med['direct']:5.2f}x  review/direct "
-              f"{med['review'] / med['direct']:5.2f}x  (n={rounds})", flush=True)
+            for label, binary in reviewers:
+                os.sync()
+                t, mem, status, err = peak([binary, "review", "--phase", "3", "--" + slug],
+                                           env, repo)
+                if status != 0:
+                    sys.exit(f"{label} review of {slug} exited {status}: {err[-2000:]}")
+                rows[label].append(t)
+                cpu[label].append(LAST_CPU[0])
+                rss[label] = max(rss[label], mem)
+                phase = os.path.join(repo, ".planning", "phases", "03-invoices")
+                for name in os.listdir(phase):
+                    if "REVIEWS" in name:
+                        os.remove(os.path.join(phase, name))
+        med = {k: sorted(v)[len(v) // 2] for k, v in rows.items() if v}
+        mcpu = {k: sorted(v)[len(v) // 2] for k, v in cpu.items() if v}
+        line = (f"{mib:5} MiB  direct {fmt(med['direct'])}  copy {fmt(med['copy'])}  run "
+                f"{fmt(med['run'])} ({rss['run']:6.1f} MiB peak)")
+        for label, _ in reviewers:
+            line += (f"  {label} {fmt(med[label])} ({rss[label]:6.1f} MiB peak) "
+                     f"{label}/run {med[label] / med['run']:5.2f}x "
+                     f"{label}/(run+copy) {med[label] / (med['run'] + med['copy']):5.2f}x "
+                     f"cpu {mcpu[label]:.2f}/{mcpu['run']:.2f} s = "
+                     f"{mcpu[label] / max(mcpu['run'], 1e-9):5.2f}x")
+        line += f"  run/direct {med['run'] / med['direct']:5.2f}x  (n={rounds})"
+        print(line, flush=True)
 
 
 def many_lanes(gsd, work, env, lanes, mib):
@@ -184,9 +215,15 @@ def prompt_curve(gsd, work, env, sizes):
 
 
 def main():
-    gsd = os.path.abspath(sys.argv[1])
-    largest_out = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
-    largest_plan = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+    args = sys.argv[1:]
+    before = None
+    if "--before" in args:
+        at = args.index("--before")
+        before = os.path.abspath(args[at + 1])
+        del args[at:at + 2]
+    gsd = os.path.abspath(args[0])
+    largest_out = int(args[1]) if len(args) > 1 else 1024
+    largest_plan = int(args[2]) if len(args) > 2 else 20
     work = tempfile.mkdtemp(prefix="gsd-bench-stream-")
     home, bindir = os.path.join(work, "home"), os.path.join(work, "bin")
     for d in (home, bindir):
@@ -196,7 +233,9 @@ def main():
     try:
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         sizes = [s for s in (1, 16, 128, 1024) if s <= largest_out]
-        output_curve(gsd, work, env, sizes, 3)
+        if largest_out not in sizes and largest_out > 0:
+            sizes.append(largest_out)
+        output_curve(gsd, work, env, sizes, 3, before)
         if largest_out >= 16:
             many_lanes(gsd, work, env, 8, 16)
         plans = [s for s in (10_000, 1_000_000, 5_000_000, 20_000_000)

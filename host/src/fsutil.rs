@@ -118,10 +118,6 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ReplaceE
 pub enum Durability {
     /// `fsync` the file, then the directory: a crash leaves the old file or the whole new one.
     Synced,
-    /// No `fsync` (a copy as large as gigabytes, whose sync would cost the disk's whole write
-    /// time): other processes still see the old file or the whole new one, never a mixture;
-    /// a crash may leave the new name with part of its content.
-    Unsynced,
 }
 
 /// [`replace_file`] with the content streamed by `fill` into the temporary file (a file of any
@@ -146,7 +142,6 @@ pub fn replace_file_with(
         .and_then(|()| fill(&mut file))
         .and_then(|()| match durability {
             Durability::Synced => file.sync_all(),
-            Durability::Unsynced => Ok(()),
         })
         .map_err(|source| ReplaceError::Write {
             temp: temp.clone(),

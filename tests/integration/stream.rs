@@ -155,3 +155,110 @@ fn a_bad_inline_bound_stops_the_review_before_any_lane_runs() {
         assert!(lab.marks("alpha").is_empty(), "{bad}: a lane ran");
     }
 }
+
+/// The names in the phase directory of `lab`'s REVIEWS.md.
+fn phase_files(lab: &Lab) -> Vec<String> {
+    let dir = lab.reviews_path().parent().expect("phase dir").to_owned();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("phase dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("REVIEWS"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_whole_review_is_written_in_place_once_and_leaves_no_temporary_file() {
+    let lab = big_lab(300_000, Some(BOUND));
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    let full = lab
+        .reviews_path()
+        .with_file_name("03-REVIEWS.alpha.full.md");
+    assert!(std::fs::read(&full).expect("whole review") == printed(&lab));
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::symlink_metadata(&full).expect("meta");
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o644,
+        "readable as REVIEWS.md is"
+    );
+    assert_eq!(
+        phase_files(&lab),
+        ["03-REVIEWS.alpha.full.md", "03-REVIEWS.md"],
+        "no temporary file is left beside REVIEWS.md"
+    );
+}
+
+#[test]
+fn a_whole_review_no_longer_named_is_removed_when_ours_and_reported_otherwise() {
+    let lab = big_lab(300_000, Some(BOUND));
+    lab.review(&["--phase", "3", "--alpha"])
+        .assert_no_panic()
+        .assert_status(0);
+    let full = lab
+        .reviews_path()
+        .with_file_name("03-REVIEWS.alpha.full.md");
+    assert!(full.is_file());
+    // A file of the same pattern that names no identity of this run is not gsd-lane's to
+    // remove.
+    let foreign = lab
+        .reviews_path()
+        .with_file_name("03-REVIEWS.someone.full.md");
+    std::fs::write(&foreign, "a user's notes").expect("foreign");
+
+    // The same lane again, now with a review that fits inline: REVIEWS.md replaces alpha's
+    // section and no longer names the earlier whole review, which must not pass for this one.
+    lab.behave("alpha", "big 20000");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    assert!(!reviews.contains("partial review"), "{reviews}");
+    assert!(
+        !full.exists(),
+        "the earlier whole review of alpha was removed"
+    );
+    assert!(
+        out.stderr.contains("removed") && out.stderr.contains("03-REVIEWS.alpha.full.md"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&foreign).expect("left"),
+        "a user's notes"
+    );
+    assert!(
+        out.stderr
+            .contains("03-REVIEWS.someone.full.md is not this run's"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_whole_review_carried_with_its_section_is_kept() {
+    let lab = big_lab(300_000, Some(BOUND));
+    lab.review(&["--phase", "3", "--alpha"])
+        .assert_no_panic()
+        .assert_status(0);
+    let full = lab
+        .reviews_path()
+        .with_file_name("03-REVIEWS.alpha.full.md");
+    let whole = std::fs::read(&full).expect("whole");
+    // Alpha now fails: its earlier review is carried into the new REVIEWS.md, naming the
+    // whole file, which therefore stays.
+    lab.behave("alpha", "fail");
+    let out = lab.review(&["--phase", "3", "--alpha"]);
+    out.assert_no_panic();
+    // Kept as it was or replaced with alpha's section carried: either names the whole file.
+    let text = lab.reviews();
+    assert!(
+        text.contains("03-REVIEWS.alpha.full.md"),
+        "the kept REVIEWS.md names the whole review: {}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(std::fs::read(&full).expect("kept") == whole);
+    assert!(!out.stderr.contains("removed"), "{}", out.stderr);
+}

@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::spill::{Spill, SpillSlot};
 use crate::config::ProjectConfig;
 use crate::private_fs::open_run_file_read;
 
@@ -79,6 +80,9 @@ pub struct Review {
     pub total: u64,
     /// SHA-256 (hex) of every byte read; `None` for a file over [`MAX_REVIEW_BYTES`].
     pub sha256: Option<String>,
+    /// The whole review, written while it was read into a private file beside REVIEWS.md
+    /// ([`read_spilling`]); empty when it fits inline or was read without one.
+    pub spill: SpillSlot,
 }
 
 impl Review {
@@ -89,6 +93,7 @@ impl Review {
             sha256: Some(super::journal::hex(&Sha256::digest(&bytes))),
             total: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
             head: bytes,
+            spill: SpillSlot::default(),
         }
     }
 
@@ -128,12 +133,28 @@ fn whole_chars(bytes: &[u8]) -> usize {
 /// every byte is hashed, the first `bound` are kept. `None` when the file is missing, refused
 /// or unreadable.
 pub fn read(path: &Path, bound: u64) -> Option<Review> {
+    scan(path, bound, None)
+}
+
+/// [`read`], also writing the whole of a review over `bound` bytes, in the same pass, into a
+/// private file in `dir` (REVIEWS.md's directory), which
+/// [`super::full_review::place`] then puts in place without reading it again. When that file
+/// cannot be created or written, the review is read as by [`read`] (the copy at the end then
+/// reads it again, or says why it cannot).
+pub fn read_spilling(path: &Path, bound: u64, dir: &Path) -> Option<Review> {
+    scan(path, bound, Some(dir))
+}
+
+/// The one pass of [`read`] and [`read_spilling`].
+fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
     let mut file = open_run_file_read(path).ok()?;
     let keep = usize::try_from(bound).unwrap_or(usize::MAX);
     let mut head = Vec::new();
     let mut hasher = Sha256::new();
     let mut total: u64 = 0;
     let mut buffer = vec![0_u8; CHUNK];
+    // `Some(None)`: wanted, not created yet; `None`: not wanted, or given up.
+    let mut spill: Option<Option<Spill>> = spill_in.map(|_| None);
     loop {
         let read = match file.read(&mut buffer) {
             Ok(0) => break,
@@ -150,34 +171,110 @@ pub fn read(path: &Path, bound: u64) -> Option<Review> {
                 head,
                 total,
                 sha256: None,
+                spill: SpillSlot::default(),
             });
         }
-        hasher.update(chunk);
+        if total > bound && spill.is_some() {
+            // The hash and the (direct, disk-bound) write of the same chunk at once; hashed
+            // here when no thread can be started.
+            let mut copy = hasher.clone();
+            let (hashed, written) = std::thread::scope(|scope| {
+                let hashing = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    copy.update(chunk);
+                    copy
+                });
+                let written =
+                    spill.and_then(|open| spill_chunk(open, spill_in, &head, chunk, room));
+                (hashing.map(|h| h.join()), written)
+            });
+            match hashed {
+                Ok(Ok(done)) => hasher = done,
+                Ok(Err(payload)) => std::panic::resume_unwind(payload),
+                Err(_) => hasher.update(chunk),
+            }
+            spill = written;
+        } else {
+            hasher.update(chunk);
+        }
     }
     Some(Review {
         head,
         total,
         sha256: Some(super::journal::hex(&hasher.finalize())),
+        spill: spill.flatten().map(SpillSlot::holding).unwrap_or_default(),
     })
+}
+
+/// Writes one chunk of a review over its bound to its spill, creating the spill (and writing
+/// the head kept so far, which the chunk's first `kept` bytes ended) on the first call;
+/// `None` gives the spill up.
+fn spill_chunk(
+    open: Option<Spill>,
+    place: Option<&Path>,
+    head: &[u8],
+    chunk: &[u8],
+    kept: usize,
+) -> Option<Option<Spill>> {
+    let mut spill = match open {
+        Some(spill) => spill,
+        None => {
+            let dir = place?;
+            let mut spill = Spill::create(dir).ok()?;
+            // The head held everything before this chunk plus its first `kept` bytes.
+            let before = head.len().saturating_sub(kept.min(chunk.len()));
+            spill
+                .write_all(head.get(..before).unwrap_or_default())
+                .ok()?;
+            spill
+        }
+    };
+    spill.write_all(chunk).ok()?;
+    Some(Some(spill))
 }
 
 /// The reviews each identity's journal line hashed, kept (their bounded heads) so that
 /// REVIEWS.md is built from exactly those bytes and never from a file a lane could have
 /// rewritten since.
 #[derive(Debug, Default)]
-pub struct Captured(Mutex<BTreeMap<String, Review>>);
+pub struct Captured {
+    reviews: Mutex<BTreeMap<String, Review>>,
+    /// REVIEWS.md's path: a review over the bound is written whole beside it while it is read.
+    output: Option<PathBuf>,
+}
 
 impl Captured {
+    /// A store whose reviews over the bound are written whole beside `output` (REVIEWS.md)
+    /// while they are read.
+    pub fn beside(output: &Path) -> Captured {
+        Captured {
+            reviews: Mutex::default(),
+            output: Some(output.to_owned()),
+        }
+    }
+
+    /// Reads the review file at `path` once ([`read_spilling`] beside REVIEWS.md when the store
+    /// knows it, else [`read`]).
+    pub fn read(&self, path: &Path, bound: u64) -> Option<Review> {
+        let Some(output) = &self.output else {
+            return read(path, bound);
+        };
+        let dir = output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."));
+        read_spilling(path, bound, dir)
+    }
+
     /// Keeps `review` as identity `id`'s.
     pub fn keep(&self, id: &str, review: Review) {
-        if let Ok(mut map) = self.0.lock() {
+        if let Ok(mut map) = self.reviews.lock() {
             map.insert(id.to_owned(), review);
         }
     }
 
     /// Everything kept, emptying the store.
     pub fn take(&self) -> BTreeMap<String, Review> {
-        self.0
+        self.reviews
             .lock()
             .map(|mut map| std::mem::take(&mut *map))
             .unwrap_or_default()

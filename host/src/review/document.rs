@@ -97,10 +97,21 @@ pub fn finish(
     let text = conflicts_slot::place(text, &slot);
     // The whole reviews first: REVIEWS.md never names a file that is not there.
     for copy in &copies {
-        full_review::place(&copy.source, &copy.sha256, &copy.target)
+        full_review::place(&copy.source, &copy.sha256, &copy.spill, &copy.target)
             .inspect_err(|_| say_kept(notices, run_dir))?;
     }
     rundir::write_atomic(&output_path, &text).inspect_err(|_| say_kept(notices, run_dir))?;
+    if output_path == wanted {
+        let reviewed: Vec<String> = doc
+            .entries
+            .iter()
+            .filter(|e| matches!(e.fate, Fate::Ran { stubbed: false, .. }))
+            .map(|e| e.id.clone())
+            .collect();
+        for stale in full_review::sweep_stale(&output_path, &text, &reviewed) {
+            notices.review(stale.to_string());
+        }
+    }
     let exit = panel.exit(
         Exit::written(done.interrupted, real),
         panel_verdict.as_ref(),
@@ -149,6 +160,8 @@ fn placed(wanted: &Path, real: usize, entries: &[Entry], stamp: &str) -> (PathBu
 struct FullCopy {
     source: PathBuf,
     sha256: String,
+    /// The whole review as written while it was read, when it was.
+    spill: super::spill::SpillSlot,
     target: PathBuf,
 }
 
@@ -181,6 +194,7 @@ fn overflow(
                 copies.push(FullCopy {
                     source: super::resume::review_path(&run_dir.path, &entry.id),
                     sha256: sha256.clone(),
+                    spill: review.spill.clone(),
                     target,
                 });
                 Whole::Beside(name)

@@ -2,19 +2,22 @@
 //! stable file beside REVIEWS.md, `<REVIEWS stem>.<identity>.full.md`, byte-identical to the
 //! review file whose hash the journal recorded.
 //!
-//! It is written after every lane ended, before REVIEWS.md (which names it), streamed from the
-//! run dir's review file in fixed chunks, and checked on the way against the journaled hash: a
-//! file that changed since (a process the lane left behind) is never placed. The copy goes to a
-//! temporary file created exclusively beside the target and is renamed over it
-//! ([`crate::fsutil::replace_file_with`]), so a link planted at the target is replaced, never
-//! followed, and no lane can write the result. It is not synced to disk (see
-//! [`crate::fsutil::Durability::Unsynced`]).
+//! It is put in place after every lane ended, before REVIEWS.md (which names it). A review read
+//! in this run was written, in the same pass that hashed it for the journal, into a private
+//! file beside REVIEWS.md ([`super::spill`]): that file is linked into place, never read again.
+//! A review kept from an earlier run (resume) is streamed from the run dir's review file in
+//! fixed chunks and checked on the way against the journaled hash: a file that changed since (a
+//! process the lane left behind) is never placed; the copy goes to a temporary file created
+//! exclusively beside the target and is renamed over it ([`crate::fsutil::replace_file_with`]).
+//! Either way a link planted at the target is replaced, never followed, no lane can write the
+//! result, and the file and its directory are synced before REVIEWS.md names it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::spill::SpillSlot;
 use crate::error::Failure;
 use crate::private_fs::open_run_file_read;
 
@@ -29,14 +32,24 @@ pub fn path_for(output: &Path, id: &str) -> PathBuf {
     ))
 }
 
-/// Copies the review file `source` to `target`, checking that its bytes have the hash
+/// Puts the whole review in place as `target`: the spill written while it was read when
+/// `spill` holds one, else a copy of the review file `source`, checked against the hash
 /// `sha256` (hex) the journal recorded.
 ///
 /// # Errors
 ///
-/// The source cannot be read or no longer has that hash, or the target cannot be written; the
-/// message names both files. `target` is then left as it was.
-pub fn place(source: &Path, sha256: &str, target: &Path) -> Result<(), Failure> {
+/// The spill cannot be placed, the source cannot be read or no longer has that hash, or the
+/// target cannot be written; the message names both files. `target` is then left as it was.
+pub fn place(source: &Path, sha256: &str, spill: &SpillSlot, target: &Path) -> Result<(), Failure> {
+    if let Some(spill) = spill.take() {
+        return spill.place(target).map_err(|err| {
+            Failure::new(format!(
+                "placing the whole review of {} as {}: {err}",
+                source.display(),
+                target.display()
+            ))
+        });
+    }
     let copy = |file: &mut std::fs::File| -> std::io::Result<()> {
         let mut from = open_run_file_read(source)?;
         let limit = super::captured::MAX_REVIEW_BYTES;
@@ -68,9 +81,8 @@ pub fn place(source: &Path, sha256: &str, target: &Path) -> Result<(), Failure> 
             ))
         }
     };
-    // Not synced: the copy can be gigabytes, and `run` never syncs the same bytes either; a
-    // crash may cost its content (REVIEWS.md states its size), never another file's.
-    let durability = crate::fsutil::Durability::Unsynced;
+    // Synced before REVIEWS.md names it: a crash never leaves a named, empty file.
+    let durability = crate::fsutil::Durability::Synced;
     crate::fsutil::replace_file_with(target, 0o644, durability, copy).map_err(|err| {
         Failure::new(format!(
             "copying the whole review {} to {}: {err}",
@@ -78,6 +90,95 @@ pub fn place(source: &Path, sha256: &str, target: &Path) -> Result<(), Failure> 
             target.display()
         ))
     })
+}
+
+/// Most directory entries looked at for stale whole-review files (bounded work on a huge
+/// directory; what lies past it is left alone).
+const SWEEP_SCAN_LIMIT: usize = 10_000;
+
+/// A whole-review file beside REVIEWS.md that the REVIEWS.md just written does not name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stale {
+    /// The whole of an earlier review of an identity this run reviewed again: REVIEWS.md
+    /// replaced that review's section, so its whole file went with it.
+    Removed(PathBuf),
+    /// Not one this run can tell is its own to remove (no identity of this run has that name,
+    /// or it is not a plain file): left as it was.
+    Left(PathBuf),
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stale::Removed(path) => write!(
+                f,
+                "removed {}: it held the whole of an earlier review this run replaced",
+                path.display()
+            ),
+            Stale::Left(path) => write!(
+                f,
+                "{} is not this run's: REVIEWS.md no longer names it (it is from an earlier \
+                 run or not gsd-lane's); it was left as it was",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// After REVIEWS.md was written at `output` with `text` (placement "replace", not the
+/// `.failed.md` beside a kept file): every `<stem>.<name>.full.md` beside it that `text` does
+/// not name is stale. One named after an identity in `reviewed` (identities this run reviewed
+/// again, whose earlier section REVIEWS.md replaced) and that is a plain file is removed (the
+/// name only, never through a link); any other is left and reported, so that no file is taken
+/// for this run's whole review when REVIEWS.md does not name it, and nothing gsd-lane cannot
+/// tell is its own is deleted.
+pub fn sweep_stale(output: &Path, text: &str, reviewed: &[String]) -> Vec<Stale> {
+    let Some(dir) = output.parent() else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let stem = output
+        .file_stem()
+        .map_or_else(|| "REVIEWS".into(), |s| s.to_string_lossy().into_owned());
+    let prefix = format!("{stem}.");
+    let ours: Vec<String> = reviewed
+        .iter()
+        .map(|id| {
+            path_for(output, id)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut stale = Vec::new();
+    for entry in listing.take(SWEEP_SCAN_LIMIT).flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(middle) = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".full.md"))
+        else {
+            continue;
+        };
+        if middle.is_empty() || super::reviews_md::names_whole_file(text, &name) {
+            continue;
+        }
+        let path = entry.path();
+        let plain = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file());
+        if plain && ours.contains(&name) && std::fs::remove_file(&path).is_ok() {
+            stale.push(Stale::Removed(path));
+        } else {
+            stale.push(Stale::Left(path));
+        }
+    }
+    stale.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    stale
 }
 
 #[cfg(test)]
@@ -111,7 +212,7 @@ mod tests {
         std::fs::write(&elsewhere, "untouched").expect("write");
         let target = dir.path().join("03-REVIEWS.x.full.md");
         std::os::unix::fs::symlink(&elsewhere, &target).expect("link");
-        place(&source, &hash, &target).expect("placed");
+        place(&source, &hash, &SpillSlot::default(), &target).expect("placed");
         assert_eq!(std::fs::read(&target).expect("read"), b"whole review\n");
         assert!(!std::fs::symlink_metadata(&target)
             .expect("meta")
@@ -119,7 +220,7 @@ mod tests {
             .is_symlink());
         assert_eq!(std::fs::read(&elsewhere).expect("read"), b"untouched");
         std::fs::write(&source, "rewritten later\n").expect("write");
-        let err = place(&source, &hash, &target).expect_err("changed");
+        let err = place(&source, &hash, &SpillSlot::default(), &target).expect_err("changed");
         assert!(
             err.message.contains("changed after its hash"),
             "{}",

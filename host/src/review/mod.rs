@@ -41,5 +41,6 @@ pub(crate) mod reviews_md;
 pub(crate) mod rundir;
 pub(crate) mod runner;
 pub(crate) mod selection;
+pub(crate) mod spill;
 pub(crate) mod subject;
 pub(crate) mod verdicts;

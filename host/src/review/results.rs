@@ -191,7 +191,7 @@ fn shared(
         plan_names: prepared.plan_names.clone(),
         journal: Some(std::sync::Arc::new(journal)),
         prior_attempts: decision.attempts.clone(),
-        reviews: std::sync::Arc::default(),
+        reviews: std::sync::Arc::new(super::captured::Captured::beside(request.subject.output())),
         budget_inputs: std::sync::Arc::default(),
         notices: request.notices.clone(),
     })

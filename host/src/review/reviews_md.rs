@@ -87,13 +87,22 @@ pub enum Whole {
     TooLarge,
 }
 
+/// The words of a partial-review notice naming `file`, the whole review beside REVIEWS.md.
+fn beside_notice(file: &str) -> String {
+    format!("The whole review is in {}, beside this file", name(file))
+}
+
+/// True when the REVIEWS.md `text` names `file` as holding a whole review (its own section's
+/// notice or one carried from an earlier REVIEWS.md).
+pub fn names_whole_file(text: &str, file: &str) -> bool {
+    text.contains(&beside_notice(file))
+}
+
 impl Overflow {
     /// The line closing a section that shows only part of its review.
     fn notice(&self) -> String {
         let whole = match &self.whole {
-            Whole::Beside(file) => {
-                format!("The whole review is in {}, beside this file", name(file))
-            }
+            Whole::Beside(file) => beside_notice(file),
             Whole::RunDir => {
                 "The whole text is in the run dir's review file, kept for review --resume"
                     .to_owned()

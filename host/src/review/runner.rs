@@ -430,7 +430,7 @@ fn record_final(job: &Job, result: &LaneResult, shared: &Shared) {
     if matches!(result.done, Done::Ran { .. } | Done::Budget(_)) {
         let path = super::resume::review_path(&shared.run_dir.path, id);
         let bound = super::captured::checked_bound(&shared.config);
-        if let Some(review) = super::captured::read(&path, bound) {
+        if let Some(review) = shared.reviews.read(&path, bound) {
             review_sha256.clone_from(&review.sha256);
             shared.reviews.keep(id, review);
         }
