@@ -160,6 +160,44 @@ fn a_review_cut_off_by_its_bound_keeps_its_text_with_the_notice_and_is_never_cle
     assert_cut_off_is_never_clean(&lab, "ETIMEDOUT");
 }
 
+/// A cut-off review longer than `review.max_inline_bytes`: the notice the lane's file ends with
+/// lies past the part REVIEWS.md shows, and is shown after it, so the panel verdict and the
+/// consensus still count the review as not completed (not as a finished review).
+#[test]
+fn a_cut_off_review_longer_than_the_inline_bound_is_never_counted_as_finished() {
+    let lab = cut_off_lab("sleep");
+    // 130 KB of review text past a 64 KiB inline bound, then a hang cut by the time bound.
+    lane_program(
+        &lab,
+        "beta",
+        &format!(
+            "cat > /dev/null\nprintf '{PARTIAL}'\ni=0\nwhile [ $i -lt 2000 ]; do echo 'Another finding line that pads this review past the bound.'; i=$((i + 1)); done\nexec sleep 60\n"
+        ),
+    );
+    lab.config(&json!({"review": {"max_inline_bytes": 65536}}));
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic().assert_status(0);
+    let reviews = lab.reviews();
+    let beta = section(&reviews, "Beta");
+    let notice = "> [gsd-lane] incomplete review: the lane was stopped (ETIMEDOUT) before it finished; the text above is partial.";
+    let (Some(padding), Some(at), Some(partial)) = (
+        beta.find("Another finding line"),
+        beta.find(notice),
+        beta.find("> [gsd-lane] partial review: "),
+    ) else {
+        panic!("the head, the incomplete notice and the partial notice are shown:\n{beta}");
+    };
+    assert!(padding < at && at < partial, "{beta}");
+    assert!(
+        reviews.contains("| Beta (beta) | not-completed |"),
+        "the panel verdict counts the cut-off review:\n{reviews}"
+    );
+    assert!(
+        reviews.contains("- Beta — incomplete (stopped by its time bound or output cap"),
+        "{reviews}"
+    );
+}
+
 #[test]
 fn a_review_cut_off_by_its_output_cap_keeps_its_text_with_the_notice_and_is_never_clean() {
     let lab = cut_off_lab("flood");

@@ -83,6 +83,10 @@ pub struct Review {
     /// The whole review, written while it was read into a private file beside REVIEWS.md
     /// ([`read_spilling`]); empty when it fits inline or was read without one.
     pub spill: SpillSlot,
+    /// The incomplete-review notice a review over the bound ends with (its lane was stopped by
+    /// its time bound or output cap), read from the file's last bytes: REVIEWS.md shows it after
+    /// the part shown, so a cut-off review is never read as finished.
+    pub incomplete_line: Option<String>,
 }
 
 impl Review {
@@ -94,6 +98,7 @@ impl Review {
             total: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
             head: bytes,
             spill: SpillSlot::default(),
+            incomplete_line: None,
         }
     }
 
@@ -103,9 +108,14 @@ impl Review {
     }
 
     /// What REVIEWS.md shows (lossy UTF-8): the whole review when it fits, else its head up to
-    /// the last line break in it (up to the last whole character when it has none).
+    /// the last line break in it (up to the last whole character when it has none), followed by
+    /// the incomplete-review notice the whole review ends with, if it ends with one.
     pub fn shown(&self) -> String {
-        String::from_utf8_lossy(self.head.get(..self.shown_len()).unwrap_or_default()).into_owned()
+        let head = String::from_utf8_lossy(self.head.get(..self.shown_len()).unwrap_or_default());
+        match (&self.incomplete_line, self.is_cut()) {
+            (Some(line), true) => format!("{}\n\n{line}\n", head.trim_end_matches('\n')),
+            _ => head.into_owned(),
+        }
     }
 
     /// How many bytes of the review [`Review::shown`] shows.
@@ -153,6 +163,7 @@ fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
     let mut hasher = Sha256::new();
     let mut total: u64 = 0;
     let mut buffer = vec![0_u8; CHUNK];
+    let mut tail: Vec<u8> = Vec::with_capacity(TAIL_BYTES);
     // `Some(None)`: wanted, not created yet; `None`: not wanted, or given up.
     let mut spill: Option<Option<Spill>> = spill_in.map(|_| None);
     loop {
@@ -163,6 +174,7 @@ fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
             Err(_) => return None,
         };
         let chunk = buffer.get(..read).unwrap_or_default();
+        keep_tail(&mut tail, chunk);
         let room = keep.saturating_sub(head.len());
         head.extend_from_slice(chunk.get(..room.min(read)).unwrap_or_default());
         total = total.saturating_add(u64::try_from(read).unwrap_or(u64::MAX));
@@ -172,6 +184,7 @@ fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
                 total,
                 sha256: None,
                 spill: SpillSlot::default(),
+                incomplete_line: None,
             });
         }
         if total > bound && spill.is_some() {
@@ -202,7 +215,32 @@ fn scan(path: &Path, bound: u64, spill_in: Option<&Path>) -> Option<Review> {
         total,
         sha256: Some(super::journal::hex(&hasher.finalize())),
         spill: spill.flatten().map(SpillSlot::holding).unwrap_or_default(),
+        incomplete_line: (total > bound).then(|| incomplete_line(&tail)).flatten(),
     })
+}
+
+/// How many of a review's last bytes are kept to find the incomplete-review notice (one line).
+const TAIL_BYTES: usize = 4096;
+
+/// Keeps the last [`TAIL_BYTES`] of the bytes read so far in `tail`, `chunk` being the newest.
+fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    if chunk.len() >= TAIL_BYTES {
+        tail.clear();
+        tail.extend_from_slice(chunk.get(chunk.len() - TAIL_BYTES..).unwrap_or_default());
+        return;
+    }
+    tail.extend_from_slice(chunk);
+    let excess = tail.len().saturating_sub(TAIL_BYTES);
+    tail.drain(..excess);
+}
+
+/// The incomplete-review notice `tail` (a review's last bytes) ends with, as one line.
+fn incomplete_line(tail: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(tail);
+    crate::run::review_file::ends_incomplete(&text)
+        .then(|| text.lines().rev().map(str::trim).find(|l| !l.is_empty()))
+        .flatten()
+        .map(str::to_owned)
 }
 
 /// Writes one chunk of a review over its bound to its spill, creating the spill (and writing
@@ -285,6 +323,40 @@ impl Captured {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A review cut off by its bound and longer than the inline bound shows its head and then
+    /// the notice it ends with, wherever the notice falls across the reads; a review that fits,
+    /// or that does not end with the notice, shows none added.
+    #[test]
+    fn a_cut_review_shows_the_incomplete_notice_it_ends_with() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("r.md");
+        let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
+        let line = notice.trim();
+        // Sizes that put the notice inside one read, and across the first read's end.
+        for size in [100_000, CHUNK - 40] {
+            let mut text = "finding line\n".repeat(size / 13);
+            text.push_str(&notice);
+            std::fs::write(&path, &text).expect("write");
+            let cut = read(&path, 65_536).expect("read");
+            assert!(cut.is_cut());
+            assert_eq!(cut.incomplete_line.as_deref(), Some(line), "size {size}");
+            let shown = cut.shown();
+            assert!(shown.starts_with("finding line\n"), "size {size}");
+            assert!(shown.trim_end().ends_with(line), "size {size}");
+            assert!(crate::run::review_file::ends_incomplete(&shown));
+            // Whole: shown as it is, the notice once.
+            let whole = read(&path, MAX_INLINE_BYTES).expect("read");
+            assert_eq!(whole.shown(), text);
+            assert_eq!(whole.shown().matches(line).count(), 1);
+        }
+        // The notice in the middle, not at the end: not a cut-off review.
+        let text = format!("{}{notice}more text after it\n", "x\n".repeat(50_000));
+        std::fs::write(&path, &text).expect("write");
+        let cut = read(&path, 65_536).expect("read");
+        assert_eq!(cut.incomplete_line, None);
+        assert!(!crate::run::review_file::ends_incomplete(&cut.shown()));
+    }
 
     #[test]
     fn reads_hash_everything_and_keep_the_head() {

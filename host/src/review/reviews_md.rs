@@ -63,6 +63,9 @@ pub struct Entry {
     pub full: Option<Overflow>,
 }
 
+/// How the notice under a review REVIEWS.md shows only in part begins.
+pub const PARTIAL_PREFIX: &str = "> [gsd-lane] partial review: ";
+
 /// A review REVIEWS.md shows only in part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overflow {
@@ -110,7 +113,7 @@ impl Overflow {
             Whole::TooLarge => "The whole text is too large to keep".to_owned(),
         };
         format!(
-            "> [gsd-lane] partial review: it has {} bytes and only the first {} are shown here \
+            "{PARTIAL_PREFIX}it has {} bytes and only the first {} are shown here \
              (review.max_inline_bytes). {whole}. The panel verdict and the consensus read only the \
              part shown.",
             self.total, self.shown

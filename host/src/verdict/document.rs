@@ -164,6 +164,23 @@ fn without_rule(content: &str) -> &str {
     trimmed.strip_suffix("\n---").unwrap_or(trimmed)
 }
 
+/// `content` without a last line that is gsd-lane's partial-review notice (a review shown in
+/// part ends with it, after the text shown and any incomplete-review notice).
+fn without_partial_notice(content: &str) -> &str {
+    let trimmed = content.trim_end();
+    match trimmed.rfind('\n') {
+        Some(at)
+            if trimmed.get(at + 1..).is_some_and(|last| {
+                last.trim_start()
+                    .starts_with(crate::review::reviews_md::PARTIAL_PREFIX)
+            }) =>
+        {
+            trimmed.get(..at).unwrap_or_default()
+        }
+        _ => trimmed,
+    }
+}
+
 /// The outcome of a section's text and, for a notice, the id it names.
 fn outcome(review: &str) -> (Outcome, Option<&str>) {
     let first = review.lines().map(str::trim).find(|l| !l.is_empty());
@@ -175,7 +192,8 @@ fn outcome(review: &str) -> (Outcome, Option<&str>) {
         (Outcome::Stub, None)
     } else if crate::review::preserve::is_notice(first) {
         (Outcome::NotCompleted, named)
-    } else if crate::run::review_file::ends_incomplete(without_rule(review)) {
+    } else if crate::run::review_file::ends_incomplete(without_partial_notice(without_rule(review)))
+    {
         // Cut off by its bound or cap: the text is partial, never a finished review.
         (Outcome::NotCompleted, None)
     } else {
@@ -305,6 +323,30 @@ mod tests {
         let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
         let text = format!(
             "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n---\n\n## Beta Review\n\nWhole.\n\n---\n\n## Consensus Summary\n"
+        );
+        let parsed = parse(&text).expect("parses");
+        let got: Vec<(&str, Outcome)> = parsed
+            .sections
+            .iter()
+            .map(|s| (s.id.as_str(), s.outcome))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("alpha", Outcome::NotCompleted), ("beta", Outcome::Review)]
+        );
+    }
+
+    /// Shown in part, a cut-off review ends with the incomplete-review notice and then the
+    /// partial-review notice: still not completed. The partial notice alone changes nothing.
+    #[test]
+    fn a_review_shown_in_part_that_ends_incomplete_is_not_completed() {
+        let notice = crate::run::review_file::incomplete_notice("ENOBUFS");
+        let partial = format!(
+            "{}it has 99 bytes and only the first 9 are shown here.",
+            crate::review::reviews_md::PARTIAL_PREFIX
+        );
+        let text = format!(
+            "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n{partial}\n\n---\n\n## Beta Review\n\nWhole.\n\n{partial}\n\n---\n\n## Consensus Summary\n"
         );
         let parsed = parse(&text).expect("parses");
         let got: Vec<(&str, Outcome)> = parsed
