@@ -249,10 +249,12 @@ pub fn run_lane(lane: &Lane, setup: &RunSetup<'_>) -> Result<Outcome, Failure> {
         Ok(admitted) => admitted,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
+    crate::timing::mark("lane admitted");
     let probe = match probe_lane(lane, &admitted, setup) {
         Ok(found) => found,
         Err(refusal) => return Ok(Outcome::Unavailable(refusal)),
     };
+    crate::timing::mark("lane probed");
     execute(lane, admitted, probe, setup).map(|done| Outcome::Completed(Box::new(done)))
 }
 
@@ -283,10 +285,12 @@ pub fn execute(
     let before = sandbox.before();
     let started = Instant::now();
     let request = LaneRequest::new(plan.clone(), setup.inputs.repo_root.clone());
+    crate::timing::mark("lane's sandbox and files ready");
     let mut completion = match handler {
         Some(handler) => run_handler(handler, &effects, &request)?,
         None => run_generic_spawn(&effects, &plan)?,
     };
+    crate::timing::mark("lane's process ended, review file written");
     completion.probe = probe;
     check_citations(lane, &plan, &mut completion)?;
     say_timeout(lane, &plan, &mut completion)?;
