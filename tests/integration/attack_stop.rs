@@ -87,3 +87,52 @@ fn a_whole_review_named_by_a_set_aside_earlier_file_is_kept() {
         out.stderr
     );
 }
+
+/// A lane stopped by its time bound after more than `review.max_inline_bytes` of text:
+/// REVIEWS.md shows only the head, so the incomplete-review line at the end of the whole
+/// review is not in it; the panel verdict must still not read the section as a review.
+#[test]
+fn a_review_cut_off_after_more_than_the_inline_bound_is_never_read_as_a_review() {
+    let lab = Lab::new();
+    lab.lane("alpha", |m| {
+        m["reviewer"]["evidenceClass"] = json!("diff-only")
+    });
+    lab.lane("beta", |m| {
+        m["reviewer"]["evidenceClass"] = json!("diff-only");
+        m["reviewer"]["timeoutFloorMs"] = json!(2000);
+    });
+    lab.config(&json!({"review": {"max_inline_bytes": BOUND}}));
+    // 100 000 bytes of review lines, then the lane hangs until its bound stops it.
+    let program = lab.bin.join("fake-beta");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\ncat > /dev/null\nprintf '# Beta review\\n\\n'\n\
+         i=0; while [ $i -lt 2000 ]; do \
+         printf 'Finding %04d: the plan skips a migration step here, see above.\\n' $i; \
+         i=$((i + 1)); done\nexec sleep 60\n",
+    )
+    .expect("lane program");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = lab.review(&["--phase", "3", "--alpha", "--beta"]);
+    out.assert_no_panic();
+    let reviews = lab.reviews();
+    assert!(
+        reviews.contains("partial review"),
+        "{}",
+        &reviews[..reviews.len().min(3000)]
+    );
+    assert!(
+        reviews.contains("| Beta (beta) | not-completed |"),
+        "the panel verdict reads the cut-off review as a review:\n{}",
+        reviews
+            .lines()
+            .filter(|l| l.starts_with('|') || l.contains("[gsd-lane]") || l.starts_with("- "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        reviews.contains("- Beta — incomplete (stopped by its time bound or output cap"),
+        "the consensus lists it as incomplete"
+    );
+}

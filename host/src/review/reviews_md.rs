@@ -381,9 +381,33 @@ fn section(e: &Entry) -> Option<String> {
     if let Some(full) = &e.full {
         out.push_str("\n\n");
         out.push_str(&full.notice());
+        if cut_off_past_bound(e) {
+            out.push_str("\n\n");
+            out.push_str(crate::run::review_file::INCOMPLETE_PREFIX);
+            out.push_str(
+                "the lane was stopped by its time bound or output cap before it finished; \
+                 the whole text is partial.",
+            );
+        }
     }
     out.push_str("\n\n---\n\n");
     Some(out)
+}
+
+/// A review shown only in part whose lane failed without its output being replaced by a
+/// diagnostic stub: stopped by its bound or cap, the incomplete-review line ends the whole
+/// review, past the part shown, so the section says it again after the partial-review notice
+/// (the panel verdict and the consensus then read it as not completed, never as a review).
+fn cut_off_past_bound(e: &Entry) -> bool {
+    let Fate::Ran {
+        stubbed: true,
+        content,
+    } = &e.fate
+    else {
+        return false;
+    };
+    let first = content.lines().map(str::trim).find(|l| !l.is_empty());
+    e.full.is_some() && !first.is_some_and(super::preserve::is_notice)
 }
 
 /// Why an identity's verdict must not count at full consensus weight, if it must not.
@@ -392,7 +416,7 @@ fn down_weight(e: &Entry) -> Option<&'static str> {
         Fate::Ran {
             stubbed: true,
             content,
-        } if crate::run::review_file::ends_incomplete(content) => {
+        } if crate::run::review_file::ends_incomplete(content) || cut_off_past_bound(e) => {
             Some("incomplete (stopped by its time bound or output cap; the text is partial)")
         }
         Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
