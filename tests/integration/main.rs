@@ -7,6 +7,7 @@
 
 mod attack_confine;
 mod attack_rundir;
+mod attack_stop;
 mod attack_text;
 mod catalogue;
 mod code_review;

@@ -69,6 +69,9 @@ pub fn finish(
     let wanted = subject.output();
     // The earlier file's plan-revision conflicts slot (upstream #3916); malformed, it blocks.
     let slot = conflicts_slot::read(wanted).inspect_err(|_| say_kept(notices, run_dir))?;
+    // Read before it is replaced or set aside: which whole-review files it named (the sweep
+    // below removes only those).
+    let before = preserve::Previous::read(wanted);
     let (output_path, earlier) = placed(wanted, real, &entries, &reviewed_at);
     let copies = overflow(done, run_dir, &output_path, &mut entries);
     let not_run = entries
@@ -106,6 +109,11 @@ pub fn finish(
             .entries
             .iter()
             .filter(|e| matches!(e.fate, Fate::Ran { stubbed: false, .. }))
+            .filter(|e| {
+                let file = full_review::path_for(wanted, &e.id);
+                let file = file.file_name().unwrap_or_default().to_string_lossy();
+                before.section_names_whole_file(&e.heading(), &file)
+            })
             .map(|e| e.id.clone())
             .collect();
         for stale in full_review::sweep_stale(&output_path, &text, &reviewed) {

@@ -128,7 +128,8 @@ impl std::fmt::Display for Stale {
 /// After REVIEWS.md was written at `output` with `text` (placement "replace", not the
 /// `.failed.md` beside a kept file): every `<stem>.<name>.full.md` beside it that `text` does
 /// not name is stale. One named after an identity in `reviewed` (identities this run reviewed
-/// again, whose earlier section REVIEWS.md replaced) and that is a plain file is removed (the
+/// again, whose earlier section REVIEWS.md replaced and named that very file: the caller
+/// checks the earlier REVIEWS.md) and that is a plain file is removed (the
 /// name only, never through a link); any other is left and reported, so that no file is taken
 /// for this run's whole review when REVIEWS.md does not name it, and nothing gsd-lane cannot
 /// tell is its own is deleted.

@@ -385,8 +385,35 @@ fn section(e: &Entry) -> Option<String> {
         out.push_str("\n\n");
         out.push_str(&full.notice());
     }
+    if cut_off_unsaid(e) {
+        out.push_str("\n\n");
+        out.push_str(crate::run::review_file::INCOMPLETE_PREFIX);
+        out.push_str(
+            "the lane was stopped by its time bound or output cap before it finished; \
+             the whole text is partial.",
+        );
+    }
     out.push_str("\n\n---\n\n");
     Some(out)
+}
+
+/// A failed lane's own text (not replaced by a diagnostic stub: stopped by its bound or cap)
+/// whose section would not end with the incomplete-review line: shown only in part, the line
+/// is past the part shown; or text was added after it (a process the lane left behind). The
+/// section then says it again at its end, so the panel verdict and the consensus read it as not
+/// completed, never as a review.
+fn cut_off_unsaid(e: &Entry) -> bool {
+    let Fate::Ran {
+        stubbed: true,
+        content,
+    } = &e.fate
+    else {
+        return false;
+    };
+    let first = content.lines().map(str::trim).find(|l| !l.is_empty());
+    let lane_text = first.is_some_and(|line| !super::preserve::is_notice(line));
+    let ends_said = e.full.is_none() && crate::run::review_file::ends_incomplete(content);
+    lane_text && !ends_said
 }
 
 /// Why an identity's verdict must not count at full consensus weight, if it must not.
@@ -395,7 +422,7 @@ fn down_weight(e: &Entry) -> Option<&'static str> {
         Fate::Ran {
             stubbed: true,
             content,
-        } if crate::run::review_file::ends_incomplete(content) => {
+        } if crate::run::review_file::ends_incomplete(content) || cut_off_unsaid(e) => {
             Some("incomplete (stopped by its time bound or output cap; the text is partial)")
         }
         Fate::Ran { stubbed: true, .. } => Some("failed (diagnostic stub, no review)"),
@@ -483,6 +510,49 @@ mod tests {
             model: None,
             full: None,
         }
+    }
+
+    /// A failed lane's own text never reads as a finished review: when its section would not
+    /// end with the incomplete-review line (text added after it), the line is said again.
+    #[test]
+    fn a_failed_lanes_text_always_ends_incomplete() {
+        let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
+        for content in [
+            format!("# Review\n\nfinding{notice}more text a leftover process wrote\n"),
+            format!("# Review\n\nfinding{notice}"),
+        ] {
+            let e = entry(
+                "op-a",
+                "opencode",
+                false,
+                Fate::Ran {
+                    stubbed: true,
+                    content,
+                },
+            );
+            let text = section(&e).expect("section");
+            let body = text.trim_end().trim_end_matches("---");
+            assert!(crate::run::review_file::ends_incomplete(body), "{text}");
+            assert_eq!(
+                text.matches(crate::run::review_file::INCOMPLETE_PREFIX)
+                    .count(),
+                if text.contains("leftover") { 2 } else { 1 },
+                "{text}"
+            );
+            assert!(down_weight(&e).is_some_and(|w| w.starts_with("incomplete")));
+        }
+        let stub = entry(
+            "op-a",
+            "opencode",
+            false,
+            Fate::Ran {
+                stubbed: true,
+                content: "op-a review failed or returned empty output. stderr:\nboom\n".into(),
+            },
+        );
+        assert!(!section(&stub)
+            .expect("section")
+            .contains("incomplete review"));
     }
 
     /// A section or review cannot forge a heading or hide the summary (issue 20 items 8, 10).

@@ -145,6 +145,19 @@ impl Previous {
         }
     }
 
+    /// Whether the section headed `heading` (read section by section) names `file` as holding
+    /// the whole of its review: the only proof that a `.full.md` of that name is the whole of
+    /// an earlier review gsd-lane wrote, not a user's file or one a set-aside file still names.
+    pub fn section_names_whole_file(&self, heading: &str, file: &str) -> bool {
+        let Previous::Sections { sections, .. } = self else {
+            return false;
+        };
+        sections.iter().any(|section| {
+            section.heading == heading
+                && crate::review::reviews_md::names_whole_file(&section.body, file)
+        })
+    }
+
     /// Whether the file holds something a run without a real review must not replace: a real
     /// review, or anything that cannot be read (fail closed).
     pub fn holds_real_review(&self) -> bool {
