@@ -188,6 +188,11 @@ fn a_cut_off_review_longer_than_the_inline_bound_is_never_counted_as_finished() 
         panic!("the head, the incomplete notice and the partial notice are shown:\n{beta}");
     };
     assert!(padding < at && at < partial, "{beta}");
+    assert_eq!(
+        beta.matches("> [gsd-lane] incomplete review: ").count(),
+        1,
+        "said once:\n{beta}"
+    );
     assert!(
         reviews.contains("| Beta (beta) | not-completed |"),
         "the panel verdict counts the cut-off review:\n{reviews}"

@@ -398,8 +398,8 @@ fn section(e: &Entry) -> Option<String> {
 }
 
 /// A failed lane's own text (not replaced by a diagnostic stub: stopped by its bound or cap)
-/// whose section would not end with the incomplete-review line: shown only in part, the line
-/// is past the part shown; or text was added after it (a process the lane left behind). The
+/// whose shown text does not end with the incomplete-review line: text was added after it (a
+/// process the lane left behind), or a review shown in part did not end with it. The
 /// section then says it again at its end, so the panel verdict and the consensus read it as not
 /// completed, never as a review.
 fn cut_off_unsaid(e: &Entry) -> bool {
@@ -412,7 +412,10 @@ fn cut_off_unsaid(e: &Entry) -> bool {
     };
     let first = content.lines().map(str::trim).find(|l| !l.is_empty());
     let lane_text = first.is_some_and(|line| !super::preserve::is_notice(line));
-    let ends_said = e.full.is_none() && crate::run::review_file::ends_incomplete(content);
+    // Shown in part, the text still ends with the line when the whole review did
+    // (`captured::Review::shown`); the partial-review notice follows it, and the panel verdict
+    // reads past that notice.
+    let ends_said = crate::run::review_file::ends_incomplete(content);
     lane_text && !ends_said
 }
 
