@@ -44,9 +44,10 @@ pub fn place(source: &Path, sha256: &str, spill: &SpillSlot, target: &Path) -> R
     if let Some(spill) = spill.take() {
         return spill.place(target).map_err(|err| {
             Failure::new(format!(
-                "placing the whole review of {} as {}: {err}",
+                "placing the whole review of {} as {}: {err}{}",
                 source.display(),
-                target.display()
+                target.display(),
+                fix_for(target)
             ))
         });
     }
@@ -85,11 +86,24 @@ pub fn place(source: &Path, sha256: &str, spill: &SpillSlot, target: &Path) -> R
     let durability = crate::fsutil::Durability::Synced;
     crate::fsutil::replace_file_with(target, 0o644, durability, copy).map_err(|err| {
         Failure::new(format!(
-            "copying the whole review {} to {}: {err}",
+            "copying the whole review {} to {}: {err}{}",
             source.display(),
-            target.display()
+            target.display(),
+            fix_for(target)
         ))
     })
+}
+
+/// The fix to add to a failure to place a whole review at `target`, when what stands there
+/// is why: a directory (never replaced) under the whole review's name.
+fn fix_for(target: &Path) -> String {
+    match std::fs::symlink_metadata(target) {
+        Ok(meta) if meta.is_dir() => format!(
+            "; fix: move the directory {} away (that name holds the whole review), then resume",
+            target.display()
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Most directory entries looked at for stale whole-review files (bounded work on a huge
@@ -228,5 +242,30 @@ mod tests {
             err.message
         );
         assert_eq!(std::fs::read(&target).expect("read"), b"whole review\n");
+    }
+
+    /// A directory planted under the whole review's name is never replaced, and the failure
+    /// says how to get past it.
+    #[test]
+    fn a_directory_at_the_name_is_left_and_the_failure_says_the_fix() {
+        let dir = tempfile::tempdir().expect("dir");
+        let source = dir.path().join("gsd-review-x.md");
+        std::fs::write(&source, "whole review\n").expect("write");
+        let hash = super::super::captured::read(&source, 4)
+            .and_then(|r| r.sha256)
+            .expect("hash");
+        let target = dir.path().join("03-REVIEWS.x.full.md");
+        std::fs::create_dir(&target).expect("planted directory");
+        std::fs::write(target.join("kept"), "a file of the user's").expect("write");
+        let err = place(&source, &hash, &SpillSlot::default(), &target).expect_err("a directory");
+        assert!(
+            err.message.contains("fix: move the directory"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            std::fs::read(target.join("kept")).expect("kept"),
+            b"a file of the user's"
+        );
     }
 }
