@@ -214,15 +214,21 @@ mod tests {
         assert_eq!(odd.parent(), Some(Path::new("/p/03")));
     }
 
-    #[cfg(unix)]
-    #[test]
-    fn places_only_the_journaled_bytes_and_never_through_a_link() {
-        let dir = tempfile::tempdir().expect("dir");
-        let source = dir.path().join("gsd-review-x.md");
+    /// A run-dir review file in `dir` and the hash the journal would record for it.
+    fn hashed_review(dir: &Path) -> (PathBuf, String) {
+        let source = dir.join("gsd-review-x.md");
         std::fs::write(&source, "whole review\n").expect("write");
         let hash = super::super::captured::read(&source, 4)
             .and_then(|r| r.sha256)
             .expect("hash");
+        (source, hash)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn places_only_the_journaled_bytes_and_never_through_a_link() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (source, hash) = hashed_review(dir.path());
         let elsewhere = dir.path().join("elsewhere");
         std::fs::write(&elsewhere, "untouched").expect("write");
         let target = dir.path().join("03-REVIEWS.x.full.md");
@@ -249,11 +255,7 @@ mod tests {
     #[test]
     fn a_directory_at_the_name_is_left_and_the_failure_says_the_fix() {
         let dir = tempfile::tempdir().expect("dir");
-        let source = dir.path().join("gsd-review-x.md");
-        std::fs::write(&source, "whole review\n").expect("write");
-        let hash = super::super::captured::read(&source, 4)
-            .and_then(|r| r.sha256)
-            .expect("hash");
+        let (source, hash) = hashed_review(dir.path());
         let target = dir.path().join("03-REVIEWS.x.full.md");
         std::fs::create_dir(&target).expect("planted directory");
         std::fs::write(target.join("kept"), "a file of the user's").expect("write");

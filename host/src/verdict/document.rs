@@ -318,13 +318,9 @@ mod tests {
         assert!(text[parsed.after_title..].starts_with("\n## Alpha"));
     }
 
-    #[test]
-    fn a_review_ending_with_the_incomplete_notice_is_not_completed() {
-        let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
-        let text = format!(
-            "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n---\n\n## Beta Review\n\nWhole.\n\n---\n\n## Consensus Summary\n"
-        );
-        let parsed = parse(&text).expect("parses");
+    /// The sections of `text` read: alpha not completed, beta a review.
+    fn assert_alpha_not_completed_beta_a_review(text: &str) {
+        let parsed = parse(text).expect("parses");
         let got: Vec<(&str, Outcome)> = parsed
             .sections
             .iter()
@@ -334,6 +330,15 @@ mod tests {
             got,
             vec![("alpha", Outcome::NotCompleted), ("beta", Outcome::Review)]
         );
+    }
+
+    #[test]
+    fn a_review_ending_with_the_incomplete_notice_is_not_completed() {
+        let notice = crate::run::review_file::incomplete_notice("ETIMEDOUT");
+        let text = format!(
+            "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n---\n\n## Beta Review\n\nWhole.\n\n---\n\n## Consensus Summary\n"
+        );
+        assert_alpha_not_completed_beta_a_review(&text);
     }
 
     /// Shown in part, a cut-off review ends with the incomplete-review notice and then the
@@ -348,16 +353,7 @@ mod tests {
         let text = format!(
             "---\nphase: 3\nreviewers: [alpha, beta]\n---\n\n# Cross-AI Plan Review — Phase 3\n\n## Alpha Review\n\nFirst finding.\n{notice}\n{partial}\n\n---\n\n## Beta Review\n\nWhole.\n\n{partial}\n\n---\n\n## Consensus Summary\n"
         );
-        let parsed = parse(&text).expect("parses");
-        let got: Vec<(&str, Outcome)> = parsed
-            .sections
-            .iter()
-            .map(|s| (s.id.as_str(), s.outcome))
-            .collect();
-        assert_eq!(
-            got,
-            vec![("alpha", Outcome::NotCompleted), ("beta", Outcome::Review)]
-        );
+        assert_alpha_not_completed_beta_a_review(&text);
     }
 
     #[test]
