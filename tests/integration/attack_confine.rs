@@ -569,8 +569,10 @@ fn allow_repository_writes_from_the_repository_is_announced_on_every_run() {
     }
 }
 
-/// The lines of sh that set `wd` to the pid of this lane's watchdog (found by its token).
-const FIND_WATCHDOG: &str = "wd=\"\"\nfor f in $(grep -a -l -F -- \"$GSD_LANE_WATCHDOG\" $(grep -a -l -F -- __lane-watchdog /proc/[0-9]*/cmdline 2>/dev/null) 2>/dev/null); do d=${f%/cmdline}; wd=${d#/proc/}; done\n";
+/// The lines of sh that set `wd` to the pid of this lane's watchdog: the forked one
+/// (`gsd-watchdog`, a child of gsd-lane, the lane's parent here) or an executed one (found by its
+/// token).
+const FIND_WATCHDOG: &str = "wd=\"\"\nfor d in /proc/[0-9]*; do if [ \"$(cat $d/comm 2>/dev/null)\" = gsd-watchdog ] && [ \"$(cut -d' ' -f4 $d/stat 2>/dev/null)\" = \"$PPID\" ]; then wd=${d#/proc/}; fi; done\nfor f in $(grep -a -l -F -- \"$GSD_LANE_WATCHDOG\" $(grep -a -l -F -- __lane-watchdog /proc/[0-9]*/cmdline 2>/dev/null) 2>/dev/null); do d=${f%/cmdline}; wd=${d#/proc/}; done\n";
 
 #[test]
 fn under_detect_and_off_a_lane_cannot_reach_the_watchdogs_pipe_through_proc() {
@@ -659,10 +661,9 @@ fn under_enforce_a_lane_cannot_stop_gsd_lane_or_its_watchdog() {
 
 /// The watchdog of the gsd-lane whose `HOME` is `home`, found from this side.
 fn watchdog_of(home: &Path) -> Option<u32> {
-    util::processes_with_home(home).into_iter().find(|pid| {
-        std::fs::read(format!("/proc/{pid}/cmdline"))
-            .is_ok_and(|cmd| cmd.windows(16).any(|w| w == b"__lane-watchdog\0"))
-    })
+    util::processes_with_home(home)
+        .into_iter()
+        .find(|pid| util::is_watchdog(*pid))
 }
 
 /// A lane told the real pids of gsd-lane and its watchdog (by the test, in a file under its

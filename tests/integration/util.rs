@@ -632,6 +632,27 @@ pub fn processes_with_home(home: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// Whether process `pid` is a lane watchdog: a forked copy of gsd-lane named `gsd-watchdog`, or
+/// gsd-lane executed again as `gsd-lane __lane-watchdog <token>`.
+pub fn is_watchdog(pid: u32) -> bool {
+    let forked = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|comm| comm.trim_end() == "gsd-watchdog");
+    forked
+        || std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmd| cmd.windows(16).any(|w| w == b"__lane-watchdog\0"))
+}
+
+/// The parent pid of process `pid` (`None` when it is gone or a zombie).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?;
+    if state == "Z" {
+        return None;
+    }
+    fields.next()?.parse().ok()
+}
+
 /// Waits up to `bound` until no process of [`processes_with_home`] is left, then kills and
 /// returns whatever is (so that a failing test leaves nothing running).
 pub fn processes_left_with_home(home: &Path, bound: Duration) -> Vec<u32> {

@@ -78,17 +78,23 @@ fn one_watchdog_serves_every_lane_of_a_review() {
     assert_eq!(watchdogs, 1, "watchdogs alive while the third lane ran");
 }
 
-/// How many processes run `gsd-lane __lane-watchdog <token>`.
+/// How many watchdogs serve the gsd-lane whose lanes got `token` (`<gsd-lane pid>-<random>`):
+/// processes running `gsd-lane __lane-watchdog <token>`, and forked ones (`gsd-watchdog`) whose
+/// parent is that gsd-lane.
 fn watchdogs_with(token: &str) -> usize {
     let wanted = format!("__lane-watchdog\0{token}\0");
+    let gsd_lane: Option<u32> = token.split('-').next().and_then(|pid| pid.parse().ok());
     std::fs::read_dir("/proc")
         .expect("/proc")
         .flatten()
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .filter(|cmdline| {
-            cmdline
-                .windows(wanted.len())
-                .any(|window| window == wanted.as_bytes())
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let executed = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .windows(wanted.len())
+                    .any(|window| window == wanted.as_bytes())
+            });
+            executed || (util::is_watchdog(*pid) && util::parent_of(*pid) == gsd_lane)
         })
         .count()
 }
@@ -238,4 +244,84 @@ fn registered_groups_die_with_gsd_lane_and_forgotten_ones_are_left_alone() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_alive_then_kill(finished, "a forgotten group");
+}
+
+#[test]
+fn review_and_run_fork_their_watchdog_which_still_ends_the_lanes() {
+    // A lane that says it started, then sleeps until it is killed.
+    let scripts = [("one", "echo $$ > \"$HOME/pids/one\"\nexec sleep 300\n")];
+    for command in ["review", "run"] {
+        let (env, bin) = review_lab(&scripts);
+        let pids = env.home.join("pids");
+        let mut gsd_lane = if command == "review" {
+            review_command(&env, &bin, &["--phase", "3", "--one"])
+        } else {
+            let path = format!("{}:/usr/bin:/bin", bin.display());
+            let run_dir = env.home.join("run").display().to_string();
+            let prompt = env.home.join("prompt.md");
+            std::fs::write(&prompt, "# Plan\n").expect("prompt");
+            let prompt = prompt.display().to_string();
+            util::gsd_command(
+                &env,
+                &path,
+                &env.project,
+                &[
+                    "run",
+                    "one",
+                    "--run-dir",
+                    &run_dir,
+                    "--prompt-file",
+                    &prompt,
+                ],
+            )
+        }
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn gsd-lane");
+        let until = Instant::now() + BOUND;
+        while !pids.join("one").is_file() {
+            assert!(Instant::now() < until, "{command}: the lane did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let watchdogs: Vec<u32> = util::processes_with_home(&env.home)
+            .into_iter()
+            .filter(|pid| util::is_watchdog(*pid))
+            .collect();
+        assert_eq!(watchdogs.len(), 1, "{command}: {watchdogs:?}");
+        let watchdog = watchdogs[0];
+        // Forked (named, a child of gsd-lane), not gsd-lane executed a second time.
+        let comm = std::fs::read_to_string(format!("/proc/{watchdog}/comm")).unwrap_or_default();
+        assert_eq!(comm.trim_end(), "gsd-watchdog", "{command}");
+        assert_eq!(util::parent_of(watchdog), Some(gsd_lane.id()), "{command}");
+        // In a process group of its own, so a Ctrl-C at the terminal does not reach it.
+        let group = std::fs::read_to_string(format!("/proc/{watchdog}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let rest = stat.rsplit_once(')')?.1.to_owned();
+                rest.split_whitespace().nth(2)?.parse::<u32>().ok()
+            });
+        assert_eq!(group, Some(watchdog), "{command}");
+        // It holds nothing of gsd-lane's but its input (descriptor 0) and /dev/null on 1 and 2
+        // (only root can list a non-dumpable process's descriptors).
+        if rustix::process::geteuid().is_root() {
+            let mut fds: Vec<String> = std::fs::read_dir(format!("/proc/{watchdog}/fd"))
+                .map(|dir| {
+                    dir.flatten()
+                        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            fds.sort();
+            assert_eq!(fds, ["0", "1", "2"], "{command}");
+        }
+        gsd_lane.kill().expect("SIGKILL gsd-lane");
+        let _ = gsd_lane.wait();
+        let alive = util::processes_left_with_home(&env.home, Duration::from_secs(10));
+        assert!(
+            alive.is_empty(),
+            "{command}: processes outlived gsd-lane: {alive:?}"
+        );
+    }
 }

@@ -39,7 +39,7 @@ const ENVIRONMENT: [(&str, &str); 9] = [
     ("NO_COLOR", "When set and not empty, --color auto (the default) does not colour."),
     ("PATH", "Where a lane's program is looked up (absolute entries only; relative ones are skipped). Third-party lanes receive a minimal environment: PATH, HOME, USERPROFILE, LANG, LANGUAGE, LC_*, TMPDIR, TMP and TEMP."),
     ("TMPDIR", "Where run directories are created (gsd-lane-run-* for run, gsd-review-* for review). Sandbox: when the temporary directory is an ancestor of the repository, lanes get TMPDIR=<run dir>/tmp instead, since Landlock leaves no new entry writable there."),
-    ("GSD_LANE_WATCHDOG", "Set by gsd-lane in every lane's environment: a token drawn once per gsd-lane process. The sandbox's watchdog (gsd-lane __lane-watchdog) kills every process carrying it when gsd-lane is gone. Not for users to set."),
+    ("GSD_LANE_WATCHDOG", "Set by gsd-lane in every lane's environment: a token drawn once per gsd-lane process. The sandbox's watchdog (a process named gsd-watchdog, or gsd-lane __lane-watchdog) kills every process carrying it when gsd-lane is gone. Not for users to set."),
     ("HOME", "The home directory: the default GSD home, and the walk for the project root stops there."),
     ("ANTIGRAVITY_AGENT, CURSOR_SESSION_ID, CLAUDE_CODE_ENTRYPOINT", "Name the agent driving a review: review skips that agent's own lane (as --self does)."),
 ];

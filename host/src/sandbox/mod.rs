@@ -8,8 +8,8 @@
 //! process and set of roots, and each lane gets a ruleset of its own.
 //!
 //! Every lane process leads a process group of its own, and one [`watchdog`] per gsd-lane
-//! process (gsd-lane itself re-executed with a hidden first argument, [`watchdog::WATCHDOG_ARG`],
-//! started before the first lane) learns each group as its lane starts. When gsd-lane is gone
+//! process (a forked copy of gsd-lane named `gsd-watchdog`, or gsd-lane re-executed with a hidden
+//! first argument, [`watchdog::WATCHDOG_ARG`], started before the first lane) learns each group as its lane starts. When gsd-lane is gone
 //! (even by `SIGKILL`), the watchdog kills every group still registered, so the lane and every
 //! grandchild that stayed in its group end too.
 //!

@@ -7,13 +7,16 @@
 //! and fires when the *thread* that started the child ends, while gsd-lane starts lanes from
 //! short-lived threads; setting it also takes `unsafe` code between fork and exec. A supervising
 //! launcher per lane works, but costs a second start of gsd-lane for every lane. The watchdog is
-//! started once, before the first lane, and learns each lane's process group as it starts.
+//! started once, before the first lane, and learns each lane's process group as it starts. It is
+//! a forked copy of gsd-lane when gsd-lane still has a single thread then (every command that
+//! starts lanes starts it that early: [`start_early`]), named `gsd-watchdog`; otherwise (a
+//! watchdog replaced during a review) gsd-lane executed again.
 //!
 //! # Protocol (hidden, between gsd-lane and itself)
 //!
-//! `gsd-lane __lane-watchdog <token>`, in a process group of its own (a Ctrl-C at the terminal
-//! does not reach it), stdout and stderr on `/dev/null`, stdin a pipe whose one write end
-//! gsd-lane holds (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
+//! `gsd-lane __lane-watchdog <token>` (or the forked copy, already holding the token), in a
+//! process group of its own (a Ctrl-C at the terminal does not reach it), stdout and stderr on
+//! `/dev/null`, stdin a pipe whose one write end gsd-lane holds (close-on-exec, so no lane inherits it). gsd-lane writes one line per event:
 //!
 //! - `s`: a lane is about to start;
 //! - `+<group>`: it started, as the leader of process group `<group>`;
@@ -48,12 +51,15 @@
 //!
 //! This module is gsd-lane's side; [`process`] is the watchdog's own.
 
+#[cfg(target_os = "linux")]
+mod fork;
 mod process;
 
 use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 /// The hidden first argument that turns gsd-lane into the lane watchdog.
@@ -98,9 +104,36 @@ struct State {
 /// A started watchdog process.
 struct Link {
     /// The process (kept so that a dead one is reaped when it is replaced).
-    child: Child,
-    /// The write end of its input.
-    input: ChildStdin,
+    process: Process,
+    /// The write end of its input (non-blocking).
+    input: File,
+}
+
+/// How a watchdog was started.
+#[derive(Debug)]
+enum Process {
+    /// gsd-lane executed again as `gsd-lane __lane-watchdog <token>`.
+    Executed(Child),
+    /// A forked copy of gsd-lane taken while it had a single thread ([`fork`]).
+    #[cfg(target_os = "linux")]
+    Forked(rustix::process::Pid),
+}
+
+impl Process {
+    /// Kills the watchdog (it may be dead already) and reaps it.
+    fn kill_and_reap(&mut self) {
+        match self {
+            Process::Executed(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            #[cfg(target_os = "linux")]
+            Process::Forked(pid) => {
+                let _ = rustix::process::kill_process(*pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::waitpid(Some(*pid), rustix::process::WaitOptions::empty());
+            }
+        }
+    }
 }
 
 /// Makes lanes of this process supervised by a watchdog (started with the first lane).
@@ -257,8 +290,7 @@ impl State {
     /// Replaces the watchdog (a dead one is reaped) with a new one told the whole state.
     fn restart(&mut self) -> io::Result<()> {
         if let Some(mut dead) = self.link.take() {
-            let _ = dead.child.kill();
-            let _ = dead.child.wait();
+            dead.process.kill_and_reap();
         }
         let mut link = start_watchdog()?;
         let mut replay = b"s\n".repeat(self.pending);
@@ -271,12 +303,22 @@ impl State {
     }
 }
 
-/// Starts the watchdog on a thread of its own, so that its start overlaps with what gsd-lane
-/// does before its first lane (called once a command knows it will start a process). Nothing
-/// happens when lanes are unwatched or a watchdog already runs; a failure is left for
-/// [`announce`] to report.
+/// Starts the watchdog before the command's first lane (called once a command knows it will
+/// start a process): at once by a fork while gsd-lane still has a single thread (a fraction of
+/// a millisecond), else on a thread of its own, so that its `exec` overlaps with what gsd-lane
+/// does before its first lane. Nothing happens when lanes are unwatched or a watchdog already
+/// runs; a failure is left for [`announce`] to report.
 pub fn start_early() {
     if !is_enabled() {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if fork::single_threaded() {
+        if let Ok(mut state) = STATE.lock() {
+            if state.link.is_none() {
+                let _ = state.restart();
+            }
+        }
         return;
     }
     let _ = std::thread::Builder::new()
@@ -290,12 +332,20 @@ pub fn start_early() {
         });
 }
 
-/// Starts the watchdog process and waits (bounded) until it is non-dumpable; its input is
-/// made non-blocking.
+/// Starts the watchdog process: forked while gsd-lane has a single thread ([`fork`]), else
+/// executed and waited for (bounded) until it says it is non-dumpable; its input is made
+/// non-blocking.
 fn start_watchdog() -> io::Result<Link> {
     let (Some(exe), Some(token)) = (EXECUTABLE.get(), TOKEN.get()) else {
         return Err(io::Error::other("no watchdog executable"));
     };
+    #[cfg(target_os = "linux")]
+    if let Some(forked) = fork::start(token)? {
+        return Ok(Link {
+            process: Process::Forked(forked.pid),
+            input: forked.input,
+        });
+    }
     let mut command = Command::new(exe);
     command
         .args([WATCHDOG_ARG, token])
@@ -308,11 +358,14 @@ fn start_watchdog() -> io::Result<Link> {
     let ready = match (child.stdin.take(), child.stdout.take()) {
         (Some(input), Some(output)) => sys::await_ready(output, READY, READY_WAIT)
             .and_then(|()| sys::non_blocking(&input))
-            .map(|()| input),
+            .map(|()| File::from(std::os::fd::OwnedFd::from(input))),
         _ => Err(io::Error::other("the watchdog has no pipes")),
     };
     match ready {
-        Ok(input) => Ok(Link { child, input }),
+        Ok(input) => Ok(Link {
+            process: Process::Executed(child),
+            input,
+        }),
         Err(err) => {
             let _ = child.kill();
             let _ = child.wait();
@@ -468,7 +521,11 @@ mod tests {
             .status()
             .unwrap();
         assert!(stopped.success());
-        let mut link = Link { child, input };
+        let input = File::from(std::os::fd::OwnedFd::from(input));
+        let mut link = Link {
+            process: Process::Executed(child),
+            input,
+        };
         let chunk = [b'x'; 4096];
         let filled = loop {
             if let Err(err) = link.input.write_all(&chunk) {
