@@ -129,6 +129,8 @@ pub mod run {
 
 /// Confinement of spawned lanes.
 pub mod sandbox {
+    /// The soak test sets the sandbox mode of its runs, and how their view is proven.
+    pub use crate::sandbox::confine::ViewProof;
     /// The soak test sets the sandbox mode of its runs.
     pub use crate::sandbox::SandboxMode;
 

@@ -100,6 +100,7 @@ impl Bench {
             egress: &AllowAll,
             handler_override: None,
             sandbox: gsd_lane::api::sandbox::SandboxMode::default(),
+            view_proof: gsd_lane::api::sandbox::ViewProof::Probed,
         };
         let lane = registry.lane(slug).expect("lane registered");
         run_lane(lane, &setup).expect("run")

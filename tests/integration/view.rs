@@ -254,3 +254,96 @@ fn a_lane_file_planted_as_a_link_never_makes_its_target_writable() {
         out.stderr
     );
 }
+
+#[test]
+fn where_the_kernel_refuses_namespaces_run_falls_back_to_landlock_and_the_lane_runs_once() {
+    // `run` leaves the view's proof to the lane's own spawn; here the kernel refuses the
+    // namespaces (a user namespace of the test's own whose limit of nested ones is 0), so that
+    // spawn fails, the probe refuses the view, and the lane is decided again: Landlock, with
+    // detection walking the repository before the lane. The lane must start exactly once.
+    let refusing = Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c"])
+        .arg("echo 0 > /proc/sys/user/max_user_namespaces && ! unshare --user true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !refusing {
+        eprintln!("view: cannot make a namespace refuse nested user namespaces here; skipped");
+        return;
+    }
+    let lab = Lab::new();
+    let repo = lab.repo.display();
+    // Logs outside `$HOME`: under Landlock nothing can be created directly in an ancestor of
+    // the repository (here `$HOME`), which is why the view is preferred.
+    let logs = lab.env.root.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("logs");
+    let shown = logs.display();
+    lab.install(&format!(
+        "#!/bin/sh\nR='{repo}'\nL='{shown}'\necho started >> \"$L/starts.log\"\n\
+         if echo x > \"$R/planted.txt\" 2>/dev/null; then echo changed write; else echo refused write; fi > \"$L/attempts.log\"\n\
+         chmod 600 \"$R/tracked.txt\" 2>/dev/null\n\
+         cat > /dev/null\necho '# Review'\necho 'Looked at tracked.txt:1.'\n"
+    ));
+    let path = format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", lab.bin.display());
+    let run_dir = lab.run_dir.display().to_string();
+    let gsd_lane = util::bin().display().to_string();
+    let mut command = util::gsd_command(
+        &lab.env,
+        &path,
+        &lab.repo,
+        &[
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
+            "sh",
+            &gsd_lane,
+            "run",
+            "acme",
+            "--json",
+            "--run-dir",
+            &run_dir,
+        ],
+    );
+    // The same environment, with `unshare` as the program.
+    command = rebase(command, "unshare");
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic().assert_status(0);
+    let result: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("json");
+    assert_eq!(result["sandbox"]["mechanism"], "landlock", "{}", out.stdout);
+    assert_eq!(
+        util::read_text(&logs.join("starts.log")),
+        "started\n",
+        "the lane must start exactly once"
+    );
+    assert_eq!(
+        util::read_text(&logs.join("attempts.log")).trim(),
+        "refused write"
+    );
+    assert!(!lab.repo.join("planted.txt").exists());
+    // Landlock cannot refuse the chmod: the detection that started before the lane reports it.
+    let review = util::read_text(&lab.run_dir.join("gsd-review-acme.md"));
+    assert!(
+        review.contains("this reviewer modified the repository") && review.contains("tracked.txt"),
+        "{review}\n{}",
+        out.stderr
+    );
+}
+
+/// `command` (made by [`util::gsd_command`]) with another program, everything else kept.
+fn rebase(command: Command, program: &str) -> Command {
+    let mut rebased = Command::new(program);
+    rebased.env_clear();
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            rebased.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        rebased.current_dir(dir);
+    }
+    rebased.args(command.get_args());
+    rebased
+}

@@ -523,6 +523,7 @@ pub fn run(context: &Context, args: &DoctorArgs) -> Result<u8, Failure> {
     let egress = context.egress_read_only();
     let scratch = scratch_for(&targets, context.env.path.as_deref())?;
     let setup = RunSetup {
+        view_proof: crate::sandbox::confine::ViewProof::Probed,
         config: &config,
         inputs: PlanInputs {
             run_dir: scratch.as_ref().map_or_else(

@@ -15,6 +15,7 @@ use crate::private_fs::Sharing;
 use crate::refusal::{Reason, Refusal};
 use crate::run::lane::{self, Completion, Outcome, RunSetup};
 use crate::run::prompt_file::unusable_prompt;
+use crate::sandbox::confine::ViewProof;
 
 /// Which command is running the lane: they differ in defaults and statuses (decisions.md #4, #5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,11 +163,21 @@ pub fn run(
         return Ok(report_unknown_slug(&registry, slug, options, caller));
     };
     check_prompt(lane, options, &context.env.cwd, caller)?;
+    // A lane that runs as data and whose probe starts nothing proves the read-only view at its
+    // own spawn; any other waits for the once-per-process probe.
+    let view_proof = if lane::may_prove_view_at_spawn(lane, module.is_some()) {
+        ViewProof::AtSpawn
+    } else {
+        ViewProof::Probed
+    };
     if lane.transport() == gsd_lane_sdk::Transport::Spawn {
-        // Its probe or its run starts a process: the lane watchdog starts now, alongside, and
-        // so does the read-only view's probe unless the sandbox is off for this run.
+        // Its probe or its run starts a process: the lane watchdog starts now (forked while
+        // gsd-lane has one thread), and the read-only view's probe alongside unless the sandbox
+        // is off for this run or the lane's spawn proves the view.
         crate::sandbox::watchdog::start_early();
-        if options.sandbox != Some(crate::sandbox::SandboxMode::Off) {
+        if options.sandbox != Some(crate::sandbox::SandboxMode::Off)
+            && view_proof == ViewProof::Probed
+        {
             crate::sandbox::policy::probe_early();
         }
     }
@@ -216,16 +227,18 @@ pub fn run(
         handler_override: module.map(|(_, handler)| handler),
         sandbox: crate::sandbox::policy::run_mode(&config, options.sandbox)
             .map_err(|err| Failure::usage(err.to_string()))?,
+        view_proof,
     };
     crate::timing::mark("run dir, prompt, egress store and sandbox mode");
     confine(context, &setup)?;
     crate::timing::mark("confined roots decided");
     crate::sandbox::policy::warm(
         setup.sandbox,
+        setup.view_proof,
         Path::new(&setup.inputs.repo_root),
         Path::new(&setup.inputs.run_dir),
     );
-    crate::timing::mark("sandbox warmed (the view probed)");
+    crate::timing::mark("sandbox warmed (the view probed, unless the lane's spawn proves it)");
     let outcome = lane::run_lane(lane, &setup)?;
     crate::timing::mark("lane admitted, probed and run");
     match outcome {

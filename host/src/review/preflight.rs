@@ -56,6 +56,7 @@ impl<'a> Probing<'a> {
     /// The run setup the pipeline takes, for one identity.
     fn setup(&self, instance: &Instance) -> RunSetup<'a> {
         RunSetup {
+            view_proof: crate::sandbox::confine::ViewProof::Probed,
             config: self.config,
             inputs: PlanInputs {
                 run_dir: self.run_dir.clone(),

@@ -534,6 +534,7 @@ fn execute(job: &Job, shared: &Shared) -> LaneResult {
     };
     let egress = crate::trust::egress_check(&shared.env, &shared.project_root);
     let setup = RunSetup {
+        view_proof: crate::sandbox::confine::ViewProof::Probed,
         config: &shared.config,
         inputs: PlanInputs {
             run_dir: shared.run_dir.as_str(),

@@ -22,7 +22,8 @@ use crate::error::{Context as _, Failure};
 use crate::plan::{self, PlanInputs};
 use crate::refusal::{Reason, Refusal};
 use crate::registry::{Lane, Scope};
-use crate::sandbox::policy::LaneSandbox;
+use crate::sandbox::confine::ViewProof;
+use crate::sandbox::policy::{Before, LaneSandbox};
 use crate::sandbox::{Posture, SandboxMode};
 
 /// Decides whether an HTTP lane may send to its resolved destination (trust.md §6).
@@ -54,6 +55,11 @@ pub struct RunSetup<'a> {
     /// How spawned processes are kept from changing the repository (`review.sandbox`,
     /// `--sandbox`).
     pub sandbox: SandboxMode,
+    /// [`ViewProof::AtSpawn`]: a lane that runs as data and whose probe starts nothing may prove
+    /// the read-only view at its own spawn instead of waiting for the once-per-process probe
+    /// (`run` and `invoke`, whose one lane would otherwise pay both); [`ViewProof::Probed`]: the
+    /// probe decides first (a review, whose lanes share one decision).
+    pub view_proof: ViewProof,
 }
 
 /// A lane that ran (its review file is a review or a stub).
@@ -158,7 +164,8 @@ pub fn probe_lane(
     admitted: &Admitted<'_>,
     setup: &RunSetup<'_>,
 ) -> Result<String, Refusal> {
-    let effects = effects_for(lane, &admitted.plan, setup);
+    let proof = view_proof(&admitted.plan, admitted.handler, setup);
+    let effects = effects_for(lane, &admitted.plan, setup, proof);
     let found = probe::check(&admitted.plan, setup.path_var.as_deref(), &effects)
         .map_err(|refusal| tool_identity::explain(&admitted.plan, refusal))?;
     if !gemini_trust::applies(&admitted.plan) {
@@ -213,7 +220,7 @@ pub fn version_of(
         return Ok(None);
     };
     let binary = spawn.binary.clone();
-    let effects = effects_for(lane, &admitted.plan, setup);
+    let effects = effects_for(lane, &admitted.plan, setup, ViewProof::Probed);
     let report = gsd_lane_sdk::Effects::spawn(
         &effects,
         &gsd_lane_sdk::SpawnRequest::new(
@@ -271,30 +278,26 @@ pub fn execute(
 ) -> Result<Completion, Failure> {
     let Admitted { plan, handler } = admitted;
     refuse_planted_entries(&plan)?;
-    let sandbox = lane_sandbox(lane, &plan, setup);
-    let mut effects = effects_for(lane, &plan, setup);
-    // The execution (unlike the probe) gets the private TMPDIR, when there is one.
-    effects.confinement = sandbox.confinement.clone();
-    if sandbox.output_file_granted() {
-        // Landlock grants an existing file only: the tool's output file is made (empty) here.
-        if let Some(path) = output_file(&plan) {
-            crate::private_fs::open_run_file(&path, crate::private_fs::WriteMode::Truncate)
-                .map_err(|err| Failure::new(format!("preparing {}: {err}", path.display())))?;
-        }
+    let proof = view_proof(&plan, handler, setup);
+    let mut started = start(lane, &plan, handler, setup, proof)?;
+    if started.sandbox.refused_at_spawn() {
+        // The lane's spawn could not prove the read-only view and the probe then refused it:
+        // nothing of the lane ran. Decided again, it gets the fallback, whose detection walks
+        // the repository before the lane starts.
+        started.sandbox.clean_up();
+        started = start(lane, &plan, handler, setup, ViewProof::Probed)?;
     }
-    let before = sandbox.before();
-    let started = Instant::now();
-    let request = LaneRequest::new(plan.clone(), setup.inputs.repo_root.clone());
-    crate::timing::mark("lane's sandbox and files ready");
-    let mut completion = match handler {
-        Some(handler) => run_handler(handler, &effects, &request)?,
-        None => run_generic_spawn(&effects, &plan)?,
-    };
-    crate::timing::mark("lane's process ended, review file written");
+    let Started {
+        sandbox,
+        effects,
+        before,
+        at,
+        mut completion,
+    } = started;
     completion.probe = probe;
     check_citations(lane, &plan, &mut completion)?;
     say_timeout(lane, &plan, &mut completion)?;
-    completion.elapsed = started.elapsed();
+    completion.elapsed = at.elapsed();
     completion.observed = effects.observed.take();
     completion.model = model_of(lane, &plan, setup, &completion);
     let found = sandbox.after(before);
@@ -315,6 +318,76 @@ pub fn execute(
         .notes
         .extend(effects.warnings.borrow().iter().cloned());
     Ok(completion)
+}
+
+/// A lane's execution as far as its process: the sandbox it got, its effects, the "before" walk
+/// of its detection, when it started and what it left.
+struct Started {
+    sandbox: LaneSandbox,
+    effects: HostEffects,
+    before: Option<Before>,
+    at: Instant,
+    completion: Completion,
+}
+
+/// Decides the lane's sandbox under `proof`, prepares its files, takes the "before" walk when
+/// detection runs and runs the lane (its handler, or the generic spawn).
+fn start(
+    lane: &Lane,
+    plan: &LanePlan,
+    handler: Option<&dyn Handler>,
+    setup: &RunSetup<'_>,
+    proof: ViewProof,
+) -> Result<Started, Failure> {
+    let sandbox = lane_sandbox(lane, plan, setup, proof);
+    let mut effects = effects_for(lane, plan, setup, proof);
+    // The execution (unlike the probe) gets the private TMPDIR, when there is one.
+    effects.confinement = sandbox.confinement.clone();
+    if sandbox.output_file_granted() {
+        // Landlock grants an existing file only: the tool's output file is made (empty) here.
+        if let Some(path) = output_file(plan) {
+            crate::private_fs::open_run_file(&path, crate::private_fs::WriteMode::Truncate)
+                .map_err(|err| Failure::new(format!("preparing {}: {err}", path.display())))?;
+        }
+    }
+    let before = sandbox.before();
+    let at = Instant::now();
+    let request = LaneRequest::new(plan.clone(), setup.inputs.repo_root.clone());
+    crate::timing::mark("lane's sandbox and files ready");
+    let completion = match handler {
+        Some(handler) => run_handler(handler, &effects, &request)?,
+        None => run_generic_spawn(&effects, plan)?,
+    };
+    crate::timing::mark("lane's process ended, review file written");
+    Ok(Started {
+        sandbox,
+        effects,
+        before,
+        at,
+        completion,
+    })
+}
+
+/// Whether `lane` (with a `--handler-module` or not) can prove the read-only view at its own
+/// spawn ([`view_proof`], read from the manifest before any plan): `run` then starts no probe
+/// early.
+pub fn may_prove_view_at_spawn(lane: &Lane, handler_module: bool) -> bool {
+    !handler_module
+        && lane.effective_handler().is_none()
+        && matches!(lane.probe, gsd_lane_sdk::Probe::CommandExists { .. })
+}
+
+/// How this lane relies on the read-only view: proven at its own spawn only when the caller
+/// allows it, the lane runs as data (a handler's steps before its spawn would run twice if the
+/// lane had to be started again) and its probe starts no process (which would need the view
+/// decided first); else probed first.
+fn view_proof(plan: &LanePlan, handler: Option<&dyn Handler>, setup: &RunSetup<'_>) -> ViewProof {
+    let probe_starts_nothing = matches!(plan.probe, gsd_lane_sdk::Probe::CommandExists { .. });
+    if setup.view_proof == ViewProof::AtSpawn && handler.is_none() && probe_starts_nothing {
+        ViewProof::AtSpawn
+    } else {
+        ViewProof::Probed
+    }
 }
 
 /// Most bytes of a file-output lane's stdout kept in memory (the stderr cap, decisions.md
@@ -513,7 +586,12 @@ fn check_fit<'h>(handler: &'h dyn Handler, plan: &LanePlan) -> Result<&'h dyn Ha
 }
 
 /// The sandbox of a lane's execution: HTTP lanes start no process and are never confined.
-fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandbox {
+fn lane_sandbox(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    proof: ViewProof,
+) -> LaneSandbox {
     if plan.transport != Transport::Spawn {
         return LaneSandbox::off();
     }
@@ -525,6 +603,7 @@ fn lane_sandbox(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> LaneSandb
         Path::new(&setup.inputs.repo_root),
         Path::new(&setup.inputs.run_dir),
         &own_files(plan),
+        proof,
     )
 }
 
@@ -589,7 +668,12 @@ fn same_var_name(a: &str, b: &str) -> bool {
     }
 }
 
-fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffects {
+fn effects_for(
+    lane: &Lane,
+    plan: &LanePlan,
+    setup: &RunSetup<'_>,
+    proof: ViewProof,
+) -> HostEffects {
     let mut env = child_env(lane);
     // The child is looked up and started with the same PATH the probe used.
     if let (ChildEnv::Minimal { vars }, Some(path)) = (&mut env, &setup.path_var) {
@@ -618,7 +702,7 @@ fn effects_for(lane: &Lane, plan: &LanePlan, setup: &RunSetup<'_>) -> HostEffect
         // the run dir of a lane that may still be refused).
         confinement: Confinement {
             tmpdir: None,
-            ..lane_sandbox(lane, plan, setup).confinement
+            ..lane_sandbox(lane, plan, setup, proof).confinement
         },
     }
 }

@@ -188,6 +188,7 @@ pub fn run_lane_retrying(
 ) -> Attempts {
     crate::sandbox::policy::warm(
         setup.sandbox,
+        setup.view_proof,
         Path::new(&setup.inputs.repo_root),
         Path::new(&setup.inputs.run_dir),
     );

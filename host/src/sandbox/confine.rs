@@ -22,6 +22,20 @@ pub enum Mechanism {
     View,
 }
 
+/// How a lane confined by the read-only view relies on the view holding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ViewProof {
+    /// The once-per-process probe proved the view before the lane was decided (or no view is
+    /// used).
+    #[default]
+    Probed,
+    /// The view was not probed in this process yet: the lane's own process proves it before its
+    /// program starts ([`super::namespace::View::prove_at_spawn`]). When it cannot, the probe
+    /// runs then; where it refuses the view the spawn fails, the program never having started,
+    /// and the caller decides the lane again ([`super::policy::LaneSandbox::refused_at_spawn`]).
+    AtSpawn,
+}
+
 /// How one lane is confined.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
@@ -36,6 +50,8 @@ pub struct Confinement {
     /// `TMPDIR` for the lane: its private scratch directory. Created (0700) when the lane
     /// starts, and writable.
     pub tmpdir: Option<PathBuf>,
+    /// Whether the view was probed first or is proven by the lane's spawn.
+    pub proof: ViewProof,
 }
 
 impl Confinement {

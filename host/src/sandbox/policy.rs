@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::confine::{Confinement, Mechanism};
+use super::confine::{Confinement, Mechanism, ViewProof};
 use super::detect::session::Session;
 use super::detect::{Bounds, Comparison, Skip, Snapshot};
 use super::error::{ModeError, ViewRefused};
@@ -105,9 +105,15 @@ pub fn confine_command(
 /// Starts listing, in the background, the Landlock grants that the spawn lanes of this run will
 /// share, so that it overlaps with planning and probing (under `enforce` with a watchdog).
 /// Harmless when no lane ends up confined (an HTTP lane): only the work is lost. Nothing to do
-/// where the read-only view confines the lanes (whose once-per-process probe runs here).
-pub fn warm(mode: SandboxMode, repo_root: &Path, run_dir: &Path) {
-    if mode != SandboxMode::Enforce || !watchdog::is_enabled() || view_support().is_ok() {
+/// where the read-only view confines the lanes (whose once-per-process probe runs here), nor
+/// when the lane's own spawn is to prove the view ([`ViewProof::AtSpawn`]: the grants are listed
+/// when it cannot).
+pub fn warm(mode: SandboxMode, proof: ViewProof, repo_root: &Path, run_dir: &Path) {
+    if mode != SandboxMode::Enforce
+        || !watchdog::is_enabled()
+        || proof == ViewProof::AtSpawn
+        || view_support().is_ok()
+    {
         return;
     }
     landlock::warm(&lane_roots(&roots::current_with(repo_root), run_dir));
@@ -141,6 +147,37 @@ pub fn changes_line(changes: &[String]) -> Option<String> {
 /// Set (to anything non-empty) in gsd-lane's environment, this forces the Landlock fallback
 /// instead of the read-only view (where namespaces misbehave, or to compare the two).
 pub const NO_NAMESPACES_VAR: &str = "GSD_LANE_NO_NAMESPACES";
+
+/// Whether a lane's own spawn can be left to prove the view: namespaces are not turned off,
+/// and the view was neither probed nor proven in this process yet.
+fn provable_at_spawn() -> bool {
+    if std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|value| !value.is_empty()) {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        super::namespace::known().is_none()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Whether the view's probe, run after a lane's spawn could not prove it, refused the view.
+fn refused_after_spawn() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        matches!(
+            super::namespace::known(),
+            Some(super::namespace::Support::Unavailable(_))
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
 
 /// Whether the read-only view can be had (Linux with user namespaces), else why not.
 fn view_support() -> Result<(), ViewRefused> {
@@ -435,7 +472,9 @@ impl LaneSandbox {
     /// `run_dir`; `own_files` are the files of this lane there (review, sidecar, the tool's
     /// output file). `allowed_writes` says whether the user opted in for a lane that declared
     /// `writes-repository` (a lane that declared it without the opt-in never reaches this point:
-    /// it is refused earlier).
+    /// it is refused earlier). `proof`: [`ViewProof::AtSpawn`] lets the lane's own spawn prove
+    /// the read-only view when it was not probed in this process yet (the caller then checks
+    /// [`LaneSandbox::refused_at_spawn`] after the run); [`ViewProof::Probed`] probes first.
     ///
     /// Under `enforce` the roots and the run dir are read-only for the lane, except its own
     /// files (granted one by one) and its private scratch directory (its `TMPDIR`): a lane can
@@ -448,6 +487,7 @@ impl LaneSandbox {
         repo_root: &Path,
         run_dir: &Path,
         own_files: &[PathBuf],
+        proof: ViewProof,
     ) -> LaneSandbox {
         let roots = roots::current_with(repo_root);
         let review_path = own_files.first().map(PathBuf::as_path);
@@ -481,7 +521,17 @@ impl LaneSandbox {
             SandboxMode::Off => LaneSandbox::off(),
             SandboxMode::Detect => detecting(Effective::Detected("chosen".to_owned())),
             SandboxMode::Enforce => {
-                let effective = enforcement().effective;
+                let proof =
+                    if proof == ViewProof::AtSpawn && watchdog::is_enabled() && provable_at_spawn()
+                    {
+                        ViewProof::AtSpawn
+                    } else {
+                        ViewProof::Probed
+                    };
+                let effective = match proof {
+                    ViewProof::AtSpawn => Effective::Viewed,
+                    ViewProof::Probed => enforcement().effective,
+                };
                 let mechanism = match &effective {
                     Effective::Viewed => Mechanism::View,
                     Effective::Enforced(_) => Mechanism::Landlock,
@@ -498,6 +548,7 @@ impl LaneSandbox {
                     read_only: lane_roots(&roots, run_dir),
                     writable: own_files.to_vec(),
                     tmpdir: Some(scratch),
+                    proof,
                 };
                 if mechanism == Mechanism::Landlock {
                     landlock::warm(&sandbox.confinement.read_only);
@@ -505,6 +556,14 @@ impl LaneSandbox {
                 sandbox
             }
         }
+    }
+
+    /// Whether the lane was left to prove the read-only view at its spawn and the probe then
+    /// refused the view: its program never started (a spawn under the view cannot start one
+    /// unproven), and the lane must be decided again ([`ViewProof::Probed`] now gives the
+    /// fallback, whose detection starts before the lane).
+    pub fn refused_at_spawn(&self) -> bool {
+        self.confinement.proof == ViewProof::AtSpawn && refused_after_spawn()
     }
 
     /// Takes the "before" walk when detection runs (through the review's session in a
@@ -584,7 +643,15 @@ mod tests {
     #[test]
     fn modes_decide_confinement_and_detection() {
         let (repo, run) = (Path::new("/repo"), Path::new("/tmp/run"));
-        let off = LaneSandbox::decide(SandboxMode::Off, Posture::ReadOnly, false, repo, run, &[]);
+        let off = LaneSandbox::decide(
+            SandboxMode::Off,
+            Posture::ReadOnly,
+            false,
+            repo,
+            run,
+            &[],
+            ViewProof::Probed,
+        );
         assert_eq!(off.effective, Effective::Off);
         assert_eq!(off.confinement, Confinement::default());
         assert!(off.detect_roots.is_empty());
@@ -596,6 +663,7 @@ mod tests {
             repo,
             run,
             &[],
+            ViewProof::Probed,
         );
         assert_eq!(detect.confinement, Confinement::default());
         assert_eq!(
@@ -611,6 +679,7 @@ mod tests {
             repo,
             run,
             &[],
+            ViewProof::Probed,
         );
         assert!(matches!(enforce.effective, Effective::Detected(_)));
         assert_eq!(enforce.confinement, Confinement::default());
@@ -626,6 +695,7 @@ mod tests {
             repo,
             run,
             &[],
+            ViewProof::Probed,
         );
         assert_eq!(writes.effective, Effective::WritesAllowed);
         assert_eq!(writes.confinement, Confinement::default());

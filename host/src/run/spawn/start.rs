@@ -17,7 +17,7 @@ use super::{Confinement, SpawnLimits, MAX_TIMEOUT};
 use crate::run::path_lookup::find_executable;
 use crate::sandbox::confine::confine_current_thread;
 #[cfg(target_os = "linux")]
-use crate::sandbox::confine::{view_for, Mechanism};
+use crate::sandbox::confine::{view_for, Mechanism, ViewProof};
 use crate::sandbox::watchdog;
 
 /// Resolves the program, opens stdin and stdout, starts the child and supervises it.
@@ -104,8 +104,7 @@ fn spawn_child(
         let view = view_for(confinement)
             .map_err(|err| SpawnError::Refused(err.to_string()))?
             .ok_or_else(|| SpawnError::Refused("no read-only root for the view".to_owned()))?;
-        crate::sandbox::namespace::install(command, view);
-        return command.spawn().map_err(|e| spawn_error_from_io(&e));
+        return spawn_viewed(command, std::sync::Arc::new(view), confinement.proof);
     }
     let runtime = tokio::runtime::Handle::current();
     std::thread::scope(|scope| {
@@ -126,6 +125,40 @@ fn spawn_child(
             Err(err) => Err(spawn_error_from_io(&err)),
         }
     })
+}
+
+/// Starts `command` under the read-only `view`. When the view was not probed in this process
+/// yet ([`ViewProof::AtSpawn`]), the lane's own process proves it before its program starts; if
+/// that spawn fails, the once-per-process probe decides: where it holds, the lane is started
+/// again as any later lane would be; where it is refused, the spawn fails (the program never
+/// started) and the caller decides the lane again.
+#[cfg(target_os = "linux")]
+fn spawn_viewed(
+    command: &mut tokio::process::Command,
+    view: std::sync::Arc<crate::sandbox::namespace::View>,
+    proof: ViewProof,
+) -> Result<tokio::process::Child, SpawnError> {
+    use crate::sandbox::namespace;
+    let proving = proof == ViewProof::AtSpawn && namespace::known().is_none();
+    view.prove_at_spawn(proving);
+    namespace::install(command, std::sync::Arc::clone(&view));
+    let first = command.spawn();
+    if !proving {
+        return first.map_err(|e| spawn_error_from_io(&e));
+    }
+    if first.is_ok() {
+        namespace::proven_by_a_lane();
+        return first.map_err(|e| spawn_error_from_io(&e));
+    }
+    match namespace::support() {
+        namespace::Support::Available => {
+            view.prove_at_spawn(false);
+            command.spawn().map_err(|e| spawn_error_from_io(&e))
+        }
+        namespace::Support::Unavailable(why) => Err(SpawnError::Refused(format!(
+            "the read-only view is not available here ({why})"
+        ))),
+    }
 }
 
 /// The child's stdin: the request's file, or `/dev/null` when there is none or it does not exist.

@@ -14,8 +14,11 @@
 //! 4. a fork: the child is PID 1 of the new PID namespace and becomes the lane; this process
 //!    closes every descriptor, waits for it and ends the way it ended (exit status or signal);
 //! 5. in the lane: `/proc` of its own namespace mounted, its working directory entered again
-//!    (so that it is the read-only one), death with its parent asked for, no-new-privileges set,
-//!    and every capability dropped (ambient, bounding, effective, permitted, inheritable).
+//!    (so that it is the read-only one), death with its parent asked for; when the view was not
+//!    probed in this process yet, the proof of the probe taken from inside (PID 1, and `EROFS`
+//!    from `access(2)` asking to write each read-only root: [`View::prove_at_spawn`]);
+//!    no-new-privileges set, and every capability dropped (ambient, bounding, effective,
+//!    permitted, inheritable).
 
 #![allow(unsafe_code)]
 
@@ -111,7 +114,39 @@ fn enter(view: &View) -> io::Result<()> {
     })?;
     check(unsafe { libc::chdir(view.cwd.as_ptr()) })?;
     check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+    if view.prove.load(std::sync::atomic::Ordering::SeqCst) {
+        prove(view)?;
+    }
     drop_privileges()
+}
+
+/// The probe's proof, taken by the lane's own process (PID 1 of its namespace): every read-only
+/// root refuses a write with `EROFS`. `access(2)` only asks, so a view that did not hold changes
+/// nothing either. Any other answer fails the spawn (the program does not start; the caller's
+/// probe then decides).
+fn prove(view: &View) -> io::Result<()> {
+    if unsafe { libc::getpid() } != 1 {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    for root in &view.read_only {
+        let status = unsafe {
+            libc::syscall(
+                libc::SYS_faccessat,
+                libc::AT_FDCWD,
+                root.as_ptr(),
+                libc::W_OK,
+            )
+        };
+        if status == 0 {
+            // Writable: the view did not hold.
+            return Err(io::Error::from_raw_os_error(libc::EEXIST));
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EROFS) {
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 /// Bind-mounts `path` onto itself (`extra`: `MS_REC` for a whole tree).

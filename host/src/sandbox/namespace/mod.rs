@@ -26,6 +26,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Whether the read-only view can be had here.
@@ -45,6 +46,10 @@ pub struct View {
     cwd: CString,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    /// Whether the lane's own process checks the view from inside before its program starts
+    /// ([`View::prove_at_spawn`]). Read in the child, so it can be cleared between two spawns
+    /// of the same command.
+    prove: AtomicBool,
 }
 
 impl View {
@@ -74,19 +79,43 @@ impl View {
             cwd: to_c(cwd)?,
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
+            prove: AtomicBool::new(false),
         })
+    }
+
+    /// Makes the lane's own process prove the view before its program starts, the way the
+    /// once-per-process probe does ([`support`]): it must be PID 1 of its namespace, and a write
+    /// to every read-only root must be refused with `EROFS` (asked with `access(2)`, which
+    /// changes nothing). When it is not, the program does not start and the spawn fails.
+    pub fn prove_at_spawn(&self, prove: bool) {
+        self.prove.store(prove, Ordering::SeqCst);
     }
 }
 
-/// Makes `command` start its program under `view`.
-pub fn install(command: &mut tokio::process::Command, view: View) {
-    enter::install(command, Arc::new(view));
+/// Makes `command` start its program under `view` (shared, so that the caller can still
+/// change [`View::prove_at_spawn`] before another spawn of the same command).
+pub fn install(command: &mut tokio::process::Command, view: Arc<View>) {
+    enter::install(command, view);
 }
+
+/// What this process already knows of the view: `None` until the probe ran or a lane's spawn
+/// proved it ([`proven_by_a_lane`]).
+pub fn known() -> Option<&'static Support> {
+    SUPPORT.get()
+}
+
+/// Records that a lane's own process proved the view ([`View::prove_at_spawn`]): the same
+/// proof as the probe's, so the probe is not needed any more in this process.
+pub fn proven_by_a_lane() {
+    let _ = SUPPORT.set(Support::Available);
+}
+
+/// What the probe, or a lane's spawn, found (once per process).
+static SUPPORT: OnceLock<Support> = OnceLock::new();
 
 /// Whether the view can be had in this process (probed once: a forked child enters a view of the
 /// temporary directory the way a lane's spawn does, and checks it from inside).
 pub fn support() -> &'static Support {
-    static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(probe)
 }
 
@@ -260,6 +289,48 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(said.contains("pid 7"), "{said}");
+    }
+
+    /// Spawns `true` under `view`, its own process proving the view or not.
+    fn spawn_true(view: View, prove: bool) -> io::Result<std::process::ExitStatus> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let view = Arc::new(view);
+            view.prove_at_spawn(prove);
+            let mut command = tokio::process::Command::new("/bin/true");
+            install(&mut command, view);
+            command.spawn()?.wait().await
+        })
+    }
+
+    #[test]
+    fn a_lane_s_own_spawn_proves_the_view_or_does_not_start_its_program() {
+        if !namespaces_allowed() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        // A view that holds: proven from inside, the program starts.
+        let holds = View::new(std::slice::from_ref(&root), &[], &root).unwrap();
+        assert!(spawn_true(holds, true).unwrap().success());
+        // The root made writable again: the view does not hold, so the proving spawn fails and
+        // the program never starts; unproven, the same view would have started it.
+        let broken = || {
+            View::new(
+                std::slice::from_ref(&root),
+                std::slice::from_ref(&root),
+                &root,
+            )
+            .unwrap()
+        };
+        let refused = spawn_true(broken(), true).unwrap_err();
+        assert_eq!(refused.raw_os_error(), Some(libc::EEXIST), "{refused}");
+        assert!(spawn_true(broken(), false).unwrap().success());
+        // `access(2)` only asked: nothing was created under the root either way.
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     }
 
     #[test]
