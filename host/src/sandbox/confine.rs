@@ -77,7 +77,7 @@ pub fn confine_current_thread(confinement: &Confinement) -> Result<(), ConfineEr
     }
     let mut writable = confinement.writable.clone();
     if let Some(tmpdir) = &confinement.tmpdir {
-        private_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
+        scratch_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
             path: tmpdir.clone(),
             source,
         })?;
@@ -136,7 +136,7 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
         .filter(|path| in_a_root(path))
         .collect();
     if let Some(tmpdir) = &confinement.tmpdir {
-        private_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
+        scratch_dir(tmpdir).map_err(|source| ConfineError::CreateDir {
             path: tmpdir.clone(),
             source,
         })?;
@@ -150,6 +150,21 @@ pub fn view_for(confinement: &Confinement) -> Result<Option<super::namespace::Vi
     super::namespace::View::new(&roots, &inside, &cwd)
         .map(Some)
         .map_err(ConfineError::View)
+}
+
+/// Creates the lane's scratch directory `dir` (its `TMPDIR`) with mode 0700, or accepts one that
+/// exists only when it is as gsd-lane makes it: a directory of this user's, mode 0700, not a
+/// symbolic link. Anything else (another local user's directory planted at that name in a shared
+/// temporary directory, a mode a lane changed) fails the spawn, naming the path, instead of
+/// handing the lane a directory someone else can read or write.
+fn scratch_dir(dir: &Path) -> io::Result<()> {
+    private_dir(dir)?;
+    crate::private_fs::check_own_run_dir(dir).map_err(|why| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("not a private directory of this user ({why}); remove it"),
+        )
+    })
 }
 
 /// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.
@@ -190,5 +205,34 @@ mod tests {
         let file = top.path().join("file");
         std::fs::write(&file, "x").unwrap();
         assert!(private_dir(&file).is_err());
+    }
+
+    #[test]
+    fn a_scratch_dir_someone_else_could_use_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = tempfile::tempdir().unwrap();
+        let dir = top.path().join("scratch");
+        scratch_dir(&dir).unwrap();
+        // Ours, 0700: accepted again (a resumed run).
+        scratch_dir(&dir).unwrap();
+        // Opened up (by a lane, or planted so): refused, and left as it is.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = scratch_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("not a private directory"), "{err}");
+        // A link to a private directory of ours: refused too.
+        let target = top.path().join("target");
+        scratch_dir(&target).unwrap();
+        let link = top.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(scratch_dir(&link).is_err());
+        // Another user's directory (only root can make one here).
+        if rustix::process::geteuid().is_root() {
+            let theirs = top.path().join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+            let err = scratch_dir(&theirs).unwrap_err().to_string();
+            assert!(err.contains("not a private directory"), "{err}");
+        }
     }
 }

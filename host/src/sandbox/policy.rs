@@ -224,11 +224,16 @@ fn scratch_dir(roots: &Roots, run_dir: &Path, review_path: Option<&Path>) -> Pat
             run_dir.join(name)
         }
         _ => {
+            // In a temporary directory other users share: a name nobody can guess (64 random
+            // bits), which the spawner creates 0700 or refuses ([`super::confine`]).
+            use std::hash::{BuildHasher, Hasher};
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let random = std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish();
             let mut unique = scratch_prefix().into_os_string();
             unique.push(format!(
-                "{}-{}",
-                crate::clock::now_millis(),
+                "{}-{random:016x}",
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ));
             PathBuf::from(unique)
