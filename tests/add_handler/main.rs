@@ -14,7 +14,7 @@ use gsd_lane::api::config::ProjectConfig;
 use gsd_lane::api::plan::{PlanInputs, Refusal};
 use gsd_lane::api::registry::{handlers, ConsentGate, LoadOptions, Registry};
 use gsd_lane::api::run::lane::{self, EgressCheck, Outcome, RunSetup};
-use gsd_lane::api::sandbox::SandboxMode;
+use gsd_lane::api::sandbox::{SandboxMode, ViewProof};
 use gsd_lane_sdk::{
     Effects, Handler, HandlerError, HandlerName, HandlerOutput, LanePlan, LaneRequest,
     SpawnRequest, StdoutSink, Transport,
@@ -190,6 +190,7 @@ fn a_handler_added_the_documented_way_is_validated_listed_planned_and_run() {
         egress: &AllowAll,
         handler_override: None,
         sandbox: SandboxMode::Off,
+        view_proof: ViewProof::Probed,
     };
     let outcome = lane::run_lane(lane, &setup).expect("runs");
     let Outcome::Completed(completion) = outcome else {
