@@ -139,7 +139,15 @@ fn spawn_viewed(
     proof: ViewProof,
 ) -> Result<tokio::process::Child, SpawnError> {
     use crate::sandbox::namespace;
-    let proving = proof == ViewProof::AtSpawn && namespace::known().is_none();
+    let proving = match (proof, namespace::known()) {
+        (ViewProof::AtSpawn, None) => true,
+        // Refused since the lane was decided (a probe elsewhere in this process): never started
+        // unproven; the caller decides the lane again.
+        (ViewProof::AtSpawn, Some(namespace::Support::Unavailable(why))) => {
+            return Err(view_refused(why));
+        }
+        _ => false,
+    };
     view.prove_at_spawn(proving);
     namespace::install(command, std::sync::Arc::clone(&view));
     let first = command.spawn();
@@ -155,10 +163,14 @@ fn spawn_viewed(
             view.prove_at_spawn(false);
             command.spawn().map_err(|e| spawn_error_from_io(&e))
         }
-        namespace::Support::Unavailable(why) => Err(SpawnError::Refused(format!(
-            "the read-only view is not available here ({why})"
-        ))),
+        namespace::Support::Unavailable(why) => Err(view_refused(why)),
     }
+}
+
+/// The spawn error of a lane that was to prove the view when the view is refused here.
+#[cfg(target_os = "linux")]
+fn view_refused(why: &str) -> SpawnError {
+    SpawnError::Refused(format!("the read-only view is not available here ({why})"))
 }
 
 /// The child's stdin: the request's file, or `/dev/null` when there is none or it does not exist.
