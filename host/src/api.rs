@@ -136,8 +136,8 @@ pub mod sandbox {
 
     /// The lane watchdog.
     pub mod watchdog {
-        /// The binary: gsd-lane re-executed as the lane watchdog, and enabling the watchdog.
-        pub use crate::sandbox::watchdog::{enable, run_if_watchdog};
+        /// The binary: gsd-lane re-executed as the lane watchdog, enabling the watchdog, and starting it early.
+        pub use crate::sandbox::watchdog::{enable, run_if_watchdog, start_early};
     }
 }
 

@@ -16,6 +16,11 @@ fn main() -> ExitCode {
     // A large review needs descriptors: take the soft open-file limit up to the hard one.
     gsd_lane::api::limits::raise_open_file_limit();
     let args: Vec<OsString> = std::env::args_os().collect();
+    if starts_lanes(command_word(&args).as_deref()) {
+        // Forked now, while gsd-lane is one thread with little memory written: every page
+        // gsd-lane writes after the fork that the watchdog still shares is copied once.
+        gsd_lane::api::sandbox::watchdog::start_early();
+    }
     let env = gsd_lane::api::project::HostEnv::from_process();
     let lanes = gsd_lane::api::cli::lane_flags_for(&args, &env);
     gsd_lane::api::timing::mark("environment read");
@@ -44,17 +49,27 @@ fn usage_status(err: &clap::Error, args: &[OsString]) -> u8 {
     if !err.use_stderr() {
         return 0;
     }
-    // The command is the first word that is neither an option nor a global option's value.
+    gsd_lane::api::cli::usage_status(command_word(args).as_deref())
+}
+
+/// The command typed: the first word that is neither an option nor a global option's value.
+fn command_word(args: &[OsString]) -> Option<String> {
     let mut words = args.iter().skip(1);
-    let mut command = None;
     while let Some(arg) = words.next() {
         let text = arg.to_string_lossy();
         if matches!(text.as_ref(), "--project" | "--compat-version" | "--color") {
             words.next();
         } else if !text.starts_with('-') {
-            command = Some(text.into_owned());
-            break;
+            return Some(text.into_owned());
         }
     }
-    gsd_lane::api::cli::usage_status(command.as_deref())
+    None
+}
+
+/// Whether `command` may start a lane's process (its probe or its run).
+fn starts_lanes(command: Option<&str>) -> bool {
+    matches!(
+        command,
+        Some("run" | "invoke" | "review" | "code-review" | "dispatch-step" | "doctor")
+    )
 }
