@@ -2,7 +2,7 @@
 """Streamed reviews (issue 25 item 3): what a big review and a big plan cost `gsd-lane review`.
 
 Usage: python3 bench/review_stream.py <gsd-lane binary> [largest output MiB] [largest plan MB]
-           [--before <another gsd-lane binary>]
+           [--before <another gsd-lane binary>] [--http-only]
 
 1. Output 1 MiB..1 GiB: one lane printing N bytes of Markdown-like lines. The commands run
    back to back for each size, in the same round: the lane's own pipeline writing the file
@@ -17,16 +17,29 @@ Usage: python3 bench/review_stream.py <gsd-lane binary> [largest output MiB] [la
    that reads its prompt and prints one line, with no budget (1 lane) and with 8 lanes each
    under a prompt budget (every lane trims its own prompt). Reported: wall time and peak RSS.
 
+3. HTTP answers 1, 4 and 15 MiB (just under the 16 MiB body cap) and 20 MiB (past it): an
+   OpenAI-compatible lane (a global overlay, `openai-http`) whose server is a Python
+   `http.server` on 127.0.0.1:0 in this process, answering one chat completion whose content
+   has that size. `gsd-lane run` and `gsd-lane review --phase 3` of the lane, medians of 3
+   rounds, with peak RSS of the gsd-lane process (`wait4`; the lane runs inside it). Under the
+   cap, the review `run` wrote and the section `review` wrote are checked whole (their SHA-256
+   against the content's); past it, `run` must report a stub and `review` must not succeed
+   silently. With `--before`, the other binary's `run` and `review` run in the same rounds.
+   `--http-only` runs this part alone.
+
 Everything runs in a fresh temporary directory (removed at the end); the largest output run
 needs about three times the largest output size of free disk in the temp dir.
 """
 
+import hashlib
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from benchlib import write_lane
@@ -214,8 +227,204 @@ def prompt_curve(gsd, work, env, sizes):
         shutil.rmtree(repo, ignore_errors=True)
 
 
+def serve_completions():
+    """`--serve-completions`: an OpenAI-compatible server on 127.0.0.1:0 (a thread of this
+    process), which prints its port, then for each line `<MiB>` read on stdin makes that the
+    size of the answer's content and prints `{"sha256", "tail", "body"}` of it. It runs in its
+    own process: the answer must not be in the measuring process, whose resident size each
+    forked command starts from (a child's peak RSS counts what it inherited until its exec)."""
+    answer = [b"{}"]
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def reply(self, body):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client past its cap hangs up
+
+        def do_GET(self):
+            self.reply(json.dumps({"data": [{"id": "bench-model"}]}).encode())
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.reply(answer[0])
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(server.server_address[1], flush=True)
+    for line in sys.stdin:
+        mib = int(line)
+        tail = f"\nend of the {mib} MiB answer\n"
+        content = ((LINE + "\n") * (mib * MIB // (len(LINE) + 1) + 1))[:mib * MIB - len(tail)]
+        content += tail
+        answer[0] = json.dumps({"id": "chatcmpl-bench", "object": "chat.completion",
+                                "model": "bench-model",
+                                "choices": [{"index": 0, "finish_reason": "stop",
+                                             "message": {"role": "assistant",
+                                                         "content": content}}]}).encode()
+        print(json.dumps({"sha256": hashlib.sha256(content.encode()).hexdigest(),
+                          "tail": tail.strip(), "body": len(answer[0])}), flush=True)
+    server.shutdown()
+
+
+def write_http_lane(home, slug):
+    """An `openai-http` lane `slug` (a global overlay, the run fixture's shape) whose host is
+    the config key `review.<slug>_host`; returns that key's last part."""
+    fixture = os.path.join(HERE, "..", "tests", "fixtures", "run", "http", "acme-review",
+                           "capability.json")
+    with open(fixture) as f:
+        manifest = json.load(f)
+    key = f"{slug}_host"
+    body = manifest["reviewer"]
+    manifest["id"] = slug
+    manifest["title"] = slug
+    body.update({"slug": slug, "flags": ["--" + slug], "reviewsSection": slug.title(),
+                 "timeoutFloorMs": 600000, "promptBudgetKey": None,
+                 "modelConfigKey": f"review.models.{slug}"})
+    body["probe"]["hostConfigKey"] = f"review.{key}"
+    body["invoke"]["hostConfigKey"] = f"review.{key}"
+    manifest["config"] = {
+        f"review.{key}": {"type": "string", "default": "", "description": "Bench server."},
+        f"review.models.{slug}": {"type": "string", "default": "", "description": "Model."},
+    }
+    cap = os.path.join(home, ".gsd", "capabilities", slug)
+    os.makedirs(cap, exist_ok=True)
+    with open(os.path.join(cap, "capability.json"), "w") as f:
+        json.dump(manifest, f)
+    return key
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def whole_review_of(phase, slug):
+    """The file holding the whole review of `slug` after `review`: the `.full.md` beside
+    REVIEWS.md when there is one, else None (the review was inlined whole)."""
+    fulls = [n for n in os.listdir(phase) if n.endswith(".full.md") and slug in n]
+    return os.path.join(phase, fulls[0]) if fulls else None
+
+
+def http_round(gsd, env, repo, slug, answer, rows, rss, label):
+    """One `run` and one `review` of the HTTP lane by `gsd`, checked; their times and peaks go
+    to `rows`/`rss` under `label`; returns what `review` said when the answer is past the cap."""
+    phase = os.path.join(repo, ".planning", "phases", "03-invoices")
+    run_dir = os.path.join(os.path.dirname(repo), "http-run")
+    want, tail, over = answer["sha256"], answer["tail"], answer["body"] > 16 * MIB
+    mib = answer["mib"]
+    os.sync()
+    t, mem, status, err = peak([gsd, "run", slug, "--run-dir", run_dir, "--prompt-file",
+                                os.path.join(repo, ".planning", "PROJECT.md"), "--json"],
+                               env, repo)
+    if status != 0:
+        sys.exit(f"{label}run {slug} ({mib} MiB) exited {status}: {err[-2000:]}")
+    written = os.path.join(run_dir, f"gsd-review-{slug}.md")
+    with open(written, "rb") as f:
+        head = f.read(200)
+    if over and not head.startswith(f"{slug} review failed".encode()):
+        sys.exit(f"{label}run of a {mib} MiB answer (past the cap) wrote no stub: {head!r}")
+    if not over and sha256_of(written) != want:
+        sys.exit(f"{label}run of a {mib} MiB answer wrote another review")
+    rows[label + "run"].append(t)
+    rss[label + "run"] = max(rss[label + "run"], mem)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.sync()
+    t, mem, status, err = peak([gsd, "review", "--phase", "3", "--" + slug], env, repo)
+    reviews = [n for n in os.listdir(phase) if n.endswith("REVIEWS.md")]
+    said = ""
+    if over:
+        if status == 0 and reviews:
+            with open(os.path.join(phase, reviews[0]), "rb") as f:
+                text = f.read(1 << 20)
+            if b"incomplete" not in text and b"failed" not in text.lower():
+                sys.exit(f"{label}review of a {mib} MiB answer (past the cap) looks clean")
+        said = f"exit {status}, " + (err.strip().splitlines() or ["(no stderr)"])[-1][:120]
+        # A review with a failed lane keeps its run dir for --resume: not ours to keep.
+        for line in err.splitlines():
+            if "run dir kept: " in line:
+                shutil.rmtree(line.split("run dir kept: ", 1)[1].strip(), ignore_errors=True)
+    else:
+        if status != 0:
+            sys.exit(f"{label}review of {slug} ({mib} MiB) exited {status}: {err[-2000:]}")
+        full = whole_review_of(phase, slug)
+        if full is not None and sha256_of(full) != want:
+            sys.exit(f"{label}review of a {mib} MiB answer kept another review in {full}")
+        if full is None:
+            # Under the inline bound: REVIEWS.md holds it all, to its last line.
+            with open(os.path.join(phase, reviews[0]), "rb") as f:
+                if tail.encode() not in f.read():
+                    sys.exit(f"{label}REVIEWS.md lacks the end of the {mib} MiB answer")
+    rows[label + "review"].append(t)
+    rss[label + "review"] = max(rss[label + "review"], mem)
+    for name in os.listdir(phase):
+        if "REVIEWS" in name:
+            os.remove(os.path.join(phase, name))
+    return said
+
+
+def http_curve(gsd, work, env, sizes, rounds, before=None):
+    print("http: an OpenAI-compatible lane answering N MiB of content (the body cap is 16 MiB)")
+    repo = project(work, "http-project")
+    slug = "httpbench"
+    key = write_http_lane(os.path.join(work, "home"), slug)
+    server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-completions"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{int(server.stdout.readline())}"
+    with open(os.path.join(repo, ".planning", "config.json"), "w") as f:
+        json.dump({"review": {key: url, "models": {slug: "bench-model"}}}, f)
+    _, floor, _, _ = peak([gsd, "--version"], env, repo)
+    print(f"floor: `gsd-lane --version` {floor:6.1f} MiB peak (what a forked command starts from)")
+    binaries = [("", gsd)] + ([("before ", before)] if before else [])
+    try:
+        for mib in sizes:
+            server.stdin.write(f"{mib}\n")
+            server.stdin.flush()
+            answer = json.loads(server.stdout.readline())
+            answer["mib"] = mib
+            rows = {label + kind: [] for label, _ in binaries for kind in ("run", "review")}
+            rss = {key: 0.0 for key in rows}
+            said = ""
+            for _ in range(rounds):
+                for label, binary in binaries:
+                    said = http_round(binary, env, repo, slug, answer, rows, rss, label) or said
+            med = {k: sorted(v)[len(v) // 2] for k, v in rows.items()}
+            line = f"{mib:5} MiB answer ({answer['body'] / MIB:5.1f} MiB body)"
+            for label, _ in binaries:
+                line += (f"  {label}run {fmt(med[label + 'run'])} "
+                         f"({rss[label + 'run']:6.1f} MiB peak)  {label}review "
+                         f"{fmt(med[label + 'review'])} ({rss[label + 'review']:6.1f} MiB peak)")
+            line += f"  (n={rounds})"
+            if answer["body"] > 16 * MIB:
+                line += f"  past the cap: run wrote a stub; review {said}"
+            print(line, flush=True)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+        shutil.rmtree(repo, ignore_errors=True)
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--serve-completions"]:
+        serve_completions()
+        return
+    http_only = "--http-only" in args
+    if http_only:
+        args.remove("--http-only")
     before = None
     if "--before" in args:
         at = args.index("--before")
@@ -232,6 +441,9 @@ def main():
            "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
     try:
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        if http_only:
+            http_curve(gsd, work, env, [1, 4, 15, 20], 3, before)
+            return
         sizes = [s for s in (1, 16, 128, 1024) if s <= largest_out]
         if largest_out not in sizes and largest_out > 0:
             sizes.append(largest_out)
@@ -241,6 +453,7 @@ def main():
         plans = [s for s in (10_000, 1_000_000, 5_000_000, 20_000_000)
                  if s <= largest_plan * 1_000_000]
         prompt_curve(gsd, work, env, plans)
+        http_curve(gsd, work, env, [1, 4, 15, 20], 3, before)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -8,5 +8,5 @@ fuzz_target!(|data: &[u8]| {
     let body = String::from_utf8_lossy(data).into_owned();
     let _ = first_model_id(&body);
     let status = data.first().map_or(200, |b| 100 + u16::from(*b) * 2);
-    let _ = read_response(&HttpReport::Response { status, body });
+    let _ = read_response(HttpReport::Response { status, body });
 });

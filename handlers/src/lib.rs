@@ -9,6 +9,9 @@ use std::fmt;
 
 use gsd_lane_sdk::{Handler, HandlerName};
 
+/// Large JSON bodies read without a copy per layer (the OpenAI-compatible answer).
+mod json_text;
+
 /// Declares each handler's (private) module and lists its unit struct in [`HANDLERS`], so a
 /// handler is registered by one line.
 macro_rules! register_handlers {

@@ -7,7 +7,10 @@ use gsd_lane_sdk::{
     Effects, FileRead, HandlerError, HandlerName, HandlerOutput, HttpPlan, HttpReport, HttpRequest,
     LaneRequest, Transport,
 };
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
+
+use crate::json_text;
 
 /// Bound of the model-discovery request.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_millis(2_000);
@@ -57,7 +60,7 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
             body.to_string(),
             effects.remaining(),
         ));
-        let response = read_response(&report);
+        let mut response = read_response(report);
         let mut notices = Vec::new();
         if let Some(served) = response
             .served_model
@@ -79,10 +82,8 @@ impl gsd_lane_sdk::Handler for OpenAiCompatible {
             notices.push(TRUNCATED_NOTICE.to_owned());
         }
         let source = format!("POST {} (model {model})", plan.url);
-        Ok(
-            HandlerOutput::review(review_text(&response, &notices), &source)
-                .with_diagnostic(response.raw),
-        )
+        let raw = std::mem::take(&mut response.raw);
+        Ok(HandlerOutput::review(review_text(response, &notices), &source).with_diagnostic(raw))
     }
 }
 
@@ -92,15 +93,17 @@ const TRUNCATED_NOTICE: &str = "truncated review: the server stopped at its outp
 
 /// The review file's text: the answer, then the handler's notices (so REVIEWS.md shows them
 /// under the lane), then the model's reasoning collapsed. Empty when the answer is empty, so the
-/// empty-output policy applies to a reply that was only reasoning.
-fn review_text(response: &ChatResponse, notices: &[String]) -> String {
+/// empty-output policy applies to a reply that was only reasoning. The answer is moved, never
+/// copied (it may be as large as the body cap).
+fn review_text(response: ChatResponse, notices: &[String]) -> String {
     if is_blank(&response.review) {
         return String::new();
     }
+    let mut text = response.review;
     if notices.is_empty() && response.reasoning.is_none() {
-        return response.review.clone();
+        return text;
     }
-    let mut text = response.review.trim_end().to_owned();
+    text.truncate(text.trim_end().len());
     text.push('\n');
     for notice in notices {
         text.push_str("\n> [gsd-lane] ");
@@ -173,8 +176,10 @@ pub struct ChatResponse {
     /// The answer text (`choices[0].message.content`, a string or the joined text parts) with
     /// leading `<think>` blocks taken out; empty for a failed call.
     pub review: String,
-    /// The raw body, or the transport error; for a non-2xx answer it starts with `HTTP <status>`
-    /// on its own line.
+    /// What the generic stub shows when there is no review: the raw body, or the transport
+    /// error; for a non-2xx answer it starts with `HTTP <status>` on its own line. Empty when
+    /// `review` holds an answer (the body is dropped as soon as the answer is out of it, so a
+    /// large answer is never held twice).
     pub raw: String,
     /// The `model` the server says it served.
     pub served_model: Option<String>,
@@ -205,62 +210,90 @@ impl ChatResponse {
 ///   `HTTP <status>` line; a 4xx/5xx body that nonetheless carries an answer is read as §9 says.
 /// - The answer is `choices[0].message.content`: a string, or an array of parts whose `text`
 ///   parts are joined. Leading `<think>…</think>` blocks are reasoning, not review.
-pub fn read_response(report: &HttpReport) -> ChatResponse {
+///
+/// The report is consumed: the answer is moved out of the parsed body, and the body is dropped
+/// once an answer came out of it, so at most the body and its parsed answer are held at once.
+pub fn read_response(report: HttpReport) -> ChatResponse {
     let (status, body) = match report {
-        HttpReport::Failed { error } => return ChatResponse::failed(error.clone()),
-        HttpReport::Response { status, body } => (*status, body),
+        HttpReport::Failed { error } => return ChatResponse::failed(error),
+        HttpReport::Response { status, body } => (status, body),
     };
-    let success = (200..300).contains(&status);
-    let raw = if success {
-        body.clone()
-    } else if body.is_empty() {
-        format!("HTTP {status}")
-    } else {
-        format!("HTTP {status}\n{body}")
+    let raw = |body: String| {
+        if (200..300).contains(&status) {
+            body
+        } else if body.is_empty() {
+            format!("HTTP {status}")
+        } else {
+            format!("HTTP {status}\n{body}")
+        }
     };
     if (300..400).contains(&status) || body.is_empty() {
-        return ChatResponse::failed(raw);
+        return ChatResponse::failed(raw(body));
     }
-    let Ok(parsed) = serde_json::from_str::<Value>(body) else {
-        return ChatResponse::failed(raw);
+    // The body's members are read as spans of it and the answer decoded once (json_text):
+    // the answer is never held more than twice, body included.
+    let Some(top) = json_text::members(&body) else {
+        return ChatResponse::failed(raw(body));
     };
-    let choice = parsed.get("choices").and_then(|c| c.get(0));
-    let message = choice.and_then(|c| c.get("message"));
-    let content = message
-        .and_then(|m| m.get("content"))
-        .map(content_text)
+    let text_of = |raw: &RawValue| serde_json::from_str::<String>(raw.get()).ok();
+    let served_model = top
+        .get("model")
+        .and_then(|model| text_of(model))
+        .filter(|m| !m.is_empty());
+    let choice = top
+        .get("choices")
+        .and_then(|choices| json_text::first_element(choices.get()))
+        .and_then(|choice| json_text::members(choice.get()))
         .unwrap_or_default();
-    let (review, think) = split_reasoning(&content);
+    let truncated = choice
+        .get("finish_reason")
+        .and_then(|reason| text_of(reason))
+        .is_some_and(|reason| reason == "length");
+    let message = choice
+        .get("message")
+        .and_then(|message| json_text::members(message.get()))
+        .unwrap_or_default();
+    let content = message.get("content").map_or_else(String::new, |content| {
+        let literal = content.get();
+        if literal.starts_with('"') {
+            json_text::string(literal).unwrap_or_default()
+        } else {
+            serde_json::from_str::<Value>(literal)
+                .map(content_text)
+                .unwrap_or_default()
+        }
+    });
     let reasoning_field = message
-        .and_then(|m| m.get("reasoning_content"))
-        .and_then(Value::as_str)
-        .filter(|r| !r.trim().is_empty());
+        .get("reasoning_content")
+        .and_then(|field| text_of(field))
+        .filter(|field| !field.trim().is_empty());
+    drop((top, choice, message));
+    let (review, think) = split_reasoning(content);
     let reasoning = match (reasoning_field, think) {
         (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
-        (Some(field), None) => Some(field.to_owned()),
+        (field, None) => field,
         (None, think) => think,
     };
     ChatResponse {
+        // Only a call without an answer shows its body (the generic stub's diagnostic).
+        raw: if is_blank(&review) {
+            raw(body)
+        } else {
+            drop(body);
+            String::new()
+        },
         review,
-        raw,
-        served_model: parsed
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned),
-        truncated: choice
-            .and_then(|c| c.get("finish_reason"))
-            .and_then(Value::as_str)
-            == Some("length"),
+        served_model,
+        truncated,
         reasoning,
     }
 }
 
-/// `content` as text: a string as is; an array of parts joined from its `text` parts (a part
-/// with `"type": "text"`, or no type, and a string `text`); anything else is empty.
-fn content_text(content: &Value) -> String {
+/// `content` as text: a string as is (moved); an array of parts joined from its `text` parts
+/// (a part with `"type": "text"`, or no type, and a string `text`); anything else is empty.
+fn content_text(content: Value) -> String {
     match content {
-        Value::String(text) => text.clone(),
+        Value::String(text) => text,
         Value::Array(parts) => parts
             .iter()
             .filter(|part| {
@@ -280,9 +313,10 @@ const THINK_CLOSE: &str = "</think>";
 ///
 /// Only blocks at the very start (after whitespace) are reasoning, as reasoning models emit
 /// them; a `<think>` later in the text is the review talking about the tag and stays. A block
-/// left open (the answer was cut off while reasoning) is reasoning to the end.
-pub fn split_reasoning(content: &str) -> (String, Option<String>) {
-    let mut rest = content;
+/// left open (the answer was cut off while reasoning) is reasoning to the end. The answer is
+/// `content` itself, its reasoning prefix removed in place (never a copy).
+pub fn split_reasoning(mut content: String) -> (String, Option<String>) {
+    let mut rest = content.as_str();
     let mut blocks: Vec<&str> = Vec::new();
     while let Some(inner) = rest.trim_start().strip_prefix(THINK_OPEN) {
         match inner.find(THINK_CLOSE) {
@@ -297,7 +331,7 @@ pub fn split_reasoning(content: &str) -> (String, Option<String>) {
         }
     }
     if blocks.is_empty() {
-        return (content.to_owned(), None);
+        return (content, None);
     }
     let reasoning: Vec<&str> = blocks
         .iter()
@@ -305,7 +339,9 @@ pub fn split_reasoning(content: &str) -> (String, Option<String>) {
         .filter(|b| !b.is_empty())
         .collect();
     let reasoning = (!reasoning.is_empty()).then(|| reasoning.join("\n\n"));
-    (rest.trim_start().to_owned(), reasoning)
+    let answer_at = content.len() - rest.trim_start().len();
+    content.replace_range(..answer_at, "");
+    (content, reasoning)
 }
 
 #[cfg(test)]
@@ -391,12 +427,12 @@ mod tests {
 
     #[test]
     fn response_table() {
-        let empty_404 = read_response(&HttpReport::Response {
+        let empty_404 = read_response(HttpReport::Response {
             status: 404,
             body: String::new(),
         });
         assert_eq!(empty_404.raw, "HTTP 404");
-        let garbage = read_response(&HttpReport::Response {
+        let garbage = read_response(HttpReport::Response {
             status: 200,
             body: "nope".into(),
         });
@@ -404,7 +440,7 @@ mod tests {
             (garbage.review.as_str(), garbage.raw.as_str()),
             ("", "nope")
         );
-        let failed = read_response(&HttpReport::Failed {
+        let failed = read_response(HttpReport::Failed {
             error: "ECONNREFUSED".into(),
         });
         assert_eq!(failed.raw, "ECONNREFUSED");
@@ -413,7 +449,7 @@ mod tests {
     }
 
     fn answer(status: u16, body: &Value) -> ChatResponse {
-        read_response(&HttpReport::Response {
+        read_response(HttpReport::Response {
             status,
             body: body.to_string(),
         })
@@ -438,7 +474,7 @@ mod tests {
         let moved = answer(307, &body);
         assert_eq!(moved.review, "");
         assert_eq!(moved.raw, format!("HTTP 307\n{body}"));
-        let bare = read_response(&HttpReport::Response {
+        let bare = read_response(HttpReport::Response {
             status: 301,
             body: String::new(),
         });
@@ -458,23 +494,42 @@ mod tests {
     }
 
     #[test]
+    fn the_answer_is_moved_out_of_the_body_whole() {
+        // A large answer after a reasoning block: the review is the answer exactly, the
+        // reasoning is apart, and the body is not kept beside it.
+        let text = "- line of the review\n".repeat(200_000);
+        let body = json!({"model": "m", "choices": [{"message": {
+            "content": format!("<think>weigh it</think>\n\n{text}"),
+            "reasoning_content": "first"}}]});
+        let response = answer(200, &body);
+        assert!(response.review == text, "the review is not the answer");
+        assert_eq!(response.reasoning.as_deref(), Some("first\n\nweigh it"));
+        assert_eq!(response.raw, "", "a body kept beside its answer");
+        let out = review_text(response, &[]);
+        assert!(out.starts_with(&text), "the review file loses the answer");
+        // No answer: the body is what the stub shows.
+        let blank = json!({"choices": [{"message": {"content": "  "}}]});
+        assert_eq!(answer(200, &blank).raw, blank.to_string());
+    }
+
+    #[test]
     fn leading_think_blocks_are_reasoning() {
         assert_eq!(
-            split_reasoning("<think>\nweigh it\n</think>\n\n## Review\nok"),
+            split_reasoning("<think>\nweigh it\n</think>\n\n## Review\nok".to_owned()),
             ("## Review\nok".to_owned(), Some("weigh it".to_owned()))
         );
         assert_eq!(
-            split_reasoning(" <think>a</think><think>b</think>x"),
+            split_reasoning(" <think>a</think><think>b</think>x".to_owned()),
             ("x".to_owned(), Some("a\n\nb".to_owned()))
         );
         assert_eq!(
-            split_reasoning("<think>cut off"),
+            split_reasoning("<think>cut off".to_owned()),
             (String::new(), Some("cut off".to_owned()))
         );
         // A review that mentions the tag keeps it.
         let plain = "The parser drops <think>x</think> tags.";
-        assert_eq!(split_reasoning(plain), (plain.to_owned(), None));
-        assert_eq!(split_reasoning("<think></think>"), (String::new(), None));
+        assert_eq!(split_reasoning(plain.to_owned()), (plain.to_owned(), None));
+        assert_eq!(split_reasoning("<think></think>".to_owned()), (String::new(), None));
     }
 
     #[test]

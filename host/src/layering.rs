@@ -304,3 +304,65 @@ fn the_check_sees_each_spelling_of_a_string_error() {
         assert!(string_errors(code).is_empty(), "false hit: {code}");
     }
 }
+
+/// The manifest header members `app/` must read through [`crate::manifest::DeclaredHeader`]
+/// (issue 25, item 6: one lenient typed view, no key read back from a raw manifest), spelled
+/// as the by-key reads they replace.
+const HEADER_READS: [&str; 3] = [".get(\"id\")", ".get(\"version\")", ".get(\"engines\")"];
+
+/// Each line of `code` (comments aside) that reads a manifest header member by key, as
+/// `line: text`.
+fn header_reads(code: &str) -> Vec<String> {
+    without_comments(code)
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let squeezed: String = line.split_whitespace().collect();
+            HEADER_READS.iter().any(|read| squeezed.contains(read))
+        })
+        .map(|(number, line)| format!("{}: {}", number + 1, line.trim()))
+        .collect()
+}
+
+#[test]
+fn app_reads_the_manifest_header_through_the_lenient_view() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("app"), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        let source = std::fs::read_to_string(&file)
+            .unwrap_or_else(|err| panic!("reading {}: {err}", file.display()));
+        for hit in header_reads(non_test_code(&source)) {
+            found.push(format!("{}:{hit}", relative.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these read `id`, `version` or `engines` by key; read the manifest's header through \
+         crate::manifest::DeclaredHeader::of (a wrong type is a problem to show, not absent):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_each_by_key_header_read() {
+    for code in [
+        "let id = file.value.get(\"id\").and_then(Value::as_str);",
+        "        .get(\"version\")",
+        "value.get( \"engines\" ).and_then(|e| e.get(\"gsd\"))",
+        "x.get(\"id\").cloned() // and a comment",
+    ] {
+        assert_eq!(header_reads(code).len(), 1, "missed: {code}");
+    }
+    for code in [
+        "// value.get(\"id\") in a comment",
+        "let id = header.id.clone();",
+        "map.get(\"identity\")",
+        "record.get(\"versions\")",
+        "pins.get(&root, id)",
+    ] {
+        assert!(header_reads(code).is_empty(), "false hit: {code}");
+    }
+}

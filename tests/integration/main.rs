@@ -21,6 +21,7 @@ mod diagnostics;
 mod doctor_jobs;
 mod gemini_trust;
 mod handlers;
+mod http_review;
 mod http_server;
 mod http_shapes;
 mod kimi_code;

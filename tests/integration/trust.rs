@@ -1772,6 +1772,115 @@ fn install_refuses_reserved_ids_collisions_and_invalid_manifests() {
     );
 }
 
+/// The manifest's header is read through the lenient view: an `id` of another type, a missing
+/// `id` or a manifest that is not an object is refused with the field and what was found
+/// (never read as an empty id), and a wrong-typed `version` or `engines.gsd` is refused by
+/// validation while `--json` reports no version instead of echoing the value.
+#[test]
+fn install_refuses_a_header_of_the_wrong_type_naming_the_field() {
+    let lab = Lab::new();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let grammar = "give it an id matching ^[a-z][a-z0-9-]*$";
+    let early: Vec<(Edit, String)> = vec![
+        (
+            Box::new(|m: &mut Value| m["id"] = json!(7)),
+            format!("capability.json id must be a string (found number); {grammar}"),
+        ),
+        (
+            Box::new(|m: &mut Value| m["id"] = json!({"name": "acme-spawn"})),
+            format!("capability.json id must be a string (found object); {grammar}"),
+        ),
+        (
+            Box::new(|m: &mut Value| {
+                m.as_object_mut().expect("object").remove("id");
+            }),
+            format!("capability.json id is missing; {grammar}"),
+        ),
+        (
+            Box::new(|m: &mut Value| *m = json!([m.clone()])),
+            format!("capability.json: the manifest must be an object (found array); {grammar}"),
+        ),
+    ];
+    for (edit, said) in early {
+        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
+        let out = lab.gsd(&[
+            "install",
+            "--global",
+            "--yes",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_no_panic().assert_status(1);
+        let envelope = out.json();
+        assert_eq!(envelope["status"], "refused", "{said}: {}", out.stdout);
+        assert_eq!(envelope["problems"], json!([said]), "{}", out.stdout);
+        assert_eq!(envelope["id"], "", "{}", out.stdout);
+        assert!(
+            out.stderr.contains(&format!("refused: {said}")),
+            "{}",
+            out.stderr
+        );
+    }
+    let late: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|m: &mut Value| m["version"] = json!(7)),
+            "capability.json version ",
+        ),
+        (
+            Box::new(|m: &mut Value| m["engines"] = json!({"gsd": [">=1.0.0"]})),
+            "capability.json engines.gsd ",
+        ),
+        (
+            Box::new(|m: &mut Value| m["engines"] = json!(">=1.0.0")),
+            "capability.json engines ",
+        ),
+    ];
+    for (edit, field) in late {
+        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
+        let out = lab.gsd(&[
+            "install",
+            "--global",
+            "--yes",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_no_panic().assert_status(1);
+        let envelope = out.json();
+        assert_eq!(envelope["status"], "refused", "{field}: {}", out.stdout);
+        assert_eq!(envelope["id"], "acme-spawn");
+        let problems = envelope["problems"].as_array().expect("problems");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.as_str().is_some_and(|p| p.starts_with(field))),
+            "{field}: {problems:?}"
+        );
+        if field.contains("version") {
+            assert_eq!(envelope["version"], Value::Null, "{}", out.stdout);
+        } else {
+            assert_eq!(envelope["version"], "1.0.0", "{}", out.stdout);
+        }
+    }
+    assert!(!lab
+        .env
+        .capabilities_dir(Scope::Global)
+        .join("acme-spawn")
+        .exists());
+    // `disclose --manifest` reads the same manifest and says what it could not use.
+    let folder = lab.source("spawn-lane", "acme-spawn", |m| m["id"] = json!(7));
+    let view = lab.disclose_manifest(&folder);
+    assert_eq!(view["id"], "");
+    assert_eq!(view["reason"], "id must be a string (found number)");
+    let text = lab.gsd(&["disclose", "--manifest", folder.to_str().expect("utf8")]);
+    text.assert_status(0);
+    assert!(
+        text.stdout
+            .contains("not active: id must be a string (found number)"),
+        "{}",
+        text.stdout
+    );
+}
+
 #[test]
 fn first_party_lanes_cannot_be_removed_and_list_shows_pins() {
     let lab = Lab::new();

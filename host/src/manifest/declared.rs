@@ -78,7 +78,7 @@ impl DeclaredLane {
         let probe = object("probe").unwrap_or(&empty);
         let invoke_fields = invoke.unwrap_or(&empty);
         Some(DeclaredLane {
-            id: text(manifest.as_object().unwrap_or(&empty), "id"),
+            id: super::DeclaredHeader::of(manifest).id.unwrap_or_default(),
             slug: text(body, "slug"),
             transport: text(body, "transport"),
             handler: text(body, "handler"),

@@ -73,11 +73,9 @@ impl CapabilityFacts {
                 section: non_empty(body.get("reviewsSection")),
             });
         CapabilityFacts {
-            id: manifest
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("(unknown)")
-                .to_owned(),
+            id: super::DeclaredHeader::of(manifest)
+                .id
+                .unwrap_or_else(|| "(unknown)".to_owned()),
             tier: tier_rank(manifest.get("tier").and_then(Value::as_str)),
             requires: string_items(manifest.get("requires")),
             config_keys: manifest

@@ -7,6 +7,7 @@ pub(crate) mod cross;
 pub(crate) mod declared;
 pub(crate) mod diagnostic;
 pub(crate) mod facts;
+pub(crate) mod header;
 mod invoke;
 pub(crate) mod invoke_env;
 pub(crate) mod lane;
@@ -28,6 +29,7 @@ pub(crate) mod vocab;
 
 pub use declared::DeclaredLane;
 pub use diagnostic::Diagnostic;
+pub use header::{DeclaredHeader, HeaderField};
 pub use lane::LaneSpec;
 pub use path::FieldPath;
 pub use validate::validate_value;

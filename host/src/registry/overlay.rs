@@ -9,7 +9,7 @@ use super::read::{self, ManifestFile};
 use super::{join_errors, LoadOptions, Registry, Scope, Skip};
 use crate::manifest::diagnostic::Code;
 use crate::manifest::facts::CapabilityFacts;
-use crate::manifest::{self, semver, Diagnostic, FieldPath};
+use crate::manifest::{self, DeclaredHeader, Diagnostic, FieldPath};
 
 /// Id prefixes reserved for first-party capabilities.
 const RESERVED_PREFIXES: [&str; 3] = ["gsd-", "gsd-core-", "anthropic-"];
@@ -287,10 +287,8 @@ fn cross_skip(codes: &[Code], findings: &[Diagnostic]) -> Option<Skip> {
 
 /// Step 7: `engines.gsd` must admit the host version.
 fn engines_gate(manifest: &Value, host_version: &str) -> Option<Skip> {
-    let range = manifest.get("engines")?.get("gsd")?.as_str()?;
-    if range.trim().is_empty() || semver::range_satisfied(range, host_version) {
-        return None;
-    }
+    let header = DeclaredHeader::of(manifest);
+    let range = header.engines_excluding(host_version)?;
     skip(
         Code::LdEngines,
         format!("engines.gsd {}", engines_unsatisfied(range, host_version)),
@@ -308,10 +306,8 @@ pub(crate) fn engines_unsatisfied(range: &str, host_version: &str) -> String {
 /// `host_version` (it would load as `incompatible`); `None` when it admits it or is unusable
 /// (the validator reports an unusable range itself).
 pub(crate) fn engines_warning(manifest: &Value, host_version: &str) -> Option<Diagnostic> {
-    let range = manifest.get("engines")?.get("gsd")?.as_str()?;
-    if range.trim().is_empty() || semver::range_satisfied(range, host_version) {
-        return None;
-    }
+    let header = DeclaredHeader::of(manifest);
+    let range = header.engines_excluding(host_version)?;
     let mut warning = Diagnostic::warning(
         Code::LdEngines,
         FieldPath::root().key("engines").key("gsd"),
@@ -321,7 +317,7 @@ pub(crate) fn engines_warning(manifest: &Value, host_version: &str) -> Option<Di
             engines_unsatisfied(range, host_version)
         ),
     );
-    if let Some(id) = manifest.get("id").and_then(Value::as_str) {
+    if let Some(id) = &header.id {
         id.clone_into(&mut warning.capability);
     }
     Some(warning)

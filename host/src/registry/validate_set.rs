@@ -83,12 +83,7 @@ fn validate_files_with(paths: &[PathBuf], host_version: Option<&str>) -> Validat
     }
     let replaced: HashSet<String> = given
         .iter()
-        .filter_map(|file| {
-            file.value
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .filter_map(|file| crate::manifest::DeclaredHeader::of(&file.value).id)
         .collect();
     let mut members: Vec<CapabilityFacts> = Vec::new();
     let mut labels: Vec<Option<&ManifestFile>> = Vec::new();

@@ -1,11 +1,10 @@
 //! `gsd-lane disclose [<id>...] [--manifest <file>]`.
 
-use serde_json::Value;
-
 use super::super::Context;
 use super::view::{capability_view, CapabilityView, Subject};
 use super::DiscloseArgs;
 use crate::error::Failure;
+use crate::manifest::DeclaredHeader;
 use crate::output;
 use crate::registry::{read, Registry, Scope};
 use crate::trust::LaneReading;
@@ -66,17 +65,15 @@ pub fn run(context: &Context, args: &DiscloseArgs) -> Result<u8, Failure> {
                     path.display()
                 ))
             })?;
+            let header = DeclaredHeader::of(&parsed.value);
+            // What the header reading could not use is said, not taken for a missing field.
+            let problems: Vec<String> = header.problems.iter().map(ToString::to_string).collect();
             vec![Subject {
-                id: parsed
-                    .value
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
+                id: header.id.unwrap_or_default(),
                 scope: "file",
                 path,
                 status: "not installed".to_owned(),
-                reason: None,
+                reason: (!problems.is_empty()).then(|| problems.join("; ")),
                 reading: LaneReading::of_manifest(&parsed.value),
                 manifest: parsed.value,
             }]

@@ -14,6 +14,7 @@ use super::view::policy_messages;
 use super::{InstallArgs, RemoveArgs, ScopeArgs};
 use crate::error::Failure;
 use crate::manifest::diagnostic::Code;
+use crate::manifest::{DeclaredHeader, HeaderField};
 use crate::output;
 use crate::registry::{self, read, Scope};
 use crate::trust::consent::{hash, iso_now, valid_id, ConsentStore, NewRecord, Record};
@@ -95,6 +96,7 @@ fn gate(
     scope: Scope,
     staged: &Path,
     destination: &Path,
+    header: &DeclaredHeader,
     disclosure: &Disclosure,
 ) -> Vec<String> {
     let mut problems = Vec::new();
@@ -133,19 +135,12 @@ fn gate(
             "declared file {artifact:?} is missing from the bundle (or escapes it)"
         ));
     }
-    if let Some(range) = value
-        .get("engines")
-        .and_then(|e| e.get("gsd"))
-        .and_then(Value::as_str)
-    {
-        if !range.trim().is_empty()
-            && !crate::manifest::semver::range_satisfied(range, &context.compat_version)
-        {
-            problems.push(format!(
-                "capability.json engines.gsd {range:?} is not satisfied by host version {}",
-                context.compat_version
-            ));
-        }
+    // A wrong-typed `engines` or `engines.gsd` is among the validator's errors above.
+    if let Some(range) = header.engines_excluding(&context.compat_version) {
+        problems.push(format!(
+            "capability.json engines.gsd {range:?} is not satisfied by host version {}",
+            context.compat_version
+        ));
     }
     problems
 }
@@ -160,11 +155,12 @@ fn shipped_resolved(value: &Value, scope: Scope, folder: &Path) -> Value {
     value
 }
 
-/// The capability folder `install` was given: its path, its manifest and the manifest's id.
+/// The capability folder `install` was given: its path, its manifest and the manifest's
+/// header.
 struct Source {
     folder: PathBuf,
     file: read::ManifestFile,
-    id: String,
+    header: DeclaredHeader,
 }
 
 /// Reads the folder and manifest `install` was given.
@@ -179,17 +175,28 @@ fn read_source(context: &Context, args: &InstallArgs) -> Result<Source, Failure>
     }
     let file = read::read_manifest(&manifest_path)
         .map_err(|err| Failure::new(format!("{}: {err}", manifest_path.display())))?;
-    let id = file
-        .value
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    Ok(Source { folder, file, id })
+    let header = DeclaredHeader::of(&file.value);
+    Ok(Source {
+        folder,
+        file,
+        header,
+    })
 }
 
-/// Why `id` cannot be installed at all: bad grammar, a reserved prefix, a first-party id.
-fn id_problems(id: &str) -> Vec<String> {
+/// Why the capability cannot be installed under its declared id: none (a manifest that is
+/// not an object, an `id` of another type or no `id` at all), bad grammar, a reserved prefix,
+/// a first-party id.
+fn id_problems(header: &DeclaredHeader) -> Vec<String> {
+    let Some(id) = header.id.as_deref() else {
+        let why = match header.problem_with(HeaderField::Id) {
+            Some(problem) if problem.field == HeaderField::Manifest => format!(": {problem}"),
+            Some(problem) => format!(" {problem}"),
+            None => " id is missing".to_owned(),
+        };
+        return vec![format!(
+            "capability.json{why}; give it an id matching ^[a-z][a-z0-9-]*$"
+        )];
+    };
     let mut problems = Vec::new();
     if !valid_id(id) {
         problems.push(format!(
@@ -264,9 +271,9 @@ struct Installation {
     id: String,
     /// The scope installed into.
     scope: &'static str,
-    /// The manifest's `version` as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    version: Option<Value>,
+    /// The manifest's `version` when it is a string (`null` otherwise; a wrong type is among
+    /// the problems validation refuses the bundle for).
+    version: Option<String>,
     /// The disclosure summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     disclosure: Option<Vec<String>>,
@@ -384,12 +391,17 @@ fn report_installed(
 pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
     let json_output = args.consent.json;
     let scope = scope_of(&args.scope);
-    let Source { folder, file, id } = read_source(context, args)?;
-    let early = id_problems(&id);
+    let Source {
+        folder,
+        file,
+        header,
+    } = read_source(context, args)?;
+    let early = id_problems(&header);
+    let id = header.id.clone().unwrap_or_default();
     let mut base = Installation {
         id: id.clone(),
         scope: scope.as_str(),
-        version: None,
+        version: header.version.clone(),
         disclosure: None,
         requires_consent: None,
         fingerprint: None,
@@ -418,11 +430,11 @@ pub fn install(context: &Context, args: &InstallArgs) -> Result<u8, Failure> {
             scope,
             staged.dir(),
             &destination,
+            &header,
             disclosure,
         )
     });
     let root = canonical_root(&context.project_root);
-    base.version = Some(file.value.get("version").cloned().unwrap_or(Value::Null));
     base.disclosure = Some(assessment.lines.clone());
     base.requires_consent = Some(assessment.disclosure.has_executable);
     base.fingerprint = Some(assessment.fingerprint.clone());
