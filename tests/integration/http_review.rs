@@ -6,22 +6,12 @@
 
 use serde_json::json;
 
-use crate::http_server::{json_reply, Reply, Server};
+use crate::http_server::{chat_reply, json_reply, Reply, Server};
 use crate::review::Lab;
 
 /// One line of a long review (Markdown, as a model writes it).
 const LINE: &str =
     "* **MEDIUM** `src/ledger.py:42`: the total is rounded before the tax is applied\n";
-
-/// A chat completion answering `content`.
-fn chat(content: &str) -> Reply {
-    json_reply(
-        200,
-        &json!({"id": "c", "object": "chat.completion", "model": "m",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                             "finish_reason": "stop"}]}),
-    )
-}
 
 /// `review --phase 3` of the ollama lane (pointed at a server answering `answer`) and the fake
 /// spawn lane alpha, in a fresh lab.
@@ -53,7 +43,7 @@ fn long_answer(bytes: usize, last: &str) -> String {
 fn an_http_answer_just_under_the_body_cap_is_reviewed_whole() {
     let last = "the last line of the answer\n";
     let content = long_answer(15 * 1024 * 1024, last);
-    let (server, lab, out) = review_beside_alpha(chat(&content));
+    let (server, lab, out) = review_beside_alpha(chat_reply(&content));
     out.assert_status(0);
     assert_eq!(server.post_count(), 1);
     let full = lab
@@ -81,7 +71,7 @@ fn an_http_answer_just_under_the_body_cap_is_reviewed_whole() {
 #[test]
 fn an_http_answer_past_the_body_cap_is_a_failed_lane_not_a_cut_review() {
     let content = long_answer(17 * 1024 * 1024, "the last line of the answer\n");
-    let (server, lab, out) = review_beside_alpha(chat(&content));
+    let (server, lab, out) = review_beside_alpha(chat_reply(&content));
     drop(content);
     out.assert_status(0);
     assert_eq!(server.post_count(), 1);

@@ -40,6 +40,16 @@ pub fn json_reply(status: u16, body: &Value) -> Reply {
     json_text_reply(status, body.to_string())
 }
 
+/// A chat completion (model `m`) whose one choice answers `content`.
+pub fn chat_reply(content: &str) -> Reply {
+    json_reply(
+        200,
+        &serde_json::json!({"id": "c", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}]}),
+    )
+}
+
 /// A JSON answer whose body is the literal text `body`.
 pub fn json_text_reply(status: u16, body: String) -> Reply {
     Reply::Respond {

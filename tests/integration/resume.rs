@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::http_server::{json_reply, sequence, Reply, Server};
+use crate::http_server::{chat_reply, json_reply, sequence, Reply, Server};
 use crate::review::{finish, normalize, run_dir_of, Lab};
 use crate::util::{self, Outcome};
 
@@ -445,15 +445,6 @@ fn ollama_lab(server: &Server) -> Lab {
     lab
 }
 
-fn chat(content: &str) -> Reply {
-    json_reply(
-        200,
-        &json!({"id": "c", "object": "chat.completion", "model": "m",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                             "finish_reason": "stop"}]}),
-    )
-}
-
 fn limited(status: u16, retry_after: Option<&str>) -> Reply {
     let mut headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
     if let Some(value) = retry_after {
@@ -485,7 +476,7 @@ fn http_review(steps: Vec<Reply>) -> (Server, Lab, Outcome) {
 fn http_429_with_retry_after_is_retried() {
     let (server, lab, out) = http_review(vec![
         limited(429, Some("0")),
-        chat("HTTP review after a 429"),
+        chat_reply("HTTP review after a 429"),
     ]);
     out.assert_status(0);
     assert_eq!(server.post_count(), 2);
@@ -502,7 +493,7 @@ fn http_429_with_retry_after_is_retried() {
 
 #[test]
 fn http_429_without_retry_after_backs_off_and_retries() {
-    let (server, _lab, out) = http_review(vec![limited(429, None), chat("second try")]);
+    let (server, _lab, out) = http_review(vec![limited(429, None), chat_reply("second try")]);
     out.assert_status(0);
     assert_eq!(server.post_count(), 2);
     assert!(out.stderr.contains("retrying in 1000 ms"), "{}", out.stderr);
@@ -510,10 +501,10 @@ fn http_429_without_retry_after_backs_off_and_retries() {
 
 #[test]
 fn http_503_is_retried_only_with_retry_after() {
-    let (server, _lab, out) = http_review(vec![limited(503, Some("0")), chat("after 503")]);
+    let (server, _lab, out) = http_review(vec![limited(503, Some("0")), chat_reply("after 503")]);
     out.assert_status(0);
     assert_eq!(server.post_count(), 2);
-    let (server, _lab, out) = http_review(vec![limited(503, None), chat("never asked")]);
+    let (server, _lab, out) = http_review(vec![limited(503, None), chat_reply("never asked")]);
     out.assert_status(2);
     assert_eq!(
         server.post_count(),
@@ -545,8 +536,10 @@ fn saved_stub(lab: &Lab) -> String {
 fn no_retry_waits_past_the_lane_deadline() {
     let date = "Fri, 01 Jan 2100 00:00:00 GMT";
     for retry_after in ["3600", date] {
-        let (server, lab, out) =
-            http_review(vec![limited(429, Some(retry_after)), chat("too late")]);
+        let (server, lab, out) = http_review(vec![
+            limited(429, Some(retry_after)),
+            chat_reply("too late"),
+        ]);
         out.assert_status(2);
         assert_eq!(server.post_count(), 1, "{retry_after}");
         let stub = saved_stub(&lab);

@@ -1781,6 +1781,20 @@ fn install_refuses_a_header_of_the_wrong_type_naming_the_field() {
     let lab = Lab::new();
     type Edit = Box<dyn Fn(&mut Value)>;
     let grammar = "give it an id matching ^[a-z][a-z0-9-]*$";
+    // `install --global --yes --json` of the test manifest changed by `edit`: refused (exit 1).
+    let refused = |edit: &Edit| {
+        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
+        let out = lab.gsd(&[
+            "install",
+            "--global",
+            "--yes",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_no_panic().assert_status(1);
+        let envelope = out.json();
+        (out, envelope)
+    };
     let early: Vec<(Edit, String)> = vec![
         (
             Box::new(|m: &mut Value| m["id"] = json!(7)),
@@ -1802,16 +1816,7 @@ fn install_refuses_a_header_of_the_wrong_type_naming_the_field() {
         ),
     ];
     for (edit, said) in early {
-        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
-        let out = lab.gsd(&[
-            "install",
-            "--global",
-            "--yes",
-            "--json",
-            source.to_str().expect("utf8"),
-        ]);
-        out.assert_no_panic().assert_status(1);
-        let envelope = out.json();
+        let (out, envelope) = refused(&edit);
         assert_eq!(envelope["status"], "refused", "{said}: {}", out.stdout);
         assert_eq!(envelope["problems"], json!([said]), "{}", out.stdout);
         assert_eq!(envelope["id"], "", "{}", out.stdout);
@@ -1836,16 +1841,7 @@ fn install_refuses_a_header_of_the_wrong_type_naming_the_field() {
         ),
     ];
     for (edit, field) in late {
-        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
-        let out = lab.gsd(&[
-            "install",
-            "--global",
-            "--yes",
-            "--json",
-            source.to_str().expect("utf8"),
-        ]);
-        out.assert_no_panic().assert_status(1);
-        let envelope = out.json();
+        let (out, envelope) = refused(&edit);
         assert_eq!(envelope["status"], "refused", "{field}: {}", out.stdout);
         assert_eq!(envelope["id"], "acme-spawn");
         let problems = envelope["problems"].as_array().expect("problems");

@@ -144,6 +144,7 @@ fn dispatch(
             require_quorum: args.require_quorum,
             lanes: runnable,
             collisions_said: true,
+            keep_going: true,
             ..ReviewArgs::default()
         };
         // What was said about the call is on the terminal before the lanes start.
@@ -177,6 +178,7 @@ fn resume_call(
         lanes: args.lanes.clone(),
         inactive_flags: args.inactive_flags.clone(),
         collisions_said: true,
+        keep_going: true,
         ..ReviewArgs::default()
     };
     let ran = {

@@ -90,6 +90,12 @@ pub struct ReviewArgs {
     /// about `review`'s options would be wrong there.
     #[arg(skip)]
     pub collisions_said: bool,
+    /// Set by `code-review`: every named lane runs whatever another one did, each with its own
+    /// reason (upstream #4323's per-lane reasons). `review` instead leaves the named lanes not
+    /// yet started when one of them fails (§9: a named reviewer that cannot run stops the
+    /// review).
+    #[arg(skip)]
+    pub keep_going: bool,
 }
 
 impl ReviewArgs {

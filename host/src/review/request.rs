@@ -28,6 +28,9 @@ pub struct Request {
     pub subject: Subject,
     /// What the review says, printed at its boundaries.
     pub notices: Notices,
+    /// Every named lane runs whatever another one did ([`ReviewArgs::keep_going`], as this
+    /// invocation gave it: a resumed run's record does not hold it).
+    pub keep_going: bool,
 }
 
 /// Resolves the request, or the exit of a review that stops before selection.
@@ -75,6 +78,7 @@ pub fn resolve(
         sandbox,
         subject,
         notices: notices.clone(),
+        keep_going: given.keep_going,
     }))
 }
 

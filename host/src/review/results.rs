@@ -112,9 +112,11 @@ pub fn run(
         &crate::sandbox::roots::current_with(std::path::Path::new(&shared.repo_root)).repository,
         max_jobs <= 1 || lane_count(&jobs) <= 1,
     );
-    let (results, interrupted) = runner::run_all(jobs.clone(), &shared, max_jobs, |event, jobs| {
-        show(notices, &mut display, event, jobs);
-    });
+    let fail_fast = !request.keep_going;
+    let (results, interrupted) =
+        runner::run_all(jobs.clone(), &shared, max_jobs, fail_fast, |event, jobs| {
+            show(notices, &mut display, event, jobs);
+        });
     notices.flush();
     display.finish();
     let repository_note = detection

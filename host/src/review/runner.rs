@@ -189,12 +189,14 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// Runs every job; `on_event` sees each event in arrival order (progress display). Returns the
-/// results in run order and whether the run was interrupted.
+/// Runs every job (`fail_fast`: a named lane that failed leaves the named lanes not yet started,
+/// as `review` does; `code-review` runs them all); `on_event` sees each event in arrival order
+/// (progress display). Returns the results in run order and whether the run was interrupted.
 pub fn run_all(
     jobs: Vec<Job>,
     shared: &Shared,
     max_jobs: usize,
+    fail_fast: bool,
     mut on_event: impl FnMut(&Event, &[Job]),
 ) -> (Vec<LaneResult>, bool) {
     let (tx, rx) = mpsc::channel::<Event>();
@@ -241,14 +243,20 @@ pub fn run_all(
         }
     }
     drop(tx);
-    let results = coordinate(&jobs, &rx, &stop, &mut |event: &Event, jobs: &[Job]| {
-        if let Event::Finished(index, result) = event {
-            if let Some(job) = jobs.get(*index) {
-                record_final(job, result, &shared);
+    let results = coordinate(
+        &jobs,
+        &rx,
+        &stop,
+        fail_fast,
+        &mut |event: &Event, jobs: &[Job]| {
+            if let Event::Finished(index, result) = event {
+                if let Some(job) = jobs.get(*index) {
+                    record_final(job, result, &shared);
+                }
             }
-        }
-        on_event(event, jobs);
-    });
+            on_event(event, jobs);
+        },
+    );
     drop(watcher);
     (results, interrupt::interrupted())
 }
@@ -257,6 +265,7 @@ fn coordinate(
     jobs: &[Job],
     rx: &Receiver<Event>,
     stop: &AtomicBool,
+    fail_fast: bool,
     on_event: &mut impl FnMut(&Event, &[Job]),
 ) -> Vec<LaneResult> {
     let mut results: BTreeMap<usize, LaneResult> = BTreeMap::new();
@@ -281,7 +290,8 @@ fn coordinate(
             }
             Event::Finished(index, result) => {
                 let explicit = jobs.get(*index).is_some_and(|j| j.explicit);
-                if explicit
+                if fail_fast
+                    && explicit
                     && !result.ok()
                     && !matches!(result.done, Done::Cancelled | Done::Interrupted)
                 {

@@ -648,28 +648,15 @@ mod tests {
     #[test]
     fn modes_decide_confinement_and_detection() {
         let (repo, run) = (Path::new("/repo"), Path::new("/tmp/run"));
-        let off = LaneSandbox::decide(
-            SandboxMode::Off,
-            Posture::ReadOnly,
-            false,
-            repo,
-            run,
-            &[],
-            ViewProof::Probed,
-        );
+        let decide = |mode, posture, allowed| {
+            LaneSandbox::decide(mode, posture, allowed, repo, run, &[], ViewProof::Probed)
+        };
+        let off = decide(SandboxMode::Off, Posture::ReadOnly, false);
         assert_eq!(off.effective, Effective::Off);
         assert_eq!(off.confinement, Confinement::default());
         assert!(off.detect_roots.is_empty());
 
-        let detect = LaneSandbox::decide(
-            SandboxMode::Detect,
-            Posture::ReadOnly,
-            false,
-            repo,
-            run,
-            &[],
-            ViewProof::Probed,
-        );
+        let detect = decide(SandboxMode::Detect, Posture::ReadOnly, false);
         assert_eq!(detect.confinement, Confinement::default());
         assert_eq!(
             detect.detect_roots,
@@ -677,15 +664,7 @@ mod tests {
         );
 
         // Unit-test binaries have no watchdog: enforce degrades to detect and says why.
-        let enforce = LaneSandbox::decide(
-            SandboxMode::Enforce,
-            Posture::ReadOnly,
-            false,
-            repo,
-            run,
-            &[],
-            ViewProof::Probed,
-        );
+        let enforce = decide(SandboxMode::Enforce, Posture::ReadOnly, false);
         assert!(matches!(enforce.effective, Effective::Detected(_)));
         assert_eq!(enforce.confinement, Confinement::default());
         assert_eq!(
@@ -693,15 +672,7 @@ mod tests {
             vec![(repo.to_path_buf(), String::new())]
         );
 
-        let writes = LaneSandbox::decide(
-            SandboxMode::Enforce,
-            Posture::WritesRepository,
-            true,
-            repo,
-            run,
-            &[],
-            ViewProof::Probed,
-        );
+        let writes = decide(SandboxMode::Enforce, Posture::WritesRepository, true);
         assert_eq!(writes.effective, Effective::WritesAllowed);
         assert_eq!(writes.confinement, Confinement::default());
         assert!(!writes.detect_roots.is_empty());
