@@ -110,6 +110,21 @@ impl Lab {
         self.gsd_full(&self.env.project, args, &[])
     }
 
+    /// `install --global --yes --json` of the `spawn-lane` fixture changed by `edit`, which
+    /// must be refused (exit 1).
+    fn install_refused(&self, edit: impl Fn(&mut Value)) -> Outcome {
+        let source = self.source("spawn-lane", "acme-spawn", edit);
+        let out = self.gsd(&[
+            "install",
+            "--global",
+            "--yes",
+            "--json",
+            source.to_str().expect("utf8"),
+        ]);
+        out.assert_no_panic().assert_status(1);
+        out
+    }
+
     /// `disclose --json --manifest <folder>`, checked for success: the one view it prints.
     fn disclose_manifest(&self, folder: &Path) -> Value {
         let out = self.gsd(&[
@@ -1752,15 +1767,7 @@ fn install_refuses_reserved_ids_collisions_and_invalid_manifests() {
         ),
     ];
     for (name, edit) in cases {
-        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
-        let out = lab.gsd(&[
-            "install",
-            "--global",
-            "--yes",
-            "--json",
-            source.to_str().expect("utf8"),
-        ]);
-        out.assert_no_panic().assert_status(1);
+        let out = lab.install_refused(|m| edit(m));
         assert_eq!(out.json()["status"], "refused", "{name}: {}", out.stdout);
     }
     assert!(
@@ -1781,17 +1788,8 @@ fn install_refuses_a_header_of_the_wrong_type_naming_the_field() {
     let lab = Lab::new();
     type Edit = Box<dyn Fn(&mut Value)>;
     let grammar = "give it an id matching ^[a-z][a-z0-9-]*$";
-    // `install --global --yes --json` of the test manifest changed by `edit`: refused (exit 1).
     let refused = |edit: &Edit| {
-        let source = lab.source("spawn-lane", "acme-spawn", |m| edit(m));
-        let out = lab.gsd(&[
-            "install",
-            "--global",
-            "--yes",
-            "--json",
-            source.to_str().expect("utf8"),
-        ]);
-        out.assert_no_panic().assert_status(1);
+        let out = lab.install_refused(|m| edit(m));
         let envelope = out.json();
         (out, envelope)
     };
