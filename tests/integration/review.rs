@@ -539,6 +539,25 @@ fn budget_too_small_is_visible_and_the_lane_never_starts() {
 }
 
 #[test]
+fn a_named_lane_that_fails_leaves_the_named_lanes_after_it_unstarted() {
+    // One lane at a time, in descriptor order: `early` fails its budget, so `zed` (named too)
+    // must never start; the failure is said by the lane's own thread before its slot is free,
+    // not only when the coordinator reads it.
+    let lab = Lab::new();
+    lab.budget_lane("early");
+    lab.lane("zed", |_| {});
+    lab.config(&json!({"review": {"max_prompt_tokens_per_reviewer": {"early": 50}}}));
+    for _ in 0..3 {
+        let out = lab.review(&["--phase", "3", "--early", "--zed", "--jobs", "1"]);
+        out.assert_status(2);
+        assert!(out
+            .stderr
+            .contains("error: explicit reviewer 'early' could not run (budget_too_small"));
+        assert!(!lab.started("zed"), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn budget_trims_in_the_specified_order_and_the_global_fallback_works() {
     let lab = Lab::new();
     lab.budget_lane("tiny");

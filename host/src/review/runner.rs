@@ -237,7 +237,7 @@ pub fn run_all(
         let shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name(format!("gsd-review-{ticket}"))
-            .spawn(move || run_group(&group, ticket, &shared, &gate, &stop, &tx));
+            .spawn(move || run_group(&group, ticket, &shared, &gate, &stop, fail_fast, &tx));
         if let Err(err) = spawned {
             notices.error(format!("starting a lane thread: {err}"));
         }
@@ -289,11 +289,9 @@ fn coordinate(
                 }
             }
             Event::Finished(index, result) => {
-                let explicit = jobs.get(*index).is_some_and(|j| j.explicit);
-                if fail_fast
-                    && explicit
-                    && !result.ok()
-                    && !matches!(result.done, Done::Cancelled | Done::Interrupted)
+                if jobs
+                    .get(*index)
+                    .is_some_and(|job| stops_the_named(fail_fast, job, result))
                 {
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -332,6 +330,7 @@ fn run_group(
     shared: &Shared,
     gate: &Gate,
     stop: &AtomicBool,
+    fail_fast: bool,
     tx: &Sender<Event>,
 ) {
     // A panic below is a gsd-lane bug: the guard reports this lane's unfinished identities as
@@ -386,9 +385,22 @@ fn run_group(
             result.done = Done::Interrupted;
         }
         result.started = true;
+        // Said before this lane's slot is free, so that no named lane starts after it failed.
+        if stops_the_named(fail_fast, job, &result) {
+            stop.store(true, Ordering::SeqCst);
+        }
         guard.finished(job.index, result);
     }
     drop(slot);
+}
+
+/// Whether `result` of `job` leaves the named lanes not yet started (`review` only, §9): a
+/// named lane that failed (not one cancelled or interrupted itself).
+fn stops_the_named(fail_fast: bool, job: &Job, result: &LaneResult) -> bool {
+    fail_fast
+        && job.explicit
+        && !result.ok()
+        && !matches!(result.done, Done::Cancelled | Done::Interrupted)
 }
 
 /// Reports the identities of a lane thread that had not finished when the thread panicked:
