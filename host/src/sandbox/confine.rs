@@ -167,12 +167,19 @@ fn scratch_dir(dir: &Path) -> io::Result<()> {
     })
 }
 
-/// Creates `dir` with mode 0700, or accepts an existing directory that is not a symbolic link.
+/// Creates `dir` with mode 0700 (whatever the umask), or accepts an existing directory that is
+/// not a symbolic link.
 fn private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     match builder.create(dir) {
+        // A umask such as 0277 would leave less than 0700 (the owner unable to write it).
+        #[cfg(unix)]
+        Ok(()) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        }
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
             if std::fs::symlink_metadata(dir)?.is_dir() {
                 Ok(())

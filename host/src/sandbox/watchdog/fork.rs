@@ -117,10 +117,14 @@ fn watchdog_child(input: OwnedFd, token: &str) -> ! {
     std::mem::forget(input);
     // SAFETY: descriptor 0 is open (the `dup2` above) and owned by nothing else here.
     let input = unsafe { File::from_raw_fd(0) };
-    super::process::watch(input, token);
+    // A panic must not unwind out of here: it would run, in this copy, the destructors of
+    // gsd-lane's frames above the fork (a temporary directory's removal among them).
+    let watched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        super::process::watch(input, token);
+    }));
     // SAFETY: ends this process without running gsd-lane's exit handlers or flushing its
     // buffers, which belong to the parent.
-    unsafe { libc::_exit(0) }
+    unsafe { libc::_exit(i32::from(watched.is_err())) }
 }
 
 #[cfg(test)]
