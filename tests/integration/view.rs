@@ -347,3 +347,56 @@ fn rebase(command: Command, program: &str) -> Command {
     rebased.args(command.get_args());
     rebased
 }
+
+#[test]
+fn a_lane_whose_own_check_cannot_prove_the_view_is_started_again_once_the_probe_proves_it() {
+    // The repository belongs to another user and is not writable for this one: inside the
+    // lane's namespace that user is not mapped, so `access(2)` answers EACCES, not EROFS, and
+    // the lane's own spawn cannot prove the view. The program must not start then; the probe
+    // proves the view (on the temporary directory) and the lane is started again, once, under
+    // the view. Only root can give the repository away.
+    if !view_available() || !rustix::process::geteuid().is_root() {
+        eprintln!("view: needs user namespaces and root (to chown the repository); skipped");
+        return;
+    }
+    let lab = Lab::new();
+    let logs = lab.env.root.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("logs");
+    let shown = logs.display();
+    let repo = lab.repo.display();
+    lab.install(&format!(
+        "#!/bin/sh\nL='{shown}'\necho started >> \"$L/starts.log\"\n\
+         if echo x > '{repo}/planted.txt' 2>/dev/null; then echo changed; else echo refused; fi > \"$L/write.log\"\n\
+         cat > /dev/null\necho '# Review'\necho 'Looked at tracked.txt:1.'\n"
+    ));
+    std::os::unix::fs::chown(&lab.repo, Some(65534), Some(65534)).expect("chown");
+    std::fs::set_permissions(&lab.repo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", lab.bin.display());
+    let run_dir = lab.run_dir.display().to_string();
+    let mut command = util::gsd_command(
+        &lab.env,
+        &path,
+        &lab.repo,
+        &["run", "acme", "--json", "--run-dir", &run_dir],
+    );
+    // The phase marks say which way the spawn went.
+    command.env("GSD_LANE_TRACE_TIMING", "1");
+    let (out, _) = util::run_bounded(command, COMMAND_TIMEOUT);
+    out.assert_no_panic().assert_status(0);
+    assert!(
+        out.stderr
+            .contains("the lane's own spawn did not prove the view: the probe decides"),
+        "{}",
+        out.stderr
+    );
+    let result: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("json");
+    assert_eq!(result["sandbox"]["mechanism"], "view", "{}", out.stdout);
+    assert_eq!(result["ok"], true, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        util::read_text(&logs.join("starts.log")),
+        "started\n",
+        "the lane must start exactly once"
+    );
+    assert_eq!(util::read_text(&logs.join("write.log")).trim(), "refused");
+    assert!(!lab.repo.join("planted.txt").exists());
+}

@@ -158,6 +158,7 @@ fn spawn_viewed(
         namespace::proven_by_a_lane();
         return first.map_err(|e| spawn_error_from_io(&e));
     }
+    crate::timing::mark("the lane's own spawn did not prove the view: the probe decides");
     match namespace::support() {
         namespace::Support::Available => {
             view.prove_at_spawn(false);
