@@ -1,22 +1,13 @@
 //! Attacks on the promises of the stop after 276e818: the stale `.full.md` sweep, the whole
 //! review beside REVIEWS.md and a review cut off by its bound.
 
-use serde_json::json;
-
 use crate::review::Lab;
+use crate::stream;
 
-/// The smallest `review.max_inline_bytes` accepted.
-const BOUND: usize = 65_536;
-
-/// A lab with lane `alpha` printing a review of `bytes` bytes, REVIEWS.md bounded at [`BOUND`].
+/// A lab with lane `alpha` printing a review of `bytes` bytes, REVIEWS.md bounded at the
+/// smallest `review.max_inline_bytes` accepted.
 fn big_lab(bytes: usize) -> Lab {
-    let lab = Lab::new();
-    lab.lane("alpha", |m| {
-        m["reviewer"]["evidenceClass"] = json!("diff-only")
-    });
-    lab.behave("alpha", &format!("big {bytes}"));
-    lab.config(&json!({"review": {"max_inline_bytes": BOUND}}));
-    lab
+    stream::big_lab(bytes, Some(stream::BOUND))
 }
 
 /// A user's own file that merely has the name of a reviewer's whole review (no REVIEWS.md
@@ -24,9 +15,7 @@ fn big_lab(bytes: usize) -> Lab {
 #[test]
 fn a_users_file_with_a_whole_review_name_is_never_swept() {
     let lab = big_lab(20_000);
-    let mine = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let mine = stream::whole_review(&lab);
     std::fs::create_dir_all(mine.parent().expect("phase dir")).expect("phase dir");
     std::fs::write(&mine, "a user's own notes, never gsd-lane's").expect("user file");
     let out = lab.review(&["--phase", "3", "--alpha"]);
@@ -50,12 +39,7 @@ fn a_users_file_with_a_whole_review_name_is_never_swept() {
 #[test]
 fn a_whole_review_named_by_a_set_aside_earlier_file_is_kept() {
     let lab = big_lab(300_000);
-    lab.review(&["--phase", "3", "--alpha"])
-        .assert_no_panic()
-        .assert_status(0);
-    let full = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let full = stream::reviewed_once(&lab);
     let whole = std::fs::read(&full).expect("whole review placed");
     // The user adds a section of their own: the file is no longer the writer's shape.
     let text = lab.reviews().replacen(

@@ -32,18 +32,12 @@ fn review_with_stderr_in(lab: &Lab, args: &[&str], stderr_file: &Path) -> (Optio
         let _ = pipe.read_to_string(&mut text);
         text
     });
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        match child.try_wait().expect("waiting for gsd-lane") {
-            Some(status) => break status,
-            None if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("review {args:?} did not finish within {TIMEOUT:?}");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
+    let status = crate::util::wait_until(
+        &mut child,
+        &format!("review {args:?}"),
+        Instant::now() + TIMEOUT,
+        TIMEOUT,
+    );
     (status.code(), reader.join().expect("stdout reader"))
 }
 

@@ -8,11 +8,11 @@ use serde_json::json;
 use crate::review::Lab;
 
 /// The bound the tests set: the smallest accepted.
-const BOUND: usize = 65_536;
+pub(crate) const BOUND: usize = 65_536;
 
 /// A lab with lane `alpha` printing a review of `bytes` bytes (`fake-lane`'s `big` behaviour,
 /// which keeps a copy of what it printed in `$HOME/marks/fake-alpha.out`).
-fn big_lab(bytes: usize, bound: Option<usize>) -> Lab {
+pub(crate) fn big_lab(bytes: usize, bound: Option<usize>) -> Lab {
     let lab = Lab::new();
     // Declared diff-only: the citation check (which stamps a source-grounded review citing no
     // file:line) would otherwise change the review these tests compare byte for byte.
@@ -26,6 +26,20 @@ fn big_lab(bytes: usize, bound: Option<usize>) -> Lab {
     lab
 }
 
+/// Where alpha's whole review goes, beside REVIEWS.md.
+pub(crate) fn whole_review(lab: &Lab) -> std::path::PathBuf {
+    lab.reviews_path()
+        .with_file_name("03-REVIEWS.alpha.full.md")
+}
+
+/// Reviews phase 3 with alpha, which must succeed; returns where its whole review is.
+pub(crate) fn reviewed_once(lab: &Lab) -> std::path::PathBuf {
+    lab.review(&["--phase", "3", "--alpha"])
+        .assert_no_panic()
+        .assert_status(0);
+    whole_review(lab)
+}
+
 fn printed(lab: &Lab) -> Vec<u8> {
     std::fs::read(lab.env.home.join("marks/fake-alpha.out")).expect("the lane's own copy")
 }
@@ -33,9 +47,7 @@ fn printed(lab: &Lab) -> Vec<u8> {
 #[test]
 fn a_review_over_the_bound_is_shown_in_part_and_kept_whole_beside_reviews_md() {
     let lab = big_lab(300_000, Some(BOUND));
-    let full = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let full = whole_review(&lab);
     // A link planted where the whole review goes is replaced, never written through.
     let outside = lab.env.root.path().join("outside.txt");
     std::fs::write(&outside, "not gsd-lane's").expect("outside");
@@ -174,9 +186,7 @@ fn the_whole_review_is_written_in_place_once_and_leaves_no_temporary_file() {
     let lab = big_lab(300_000, Some(BOUND));
     let out = lab.review(&["--phase", "3", "--alpha"]);
     out.assert_no_panic().assert_status(0);
-    let full = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let full = whole_review(&lab);
     assert!(std::fs::read(&full).expect("whole review") == printed(&lab));
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(&full).expect("meta");
@@ -195,12 +205,7 @@ fn the_whole_review_is_written_in_place_once_and_leaves_no_temporary_file() {
 #[test]
 fn a_whole_review_no_longer_named_is_removed_when_ours_and_reported_otherwise() {
     let lab = big_lab(300_000, Some(BOUND));
-    lab.review(&["--phase", "3", "--alpha"])
-        .assert_no_panic()
-        .assert_status(0);
-    let full = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let full = reviewed_once(&lab);
     assert!(full.is_file());
     // A file of the same pattern that names no identity of this run is not gsd-lane's to
     // remove.
@@ -240,12 +245,7 @@ fn a_whole_review_no_longer_named_is_removed_when_ours_and_reported_otherwise() 
 #[test]
 fn a_whole_review_carried_with_its_section_is_kept() {
     let lab = big_lab(300_000, Some(BOUND));
-    lab.review(&["--phase", "3", "--alpha"])
-        .assert_no_panic()
-        .assert_status(0);
-    let full = lab
-        .reviews_path()
-        .with_file_name("03-REVIEWS.alpha.full.md");
+    let full = reviewed_once(&lab);
     let whole = std::fs::read(&full).expect("whole");
     // Alpha now fails: its earlier review is carried into the new REVIEWS.md, naming the
     // whole file, which therefore stays.

@@ -269,17 +269,7 @@ pub fn finish_bounded(mut child: Child, description: String, timeout: Duration) 
         let _ = stderr_pipe.read_to_end(&mut buf);
         buf
     });
-    let status = loop {
-        match child.try_wait().expect("waiting for gsd-lane") {
-            Some(status) => break status,
-            None if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{description} did not finish within {timeout:?} (hang)");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
+    let status = wait_until(&mut child, &description, deadline, timeout);
     let stdout = stdout_reader.join().expect("stdout reader");
     let stderr = stderr_reader.join().expect("stderr reader");
     Outcome {
@@ -287,6 +277,27 @@ pub fn finish_bounded(mut child: Child, description: String, timeout: Duration) 
         code: status.code(),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// Waits for `child` until `deadline`; kills it and fails the test (naming `description` and
+/// `timeout`) when it has not finished by then.
+pub fn wait_until(
+    child: &mut Child,
+    description: &str,
+    deadline: Instant,
+    timeout: Duration,
+) -> std::process::ExitStatus {
+    loop {
+        match child.try_wait().expect("waiting for gsd-lane") {
+            Some(status) => return status,
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{description} did not finish within {timeout:?} (hang)");
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
     }
 }
 
